@@ -1,0 +1,5 @@
+"""`python -m gitfleet`: the same as the `gitfleet` console script."""
+
+from gitfleet.cli import main
+
+main()

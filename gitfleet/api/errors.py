@@ -1,0 +1,48 @@
+"""The one error record every layer reports bad input with.
+
+A `FleetError` names the repository file, the line (or document index), the field path and the
+rule that was broken. The loader, the renderers and the reconcile pass all produce them; the CLI
+prints them as `FILE:LINE: field.path: message`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class FleetError:
+    """A user error, located as precisely as the input allows."""
+
+    file: str
+    """Repository-relative POSIX path of the source file ('' when not tied to a file)."""
+    line: int | None
+    """1-based line in `file` (for rendered files: in the rendered text), when known."""
+    field: str
+    """Dotted field path such as `spec.policy.clusterNames[0]`; '' for the whole document."""
+    message: str
+    """What rule was broken. Never contains a Secret value."""
+    doc: int | None = None
+    """0-based document index in a multi-document file, when known."""
+
+    def location(self) -> str:
+        """`file:line`, `file[doc N]` or `file`, whichever is most precise."""
+        where = self.file or "<fleet>"
+        if self.line is not None:
+            return f"{where}:{self.line}"
+        if self.doc is not None:
+            return f"{where}[doc {self.doc}]"
+        return where
+
+    def __str__(self) -> str:
+        field = f" {self.field}:" if self.field else ""
+        return f"{self.location()}:{field} {self.message}"
+
+
+@dataclass(frozen=True, order=True)
+class FieldIssue:
+    """A rule broken inside one object, before it is tied to a file: the loader adds the place."""
+
+    field: str
+    """Dotted field path relative to the object root, e.g. `spec.policy.clusterNames[0]`."""
+    message: str

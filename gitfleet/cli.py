@@ -1,0 +1,214 @@
+"""The `gitfleet` command: parse arguments, call the library, print results. Nothing else.
+
+Commands: `init` (copy the starter fleet repository), `validate` (run the pass, write nothing,
+list every error), `render` (run the pass offline and write the output tree to a directory).
+Exit code 0 when there is no error, 1 when the fleet has user errors, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from gitfleet.api import MemberCluster, parse_time
+from gitfleet.api.errors import FleetError
+from gitfleet.load.model import FleetSnapshot
+from gitfleet.load.statusdir import read_cluster_statuses
+from gitfleet.repo.gitread import GitTree
+from gitfleet.repo.outdir import read_output, write_output
+from gitfleet.repo.tree import Tree
+from gitfleet.repo.workdir import WorkdirTree
+from reconciler.pass_ import PassResult, reconcile
+from reconciler.state import State, read_state
+from renderers import load_fleet
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "fleet-repo-template"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One pass as the CLI ran it."""
+
+    fleet: FleetSnapshot
+    result: PassResult
+    errors: tuple[FleetError, ...]
+
+
+def _now(value: str | None) -> datetime:
+    if value is None:
+        return datetime.now(UTC).replace(microsecond=0)
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"not an RFC 3339 time: {value!r} ({exc})", param_hint="--now"
+        ) from None
+
+
+def _open_tree(fleet_dir: Path, ref: str | None) -> Tree:
+    if ref is None:
+        return WorkdirTree(fleet_dir)
+    try:
+        return GitTree.open(fleet_dir, ref)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _statuses(status_dir: Path | None) -> tuple[dict[str, MemberCluster] | None, list[FleetError]]:
+    if status_dir is None:
+        return None, []
+    if not status_dir.is_dir():
+        raise click.BadParameter(f"{status_dir} is not a directory", param_hint="--cluster-status")
+    statuses, errors = read_cluster_statuses(WorkdirTree(status_dir))
+    prefixed = [
+        FleetError(f"{status_dir}/{e.file}", e.line, e.field, e.message, e.doc) for e in errors
+    ]
+    return statuses, prefixed
+
+
+def run_pass(
+    fleet_dir: Path, ref: str | None, status_dir: Path | None, prior: State, now: datetime
+) -> Run:
+    tree = _open_tree(fleet_dir, ref)
+    try:
+        fleet = load_fleet(tree)
+    finally:
+        close = getattr(tree, "close", None)
+        if close is not None:
+            close()
+    statuses, status_errors = _statuses(status_dir)
+    result = reconcile(fleet, prior, statuses, now)
+    return Run(fleet, result, tuple(sorted(set(result.errors) | set(status_errors))))
+
+
+def _print_errors(errors: tuple[FleetError, ...]) -> None:
+    for err in errors:
+        click.echo(str(err), err=True)
+
+
+def _summary(run: Run) -> dict[str, object]:
+    clusters = sorted({p.split("/")[1] for p in run.result.files if p.startswith("clusters/")})
+    return {
+        "commit": run.fleet.commit,
+        "clusters": len(run.fleet.clusters),
+        "clustersWithObjects": len(clusters),
+        "placements": len(run.fleet.placements) + len(run.fleet.resource_placements),
+        "resources": len(run.fleet.resources),
+        "files": len(run.result.files),
+        "errors": [str(e) for e in run.errors],
+    }
+
+
+fleet_argument = click.argument(
+    "fleet",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=".",
+    required=False,
+)
+ref_option = click.option(
+    "--ref", help="Read the fleet at this Git revision (no checkout) instead of the working tree."
+)
+status_option = click.option(
+    "--cluster-status",
+    "status_dir",
+    type=click.Path(path_type=Path),
+    help="Folder of <cluster>.yaml MemberClusters with status (as in status/clusters/).",
+)
+now_option = click.option("--now", help="The pass's clock, RFC 3339 (makes output reproducible).")
+output_option = click.option(
+    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gitfleet")
+def main() -> None:
+    """Multi-cluster placement for Kubernetes with Git as the hub."""
+
+
+@main.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+def init(directory: Path) -> None:
+    """Create a starter fleet repository in DIRECTORY (copied from fleet-repo-template/)."""
+    if directory.exists() and any(directory.iterdir()):
+        raise click.ClickException(f"{directory} exists and is not empty")
+    if not TEMPLATE_DIR.is_dir():
+        raise click.ClickException(f"the fleet repository template is missing at {TEMPLATE_DIR}")
+    shutil.copytree(TEMPLATE_DIR, directory, dirs_exist_ok=True, symlinks=False)
+    click.echo(
+        f"created {directory}: edit clusters/, resources/ and placements/, then `gitfleet validate {directory}`"
+    )
+
+
+@main.command()
+@fleet_argument
+@ref_option
+@status_option
+@now_option
+@output_option
+def validate(
+    fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str
+) -> None:
+    """Load FLEET and run the full pass without writing; list every error as FILE:LINE: field: message."""
+    run = run_pass(fleet, ref, status_dir, State(), _now(now))
+    _report(run, fmt, "valid")
+
+
+@main.command()
+@fleet_argument
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory to write the output tree to.",
+)
+@ref_option
+@status_option
+@now_option
+@output_option
+@click.option("--fresh", is_flag=True, help="Ignore the state/ a previous render left in --out.")
+def render(
+    fleet: Path,
+    out_dir: Path,
+    ref: str | None,
+    status_dir: Path | None,
+    now: str | None,
+    fmt: str,
+    fresh: bool,
+) -> None:
+    """Render FLEET offline into OUT: clusters/, status/ and state/ as on the output branch."""
+    prior = State()
+    if not fresh and out_dir.is_dir():
+        prior, problems = read_state(read_output(out_dir, ""))
+        for problem in problems:
+            click.echo(f"warning: {problem}", err=True)
+    run = run_pass(fleet, ref, status_dir, prior, _now(now))
+    try:
+        written = write_output(out_dir, run.result.files)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if fmt == "text":
+        click.echo(
+            f"wrote {out_dir}: {len(written.written)} changed, {len(written.unchanged)} unchanged, {len(written.removed)} removed"
+        )
+    _report(run, fmt, "rendered")
+
+
+def _report(run: Run, fmt: str, verb: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(_summary(run), indent=2, sort_keys=True))
+    else:
+        _print_errors(run.errors)
+        s = _summary(run)
+        click.echo(
+            f"{verb if not run.errors else 'errors found'}: {s['clusters']} cluster(s), "
+            f"{s['placements']} placement(s), {s['resources']} resource(s), {len(run.errors)} error(s)"
+        )
+    sys.exit(1 if run.errors else 0)

@@ -1,0 +1,103 @@
+"""The loader's output types: parsed documents, payload resources and the FleetSnapshot.
+
+Renderers produce `SourceDoc`s; `gitfleet.load.snapshot.build_snapshot` turns them into a
+`FleetSnapshot`, which is the input of the pure reconcile pass (`reconciler.pass_`).
+Everything here is immutable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitfleet.api import (
+    ClusterApprovalRequest,
+    ClusterResourceOverride,
+    ClusterResourcePlacement,
+    ClusterResourcePlacementDisruptionBudget,
+    ClusterResourcePlacementEviction,
+    ClusterStagedUpdateRun,
+    ClusterStagedUpdateStrategy,
+    Fleet,
+    MemberCluster,
+    ResourceOverride,
+    ResourcePlacement,
+)
+from gitfleet.api.errors import FleetError
+
+
+@dataclass(frozen=True)
+class SourceDoc:
+    """One YAML document as a renderer produced it."""
+
+    file: str
+    """Repository-relative source path (the template file, or the kustomization directory)."""
+    doc: int
+    """0-based document index within the file's (rendered) text."""
+    line: int
+    """1-based line where the document starts in that text."""
+    body: dict[str, Any]
+    """The parsed document: plain dicts, lists, str, int, float, bool, None only."""
+    renderer: str = "plain"
+    """Name of the renderer that produced it (plain, jinja, kustomize)."""
+    text: str = field(default="", compare=False, repr=False)
+    """The whole (rendered) text the document came from; used only to locate errors."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an object was declared."""
+
+    file: str
+    doc: int
+    line: int
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A payload object from `resources/` (the hub's staging area), identity precomputed."""
+
+    origin: Origin
+    obj: Mapping[str, Any]
+    group: str
+    version: str
+    kind: str
+    namespace: str
+    """'' for cluster-scoped objects (or objects written without a namespace)."""
+    name: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+ObjectKey = tuple[str, str]
+"""(namespace, name); namespace is '' for cluster-scoped kinds."""
+
+
+@dataclass(frozen=True)
+class FleetSnapshot:
+    """A validated fleet at one revision. Invalid objects are absent and listed in `errors`."""
+
+    fleet: Fleet
+    clusters: Mapping[str, MemberCluster]
+    """Inventory by name: MemberClusters, plus ClusterProfiles converted to MemberClusters."""
+    placements: Mapping[str, ClusterResourcePlacement]
+    resource_placements: Mapping[ObjectKey, ResourcePlacement]
+    cluster_overrides: Mapping[str, ClusterResourceOverride]
+    resource_overrides: Mapping[ObjectKey, ResourceOverride]
+    strategies: Mapping[str, ClusterStagedUpdateStrategy]
+    update_runs: Mapping[str, ClusterStagedUpdateRun]
+    approvals: Mapping[str, ClusterApprovalRequest]
+    evictions: Mapping[str, ClusterResourcePlacementEviction]
+    budgets: Mapping[str, ClusterResourcePlacementDisruptionBudget]
+    resources: tuple[Resource, ...]
+    """Payload objects, sorted by (file, doc)."""
+    errors: tuple[FleetError, ...]
+    origins: Mapping[tuple[str, str, str], Origin]
+    """(kind, namespace, name) -> where each fleet object was declared."""
+    commit: str | None = None
+    """Source commit the snapshot was read from (None for a working directory)."""
+    error_files: frozenset[str] = frozenset()
+    """Files that produced at least one error (the pass holds placements that used them)."""

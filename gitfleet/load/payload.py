@@ -1,0 +1,104 @@
+"""Identity and size checks for payload documents (the Kubernetes objects under `resources/`).
+
+`payload_identity(body, limits)` returns the object's (group, version, kind, namespace, name)
+or the `FieldIssue`s that make it unplaceable: a malformed apiVersion, a missing or invalid
+`metadata.name` (Kubernetes path-segment rules, ':' allowed as RBAC names use it), a namespace
+that is not a DNS-1123 label, or a canonical-JSON size over `limits.max_object_bytes`.
+Called by `gitfleet.load.snapshot`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gitfleet.api.errors import FieldIssue
+from gitfleet.api.limits import Limits
+from gitfleet.api.names import is_dns1123_label
+
+MAX_NAME_LENGTH = 253
+NAME_RULE = (
+    "must be a valid object name (1 to 253 characters, no '/', '%' or whitespace, not '.' or '..')"
+)
+
+
+@dataclass(frozen=True)
+class PayloadIdentity:
+    """Who a payload object is: the key resource selection and duplicate checks use."""
+
+    group: str
+    version: str
+    kind: str
+    namespace: str
+    name: str
+
+    def key(self) -> tuple[str, str, str, str]:
+        """(group, kind, namespace, name): the same object whatever its version."""
+        return (self.group, self.kind, self.namespace, self.name)
+
+
+def payload_identity(body: Mapping[str, Any], limits: Limits) -> PayloadIdentity | list[FieldIssue]:
+    """The identity of a payload document, or every issue that prevents placing it."""
+    issues: list[FieldIssue] = []
+    group, version = split_api_version(str(body.get("apiVersion", "")))
+    if not version:
+        issues.append(FieldIssue("apiVersion", "must be <group>/<version> or <version>"))
+    meta = body.get("metadata")
+    if not isinstance(meta, Mapping):
+        what = "required field is missing" if meta is None else "must be a mapping"
+        return [*issues, FieldIssue("metadata", what)]
+    name, namespace = meta.get("name"), meta.get("namespace")
+    issues += _name_issues(name)
+    issues += _namespace_issues(namespace)
+    size = canonical_size(body)
+    if size > limits.max_object_bytes:
+        issues.append(
+            FieldIssue(
+                "",
+                f"object is {size} bytes as JSON, more than limits.maxObjectBytes "
+                f"({limits.max_object_bytes})",
+            )
+        )
+    if issues:
+        return issues
+    return PayloadIdentity(group, version, str(body["kind"]), namespace or "", str(name))
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    """`apps/v1` -> ("apps", "v1"); `v1` -> ("", "v1"); malformed -> ("", "")."""
+    parts = api_version.split("/")
+    if len(parts) == 1 and parts[0]:
+        return "", parts[0]
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1]
+    return "", ""
+
+
+def canonical_size(body: Mapping[str, Any]) -> int:
+    """Size in bytes of the object's canonical JSON (sorted keys, no spaces, UTF-8)."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode("utf-8"))
+
+
+def _name_issues(name: Any) -> list[FieldIssue]:
+    if name is None:
+        return [FieldIssue("metadata.name", "required field is missing")]
+    if not isinstance(name, str):
+        return [FieldIssue("metadata.name", "must be a string")]
+    bad = (
+        not name
+        or len(name) > MAX_NAME_LENGTH
+        or name in (".", "..")
+        or any(ch in "/%" or ch.isspace() or not ch.isprintable() for ch in name)
+    )
+    return [FieldIssue("metadata.name", NAME_RULE)] if bad else []
+
+
+def _namespace_issues(namespace: Any) -> list[FieldIssue]:
+    if namespace is None or namespace == "":
+        return []
+    if not isinstance(namespace, str):
+        return [FieldIssue("metadata.namespace", "must be a string")]
+    return [FieldIssue("metadata.namespace", p) for p in is_dns1123_label(namespace)]

@@ -1,0 +1,131 @@
+"""The one place that starts git: hardened environment, argv-only calls, redacted errors.
+
+Every git process in gitfleet is started through `git_argv()`/`git_env()` (or `run_git()`, which
+uses both): argv form, never a shell; a protocol allow-list (`file`, `https`, `ssh`) and
+`protocol.ext.allow=never`; no terminal prompts; no system config; inherited `GIT_*` variables
+that could redirect git to another repository are dropped. Error text is passed through
+`redact_url()` so credentials inside URLs never reach logs or status. Called by `GitTree` and by
+the fetch/commit/push code of the reconciler and agent loops.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ALLOWED_PROTOCOLS = "file:https:ssh"
+"""Transports git may use (GIT_ALLOW_PROTOCOL); `ext::` and friends are never allowed."""
+
+_KEPT_GIT_VARS = frozenset(
+    {"GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_ASKPASS", "GIT_SSL_CAINFO"}
+)
+"""Operator-set GIT_* variables that are kept (authentication); every other one is dropped."""
+
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
+_HEX_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_MAX_REF_LENGTH = 1024
+
+
+class GitError(Exception):
+    """A git command failed, or a ref/argument was refused. The message is already redacted."""
+
+
+@dataclass(frozen=True)
+class GitResult:
+    """What a finished git command returned."""
+
+    returncode: int
+    stdout: bytes
+    stderr: str
+    """Decoded, redacted standard error."""
+
+
+def redact_url(text: str) -> str:
+    """Replace credentials inside URLs: `https://user:pass@host` -> `https://***@host`."""
+    return _URL_CREDENTIALS.sub(r"\1***@", text)
+
+
+def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for every git process: inherited, minus GIT_* redirections, hardened."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("GIT_") or key in _KEPT_GIT_VARS
+    }
+    env.update(
+        {
+            "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "LC_ALL": "C",
+        }
+    )
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git_argv(repo_dir: Path, *args: str) -> list[str]:
+    """`git -c protocol.ext.allow=never -C <repo_dir> <args...>` in argv form."""
+    return ["git", "-c", "protocol.ext.allow=never", "-C", str(repo_dir), *args]
+
+
+def run_git(
+    repo_dir: Path,
+    args: Sequence[str],
+    *,
+    stdin: bytes | None = None,
+    timeout: float = 120.0,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> GitResult:
+    """Run one git command to completion. Raises GitError (redacted) on failure when `check`."""
+    argv = git_argv(repo_dir, *args)
+    try:
+        proc = subprocess.run(
+            argv,
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env=git_env(env),
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(f"git {_describe(args)} timed out after {timeout:g}s") from exc
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc.strerror}") from exc
+    stderr = redact_url(proc.stderr.decode("utf-8", "replace")).strip()
+    if check and proc.returncode != 0:
+        raise GitError(f"git {_describe(args)} failed: {_last_lines(stderr)}")
+    return GitResult(proc.returncode, proc.stdout, stderr)
+
+
+def validate_ref(repo_dir: Path, ref: str) -> None:
+    """Refuse refs that are option-like, malformed, or not a well-formed name or object id.
+
+    Accepted: a full hexadecimal object id, or any name `git check-ref-format --allow-onelevel`
+    accepts (`main`, `HEAD`, `refs/heads/x`, `origin/main`). Raises GitError otherwise.
+    """
+    if not ref or len(ref) > _MAX_REF_LENGTH:
+        raise GitError("invalid ref: empty or too long")
+    if ref.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in ref):
+        raise GitError(f"invalid ref {redact_url(ref)!r}: option-like or contains whitespace")
+    if _HEX_ID.fullmatch(ref):
+        return
+    result = run_git(repo_dir, ["check-ref-format", "--allow-onelevel", ref], check=False)
+    if result.returncode != 0:
+        raise GitError(f"invalid ref {redact_url(ref)!r}: not a valid ref name")
+
+
+def _describe(args: Sequence[str]) -> str:
+    return redact_url(args[0]) if args else ""
+
+
+def _last_lines(text: str, count: int = 5) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return " / ".join(lines[-count:]) or "(no message)"

@@ -1,0 +1,154 @@
+"""`GitTree`: a fleet repository read at one commit with git plumbing, without a checkout.
+
+`GitTree.open(repo_dir, ref)` validates the ref, resolves it to a commit
+(`rev-parse --verify --end-of-options <ref>^{commit}`), lists the tree once
+(`ls-tree -r -z -l --full-tree`) and reads blobs through one persistent `git cat-file --batch`
+process, started on the first read and stopped by `close()` (or the context manager).
+Symbolic links (mode 120000) and submodules (160000, never initialised) are refused as
+`FleetError`s; hidden components are skipped. Called by the CLI and the reconciler loop.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Self
+
+from gitfleet.api.errors import FleetError
+from gitfleet.repo.gitcmd import GitError, git_argv, git_env, run_git, validate_ref
+from gitfleet.repo.tree import is_hidden, relpath_problem
+from gitfleet.repo.workdir import SYMLINK_MESSAGE
+
+SUBMODULE_MESSAGE = "submodules are not supported in a fleet repository (never initialised)"
+
+
+@dataclass(frozen=True)
+class _Blob:
+    oid: str
+    size: int
+
+
+class GitTree:
+    """Regular files of one commit, by repository-relative POSIX path."""
+
+    def __init__(
+        self, repo_dir: Path, commit: str, blobs: dict[str, _Blob], errors: list[FleetError]
+    ) -> None:
+        self._repo_dir = repo_dir
+        self._commit = commit
+        self._blobs = blobs
+        self._errors = errors
+        self._batch: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def open(cls, repo_dir: Path, ref: str) -> GitTree:
+        """Resolve `ref` in `repo_dir` and list its tree. Raises GitError for a bad ref."""
+        validate_ref(repo_dir, ref)
+        out = run_git(repo_dir, ["rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}"])
+        commit = out.stdout.decode("ascii", "replace").strip()
+        listing = run_git(repo_dir, ["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
+        blobs, errors = _parse_listing(listing.stdout)
+        return cls(repo_dir, commit, blobs, errors)
+
+    @property
+    def commit(self) -> str | None:
+        return self._commit
+
+    @property
+    def errors(self) -> list[FleetError]:
+        return list(self._errors)
+
+    def files(self) -> list[str]:
+        return sorted(self._blobs)
+
+    def size(self, path: str) -> int:
+        return self._blobs[path].size
+
+    def read(self, path: str) -> bytes:
+        blob = self._blobs[path]
+        stdin, stdout = self._pipes()
+        stdin.write(blob.oid.encode("ascii") + b"\n")
+        stdin.flush()
+        header = stdout.readline().decode("ascii", "replace").split()
+        if len(header) != 3 or header[0] != blob.oid or header[1] != "blob":
+            self.close()
+            raise GitError(f"git cat-file could not read {path!r} ({' '.join(header[1:])})")
+        data = stdout.read(int(header[2]))
+        if len(data) != int(header[2]) or stdout.read(1) != b"\n":  # LF ends every record
+            self.close()
+            raise GitError(f"git cat-file returned a truncated blob for {path!r}")
+        return data
+
+    def close(self) -> None:
+        """Stop the cat-file process (idempotent)."""
+        proc, self._batch = self._batch, None
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        if self._batch is None or self._batch.poll() is not None:
+            self._batch = subprocess.Popen(
+                git_argv(self._repo_dir, "cat-file", "--batch"),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=git_env(),
+            )
+        assert self._batch.stdin is not None and self._batch.stdout is not None
+        return self._batch.stdin, self._batch.stdout
+
+
+def _parse_listing(raw: bytes) -> tuple[dict[str, _Blob], list[FleetError]]:
+    """Turn `ls-tree -r -z -l` output into listed blobs and refused entries."""
+    blobs: dict[str, _Blob] = {}
+    errors: list[FleetError] = []
+    for record in raw.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw_path = record.partition(b"\t")
+        mode, kind, oid, size = meta.decode("ascii").split()
+        try:
+            path = raw_path.decode("utf-8")
+        except UnicodeDecodeError:
+            errors.append(
+                FleetError(
+                    raw_path.decode("utf-8", "replace"), None, "", "file name is not valid UTF-8"
+                )
+            )
+            continue
+        if is_hidden(path):
+            continue
+        problem = relpath_problem(path)
+        if problem is not None:
+            errors.append(FleetError(path, None, "", f"refused: {problem}"))
+        elif mode == "120000":
+            errors.append(FleetError(path, None, "", SYMLINK_MESSAGE))
+        elif mode == "160000" or kind == "commit":
+            errors.append(FleetError(path, None, "", SUBMODULE_MESSAGE))
+        elif kind == "blob" and mode in ("100644", "100755", "100664"):
+            blobs[path] = _Blob(oid, int(size))
+        else:
+            errors.append(FleetError(path, None, "", f"unsupported tree entry (mode {mode})"))
+    return blobs, sorted(errors, key=lambda error: error.file)

@@ -1,0 +1,88 @@
+"""Canonical layout of the output tree (DESIGN.md §2): paths, file names, index and hashes.
+
+File and directory names are derived from validated names only; anything else is replaced by a
+hash-derived token, so no input can steer a path. `canonical_json` is the one serialisation
+hashes are computed from. Called by `reconciler.pass_`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from gitfleet.load.yamlio import dump_yaml
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+INDEX_KIND = "ClusterIndex"
+API_VERSION = "gitfleet.io/v1alpha1"
+
+
+def canonical_json(obj: Any) -> bytes:
+    """Stable JSON bytes: sorted keys, no spaces, UTF-8."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def content_hash(obj: Any) -> str:
+    """`sha256:<hex>` of the canonical JSON of `obj`."""
+    return "sha256:" + hashlib.sha256(canonical_json(obj)).hexdigest()
+
+
+def _token(text: str, pattern: re.Pattern[str], limit: int = 253) -> str:
+    """`text` when it is a safe name; otherwise a hash-derived stand-in."""
+    if len(text) <= limit and pattern.match(text):
+        return text
+    return "h-" + hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def placement_key(name: str, namespace: str = "") -> str:
+    """Directory name of a placement: `<name>` (CRP) or `<namespace>.<name>` (RP).
+    Both parts are validated DNS-1123 labels, so the dot cannot be ambiguous."""
+    name_tok = _token(name, _DNS_LABEL, 63)
+    return f"{_token(namespace, _DNS_LABEL, 63)}.{name_tok}" if namespace else name_tok
+
+
+def object_file_name(obj: Mapping[str, Any]) -> str:
+    """`<kind>[.<group>]_[<namespace>_]<name>.yaml`, lower-case; '_' never occurs in a part."""
+    api_version = str(obj.get("apiVersion", ""))
+    group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+    kind = _token(str(obj.get("kind", "")), _KIND).lower()
+    meta = obj.get("metadata") or {}
+    parts = [f"{kind}.{_token(group, _DNS_SUBDOMAIN)}" if group else kind]
+    if meta.get("namespace"):
+        parts.append(_token(str(meta["namespace"]), _DNS_LABEL, 63))
+    parts.append(_token(str(meta.get("name", "")), _DNS_SUBDOMAIN))
+    return "_".join(parts) + ".yaml"
+
+
+def object_identity(obj: Mapping[str, Any]) -> dict[str, str]:
+    """apiVersion, kind, namespace (when set) and name of a manifest."""
+    meta = obj.get("metadata") or {}
+    ident = {"apiVersion": str(obj.get("apiVersion", "")), "kind": str(obj.get("kind", ""))}
+    if meta.get("namespace"):
+        ident["namespace"] = str(meta["namespace"])
+    ident["name"] = str(meta.get("name", ""))
+    return ident
+
+
+def yaml_bytes(doc: Any) -> bytes:
+    """The canonical YAML bytes of one document."""
+    return dump_yaml(doc).encode()
+
+
+def cluster_path(cluster: str, *parts: str) -> str:
+    return "/".join(("clusters", cluster, *parts))
+
+
+def index_doc(cluster: str, placements: list[dict[str, Any]]) -> dict[str, Any]:
+    """`clusters/<cluster>/index.yaml`: every object the agent should have, per placement."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": INDEX_KIND,
+        "metadata": {"name": cluster},
+        "placements": sorted(placements, key=lambda p: (p.get("namespace", ""), p["name"])),
+    }

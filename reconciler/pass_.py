@@ -1,0 +1,145 @@
+"""The pure reconcile pass (DESIGN.md §3): fleet snapshot + prior state + cluster status + now
+-> output tree + new state + errors.
+
+Steps: cluster views and eligibility -> resource index -> per placement (`placement.place`) ->
+hold placements whose inputs failed to load (their previous output stays, nothing is pruned) ->
+resolve conflicts between placements -> per-cluster files and index -> status and state files.
+No clock, disk or network in here. Called by the CLI (`render`, `validate`) and the hub loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from gitfleet.api import MemberCluster
+from gitfleet.api.errors import FleetError
+from gitfleet.load.model import FleetSnapshot, Origin
+from reconciler.assemble import assemble_clusters
+from reconciler.output import placement_key
+from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
+from reconciler.schedule.clusters import ClusterView, EligibilityPolicy
+from reconciler.schedule.inventory import build_cluster_views
+from reconciler.select import build_index
+from reconciler.state import PlacementState, State, state_files
+from reconciler.statusdocs import cluster_status_files, placement_status_files
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """Everything one pass produces."""
+
+    files: dict[str, bytes]
+    """The complete output tree: path -> bytes."""
+    state: State
+    errors: tuple[FleetError, ...]
+    """Every user error found, sorted (loader errors included)."""
+
+
+def _eligibility(fleet: FleetSnapshot, has_status: bool) -> EligibilityPolicy:
+    spec = fleet.fleet.spec
+    return EligibilityPolicy(
+        mode=spec.cluster_eligibility,
+        has_status_source=has_status,
+        heartbeat_timeout=spec.heartbeat_timeout_delta(),
+        health_timeout=spec.health_timeout_delta(),
+    )
+
+
+def _placements(fleet: FleetSnapshot) -> dict[str, tuple[AnyPlacement, Origin | None]]:
+    out: dict[str, tuple[AnyPlacement, Origin | None]] = {}
+    for name, crp in fleet.placements.items():
+        out[placement_key(name)] = (crp, fleet.origins.get(("ClusterResourcePlacement", "", name)))
+    for (ns, name), rp in fleet.resource_placements.items():
+        out[placement_key(name, ns)] = (rp, fleet.origins.get(("ResourcePlacement", ns, name)))
+    return out
+
+
+def _plan_all(
+    fleet: FleetSnapshot, prior: State, views: Mapping[str, ClusterView]
+) -> tuple[dict[str, PlacementPlan], dict[str, Origin | None], list[FleetError]]:
+    index = build_index(fleet.resources)
+    errors = [issue.to_error() for issue in index.issues]
+    inputs = PassInputs(
+        commit=fleet.commit,
+        broken_files=fleet.error_files,
+        max_objects=fleet.fleet.limits().max_objects_per_placement,
+    )
+    plans: dict[str, PlacementPlan] = {}
+    origins: dict[str, Origin | None] = {}
+    for key, (placement, origin) in sorted(_placements(fleet).items()):
+        prior_ps = prior.placements.get(key) or PlacementState(key=key)
+        plan = place(key, placement, prior_ps, views, index, inputs)
+        if origin is not None:
+            plan.state = replace(plan.state, origin_file=origin.file)
+        plans[key], origins[key] = plan, origin
+    return plans, origins, errors
+
+
+def _kept_states(
+    fleet: FleetSnapshot, prior: State, plans: Mapping[str, PlacementPlan]
+) -> dict[str, PlacementState]:
+    """Placements that vanished only because their file failed to load: kept as they were."""
+    return {
+        key: ps
+        for key, ps in prior.placements.items()
+        if key not in plans and ps.origin_file in fleet.error_files
+    }
+
+
+def _plan_errors(
+    plans: Mapping[str, PlacementPlan], origins: Mapping[str, Origin | None]
+) -> list[FleetError]:
+    out = []
+    for key, plan in plans.items():
+        origin = origins.get(key)
+        for fieldpath, message in plan.errors:
+            if origin is None:
+                out.append(FleetError("", None, fieldpath, f"placement {key}: {message}"))
+            else:
+                out.append(FleetError(origin.file, origin.line, fieldpath, message, origin.doc))
+    return out
+
+
+def reconcile(
+    fleet: FleetSnapshot,
+    prior: State,
+    statuses: Mapping[str, MemberCluster] | None,
+    now: datetime,
+) -> PassResult:
+    """One pass. `statuses` is None when there is no cluster status source at all (a dry run:
+    every declared cluster is taken as joined and healthy)."""
+    views = build_cluster_views(
+        fleet.clusters, statuses or {}, _eligibility(fleet, statuses is not None), now
+    )
+    plans, origins, errors = _plan_all(fleet, prior, views)
+    kept = _kept_states(fleet, prior, plans)
+    files = assemble_clusters(plans, kept, prior, views)
+    files.update(placement_status_files(fleet, plans, prior, now))
+    files.update(
+        cluster_status_files(
+            views, statuses is not None, fleet.fleet.spec.cluster_eligibility, prior, now
+        )
+    )
+    states = {key: plan.state for key, plan in plans.items()} | kept
+    for key in kept:  # a held, unreadable placement keeps its status file too
+        path = f"status/placements/{key}.yaml"
+        if path in prior.output:
+            files[path] = prior.output[path]
+    state = State(placements=states)
+    files.update(state_files(state))
+    errors += _plan_errors(plans, origins)
+    for key, ps in sorted(kept.items()):
+        errors.append(
+            FleetError(
+                ps.origin_file,
+                None,
+                "",
+                f"placement {key} keeps its previous output until its file loads again",
+            )
+        )
+    all_errors = tuple(sorted(set(fleet.errors) | set(errors)))
+    return PassResult(
+        files=dict(sorted(files.items())), state=State(states, files), errors=all_errors
+    )

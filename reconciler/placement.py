@@ -1,0 +1,257 @@
+"""One placement through the pass: snapshots, scheduling, bindings, manifests and status.
+
+`place` is the per-placement step of the pure pass (DESIGN.md §3) for ClusterResourcePlacement
+and ResourcePlacement. It returns what the placement wants on each cluster (shared rendered
+bytes, so a fleet-wide object is serialised once) plus its new state and status document.
+Called by `reconciler.pass_`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
+from reconciler.output import (
+    canonical_json,
+    content_hash,
+    object_file_name,
+    object_identity,
+    yaml_bytes,
+)
+from reconciler.schedule.clusters import ClusterView
+from reconciler.schedule.cycle import (
+    BOUND,
+    SCHEDULED,
+    UNSCHEDULED,
+    Decision,
+    ScheduleError,
+    ScheduleOutcome,
+    schedule_pick_all,
+    schedule_pick_fixed,
+)
+from reconciler.select import ResourceIndex, Selection, select_resources
+from reconciler.state import Binding, PlacementState, Snapshot
+from reconciler.status import Cond
+
+AnyPlacement = ClusterResourcePlacement | ResourcePlacement
+ENVELOPE_KINDS = frozenset({"ResourceEnvelope", "ClusterResourceEnvelope"})
+ENVELOPE_GROUP = "placement.kubernetes-fleet.io"
+
+
+@dataclass(frozen=True)
+class PassInputs:
+    """Pass-wide facts every placement needs."""
+
+    commit: str | None
+    broken_files: frozenset[str]
+    """Files that failed to load this pass."""
+    max_objects: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One object the agent applies: its file name, bytes, identity and content hash."""
+
+    file: str
+    data: bytes
+    identity: Mapping[str, str]
+    hash: str
+
+
+@dataclass
+class PlacementPlan:
+    """What one placement wants this pass (mutable while the pass assembles it)."""
+
+    key: str
+    state: PlacementState
+    scheduled: Cond
+    decisions: tuple[Decision, ...] = ()
+    selection: Selection | None = None
+    manifests: tuple[Manifest, ...] = ()
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    """(field path, message) user errors of this placement."""
+    held: bool = False
+    """True when the placement keeps its previous output (see `pass_`)."""
+    sync_errors: dict[str, str] = field(default_factory=dict)
+    """cluster -> WorkSynchronized failure (e.g. a conflict with another placement)."""
+    name: str = ""
+    namespace: str = ""
+    kind: str = ""
+    declared: Mapping[str, Any] = field(default_factory=dict)
+    """The placement as declared (defaults applied), without status."""
+    fixed_names: int | None = None
+    """len(clusterNames) for PickFixed (failed-to-schedule entries in status)."""
+    apply_strategy: Mapping[str, Any] = field(default_factory=dict)
+
+    def bound_clusters(self) -> list[str]:
+        return sorted(b.cluster for b in self.state.bindings if b.state == BOUND)
+
+
+def _sha(obj: Any) -> str:
+    return hashlib.sha256(canonical_json(obj)).hexdigest()
+
+
+def policy_hash(placement: AnyPlacement) -> str:
+    """Spec §1.1: hash of the policy with numberOfClusters cleared."""
+    policy = placement.spec.policy
+    dumped = policy.model_dump(by_alias=True, exclude_none=True, mode="json") if policy else {}
+    dumped.pop("numberOfClusters", None)
+    return _sha(dumped)
+
+
+def _next_snapshots(
+    history: tuple[Snapshot, ...], digest: str, limit: int, commit: str | None = None
+) -> tuple[Snapshot, ...]:
+    """Append a snapshot when the hash changed; keep at most `limit` (oldest dropped)."""
+    if history and history[-1].hash == digest:
+        return history
+    index = history[-1].index + 1 if history else 0
+    return (*history, Snapshot(index=index, hash=digest, commit=commit))[-max(limit, 1) :]
+
+
+def _manifests(
+    selection: Selection, index: ResourceIndex
+) -> tuple[tuple[Manifest, ...], list[tuple[str, str]]]:
+    """Serialise each selected object once; envelopes are unwrapped (spec §6.5)."""
+    out: list[Manifest] = []
+    errors: list[tuple[str, str]] = []
+    for sel in selection.resources:
+        objects: list[Any] = [sel.obj]
+        if sel.kind in ENVELOPE_KINDS and sel.group == ENVELOPE_GROUP:
+            objects, problems = index.unwrap(sel)
+            errors += [("spec.resourceSelectors", f"{sel.kind} {sel.name}: {p}") for p in problems]
+        for obj in objects:
+            out.append(
+                Manifest(
+                    object_file_name(obj), yaml_bytes(obj), object_identity(obj), content_hash(obj)
+                )
+            )
+    return tuple(out), errors
+
+
+def _schedule(
+    placement: AnyPlacement,
+    prior: PlacementState,
+    views: Mapping[str, ClusterView],
+    policy_index: int,
+) -> ScheduleOutcome | str:
+    policy = placement.spec.policy
+    ptype = policy.placement_type if policy is not None else "PickAll"
+    try:
+        if ptype == "PickAll":
+            return schedule_pick_all(policy, prior.bindings, views, policy_index)
+        if ptype == "PickFixed":
+            names = list(policy.cluster_names or []) if policy is not None else []
+            return schedule_pick_fixed(names, prior.bindings, views, policy_index)
+    except ScheduleError as exc:
+        return f"scheduling failed: {exc}"
+    return f"placement type {ptype} is not supported by this gitfleet version yet (PickAll and PickFixed are)"
+
+
+def _bind(bindings: tuple[Binding, ...], resource_index: int) -> tuple[Binding, ...]:
+    """Without a rollout strategy engine every scheduled cluster is bound to the latest
+    resources at once and unscheduled bindings are deleted (the rollout issue gates this)."""
+    return tuple(
+        replace(b, state=BOUND, resource_index=resource_index, previous_state=None)
+        for b in bindings
+        if b.state != UNSCHEDULED
+    )
+
+
+def _new_plan(key: str, placement: AnyPlacement, prior: PlacementState) -> PlacementPlan:
+    """The plan header: generation, policy snapshot and what status needs of the spec."""
+    spec_hash = _sha(placement.spec.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    generation = prior.generation + (1 if spec_hash != prior.spec_hash else 0)
+    limit = placement.spec.revision_history_limit or 10
+    policies = _next_snapshots(prior.policy_snapshots, policy_hash(placement), limit)
+    state = replace(prior, generation=generation, spec_hash=spec_hash, policy_snapshots=policies)
+    pending = Cond("Scheduled", "Unknown", "SchedulePending", "Scheduling has not completed")
+    plan = PlacementPlan(key=key, state=state, scheduled=pending)
+    plan.name = placement.metadata.name
+    plan.namespace = placement.metadata.namespace or ""
+    plan.kind = placement.kind
+    declared = placement.model_dump(by_alias=True, exclude_none=True, mode="json")
+    declared.pop("status", None)
+    plan.declared = declared
+    policy = placement.spec.policy
+    if policy is not None and policy.placement_type == "PickFixed":
+        plan.fixed_names = len(policy.cluster_names or [])
+    strategy = placement.spec.strategy
+    if strategy is not None and strategy.apply_strategy is not None:
+        plan.apply_strategy = strategy.apply_strategy.model_dump(
+            by_alias=True, exclude_none=True, mode="json"
+        )
+    return plan
+
+
+def _hold_reasons(
+    selection: Selection, prior: PlacementState, broken: frozenset[str], max_objects: int
+) -> list[str]:
+    """Why this placement must keep its previous output instead of the new selection."""
+    reasons = []
+    if selection.invalid and prior.resource_snapshots:
+        # Something was placed before: keep it. On a first placement the valid objects go out
+        # and the invalid ones are reported (the index lists them as errors).
+        files = ", ".join(sorted({i.origin.file for i in selection.invalid}))
+        reasons.append(f"keeps its previous output: selected objects are invalid in {files}")
+    failed = sorted(set(prior.source_files) & broken)
+    if failed:
+        files = ", ".join(failed)
+        reasons.append(f"keeps its previous output: files it selected from failed to load: {files}")
+    if len(selection.resources) > max_objects:
+        reasons.append(
+            f"keeps its previous output: selects {len(selection.resources)} objects, "
+            f"more than the limit of {max_objects} per placement"
+        )
+    return reasons
+
+
+def place(
+    key: str,
+    placement: AnyPlacement,
+    prior: PlacementState,
+    views: Mapping[str, ClusterView],
+    index: ResourceIndex,
+    inputs: PassInputs,
+) -> PlacementPlan:
+    """Compute the plan for one placement. Never raises for bad input."""
+    plan = _new_plan(key, placement, prior)
+    selection = select_resources(placement, index)
+    if selection.error is not None:
+        plan.scheduled = Cond("Scheduled", "False", "InvalidResourceSelectors", selection.error)
+        plan.errors.append(("spec.resourceSelectors", selection.error))
+        plan.held = True
+        return plan
+    plan.selection = selection
+    policy_index = plan.state.policy_snapshots[-1].index
+    outcome = _schedule(placement, prior, views, policy_index)
+    if isinstance(outcome, str):
+        plan.errors.append(("spec.policy", outcome))
+        plan.held = True
+        return plan
+    plan.decisions = outcome.decisions
+    if outcome.fulfilled is not None:
+        status = "True" if outcome.fulfilled else "False"
+        plan.scheduled = Cond("Scheduled", status, outcome.reason, outcome.message)
+    holds = _hold_reasons(selection, prior, inputs.broken_files, inputs.max_objects)
+    if holds:
+        plan.errors += [("spec.resourceSelectors", r) for r in holds]
+        plan.held = True
+        return plan
+    limit = placement.spec.revision_history_limit or 10
+    resources = _next_snapshots(prior.resource_snapshots, selection.hash, limit, inputs.commit)
+    plan.manifests, problems = _manifests(selection, index)
+    plan.errors += problems
+    plan.state = replace(
+        plan.state,
+        resource_snapshots=resources,
+        bindings=_bind(outcome.bindings, resources[-1].index),
+        source_files=tuple(sorted({s.origin.file for s in selection.resources})),
+    )
+    return plan
+
+
+__all__ = ["SCHEDULED", "Manifest", "PassInputs", "PlacementPlan", "place", "policy_hash"]

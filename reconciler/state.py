@@ -1,0 +1,168 @@
+"""The reconciler's memory between passes, and its canonical files under `state/`.
+
+A pass reads the `State` the previous pass wrote (policy and resource snapshot history, bindings,
+the placement generation) and returns the next one; condition times are read back from the
+previous status files, not duplicated here. `state_files` and
+`read_state` convert to and from the output tree's `state/placements/<key>.yaml` files.
+Called by `reconciler.pass_` and the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from gitfleet.load.yamlio import dump_yaml
+
+STATE_API_VERSION = "gitfleet.io/v1alpha1"
+PLACEMENT_STATE_KIND = "PlacementState"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One policy or resource snapshot: its index and content hash (and source commit)."""
+
+    index: int
+    hash: str
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A placement's decision for one cluster (KubeFleet's ClusterResourceBinding)."""
+
+    cluster: str
+    state: str
+    """Scheduled, Bound or Unscheduled."""
+    policy_index: int
+    resource_index: int | None = None
+    previous_state: str | None = None
+
+
+@dataclass(frozen=True)
+class PlacementState:
+    """Everything a pass remembers about one placement."""
+
+    key: str
+    generation: int = 0
+    spec_hash: str = ""
+    policy_snapshots: tuple[Snapshot, ...] = ()
+    resource_snapshots: tuple[Snapshot, ...] = ()
+    bindings: tuple[Binding, ...] = ()
+    source_files: tuple[str, ...] = ()
+    """Files of the resources this placement selected (a placement that used a file that now
+    fails to load keeps its previous output)."""
+    origin_file: str = ""
+
+    def latest_policy(self) -> Snapshot | None:
+        return self.policy_snapshots[-1] if self.policy_snapshots else None
+
+    def latest_resources(self) -> Snapshot | None:
+        return self.resource_snapshots[-1] if self.resource_snapshots else None
+
+
+@dataclass(frozen=True)
+class State:
+    """The prior state handed to a pass: placements by key, plus the prior output tree."""
+
+    placements: Mapping[str, PlacementState] = field(default_factory=dict)
+    output: Mapping[str, bytes] = field(default_factory=dict)
+    """The previous output tree (path -> bytes); used to keep held placements' files."""
+
+
+def _snapshots_to_yaml(snaps: tuple[Snapshot, ...]) -> list[dict[str, Any]]:
+    out = []
+    for s in snaps:
+        entry: dict[str, Any] = {"index": s.index, "hash": s.hash}
+        if s.commit:
+            entry["commit"] = s.commit
+        out.append(entry)
+    return out
+
+
+def _binding_to_yaml(b: Binding) -> dict[str, Any]:
+    entry: dict[str, Any] = {"cluster": b.cluster, "state": b.state, "policyIndex": b.policy_index}
+    if b.resource_index is not None:
+        entry["resourceIndex"] = b.resource_index
+    if b.previous_state:
+        entry["previousState"] = b.previous_state
+    return entry
+
+
+def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
+    """The YAML document for one placement's state."""
+    return {
+        "apiVersion": STATE_API_VERSION,
+        "kind": PLACEMENT_STATE_KIND,
+        "metadata": {"name": ps.key},
+        "generation": ps.generation,
+        "specHash": ps.spec_hash,
+        "originFile": ps.origin_file,
+        "policySnapshots": _snapshots_to_yaml(ps.policy_snapshots),
+        "resourceSnapshots": _snapshots_to_yaml(ps.resource_snapshots),
+        "bindings": [_binding_to_yaml(b) for b in ps.bindings],
+        "sourceFiles": list(ps.source_files),
+    }
+
+
+def state_files(state: State) -> dict[str, bytes]:
+    """`state/placements/<key>.yaml` for every placement in `state`."""
+    return {
+        f"state/placements/{key}.yaml": dump_yaml(placement_state_doc(ps)).encode()
+        for key, ps in sorted(state.placements.items())
+    }
+
+
+def _snapshots(raw: Any) -> tuple[Snapshot, ...]:
+    return tuple(
+        Snapshot(index=int(s["index"]), hash=str(s["hash"]), commit=s.get("commit"))
+        for s in raw or []
+    )
+
+
+def _bindings(raw: Any) -> tuple[Binding, ...]:
+    return tuple(
+        Binding(
+            cluster=str(b["cluster"]),
+            state=str(b["state"]),
+            policy_index=int(b["policyIndex"]),
+            resource_index=b.get("resourceIndex"),
+            previous_state=b.get("previousState"),
+        )
+        for b in raw or []
+    )
+
+
+def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
+    """Inverse of `placement_state_doc`. Raises KeyError/ValueError on a malformed document."""
+    return PlacementState(
+        key=str(doc["metadata"]["name"]),
+        generation=int(doc.get("generation", 0)),
+        spec_hash=str(doc.get("specHash", "")),
+        origin_file=str(doc.get("originFile", "")),
+        policy_snapshots=_snapshots(doc.get("policySnapshots")),
+        resource_snapshots=_snapshots(doc.get("resourceSnapshots")),
+        bindings=_bindings(doc.get("bindings")),
+        source_files=tuple(str(f) for f in doc.get("sourceFiles") or []),
+    )
+
+
+def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
+    """Rebuild the State from a previous output tree; unreadable state files are reported and
+    skipped (their placements start afresh) rather than failing the pass."""
+    placements: dict[str, PlacementState] = {}
+    problems: list[str] = []
+    for path, data in sorted(files.items()):
+        if not (path.startswith("state/placements/") and path.endswith(".yaml")):
+            continue
+        try:
+            doc = yaml.load(data, Loader=yaml.CSafeLoader)
+            ps = parse_placement_state(doc)
+        except (yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+            problems.append(f"{path}: unreadable state file ignored ({type(exc).__name__})")
+            continue
+        placements[ps.key] = ps
+    return State(placements=placements, output=dict(files)), problems

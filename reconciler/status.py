@@ -1,0 +1,182 @@
+"""KubeFleet-shaped placement status: per-cluster statuses and placement conditions (spec §8).
+
+`cluster_status` builds one `perClusterPlacementStatuses` entry from a binding and what the pass
+did for it; `placement_conditions` aggregates them in KubeFleet's order (Unknown before False,
+types after the stopping point removed). Condition times come from the prior pass so that a
+no-op pass writes identical bytes. Called by `reconciler.pass_`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, cast
+
+from gitfleet.api import Condition, set_condition
+
+Status = Literal["True", "False", "Unknown"]
+
+TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
+ROLLOUT_TYPES = ("RolloutStarted", "Overridden", "WorkSynchronized", "Applied", "Available")
+
+
+@dataclass(frozen=True)
+class Cond:
+    """A condition before it is timed: type, status, reason, message."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
+# Per-cluster (binding) reasons and messages, spec §8.2.
+_CLUSTER_TRUE = {
+    "RolloutStarted": (
+        "RolloutStarted",
+        "Detected the new changes on the resources and started the rollout process",
+    ),
+    "Overridden": (
+        "NoOverrideSpecified",
+        "No override rules are configured for the selected resources",
+    ),
+    "WorkSynchronized": ("AllWorkSynced", "All of the works are synchronized to the latest"),
+}
+_CLUSTER_UNKNOWN = {
+    "RolloutStarted": (
+        "RolloutStartedUnknown",
+        "In the process of deciding whether to roll out the latest resources or not",
+    ),
+    "Applied": ("ApplyPending", "The resources are pending to be applied by the member agent"),
+    "Available": (
+        "ResourceAvailableUnknown",
+        "The availability of the resources is not reported yet",
+    ),
+}
+# Placement-level reasons per status, spec §8.2; messages take the cluster count.
+_PLACEMENT = {
+    ("RolloutStarted", TRUE): (
+        "RolloutStarted",
+        "All {n} cluster(s) start rolling out the latest resource",
+    ),
+    ("RolloutStarted", FALSE): (
+        "RolloutNotStartedYet",
+        "The rollout is being blocked by the rollout strategy in {n} cluster(s)",
+    ),
+    ("RolloutStarted", UNKNOWN): (
+        "RolloutStartedUnknown",
+        "There are still {n} cluster(s) in the process of deciding whether to roll out the latest resources or not",
+    ),
+    ("Overridden", TRUE): (
+        "OverriddenSucceeded",
+        "The selected resources are successfully overridden in {n} cluster(s)",
+    ),
+    ("Overridden", FALSE): ("OverriddenFailed", "Failed to override resources in {n} cluster(s)"),
+    ("Overridden", UNKNOWN): (
+        "OverriddenPending",
+        "There are still {n} cluster(s) in the process of deciding whether to override the resources or not",
+    ),
+    ("WorkSynchronized", TRUE): (
+        "WorkSynchronized",
+        "Works(s) are succcesfully created or updated in {n} target cluster(s)' namespaces",
+    ),
+    ("WorkSynchronized", FALSE): (
+        "WorkNotSynchronizedYet",
+        "There are {n} cluster(s) which have not finished creating or updating work(s) yet",
+    ),
+    ("WorkSynchronized", UNKNOWN): (
+        "WorkSynchronizedUnknown",
+        "There are still {n} cluster(s) in the process of creating or updating work(s)",
+    ),
+    ("Applied", TRUE): (
+        "ApplySucceeded",
+        "The selected resources are successfully applied to {n} cluster(s)",
+    ),
+    ("Applied", FALSE): (
+        "ApplyFailed",
+        "Failed to apply resources to {n} cluster(s), please check the `failedPlacements` status",
+    ),
+    ("Applied", UNKNOWN): (
+        "ApplyPending",
+        "Works need to be applied in {n} cluster(s) or are pending to be applied",
+    ),
+    ("Available", TRUE): (
+        "ResourceAvailable",
+        "The selected resources in {n} cluster(s) are available now",
+    ),
+    ("Available", FALSE): (
+        "ResourceNotAvailableYet",
+        "The selected resources in {n} cluster(s) are still not available yet",
+    ),
+    ("Available", UNKNOWN): (
+        "ResourceAvailableUnknown",
+        "There are still {n} cluster(s) in the process of checking the availability of the resources",
+    ),
+}
+NO_OVERRIDE = ("NoOverrideSpecified", "No override rules are configured for the selected resources")
+
+
+def cluster_rollout_conditions(
+    on_latest: bool, sync_error: str | None, reported: Sequence[Cond] = ()
+) -> list[Cond]:
+    """The rollout conditions of one selected cluster (after Scheduled), stopping after the
+    first one that is not True (spec §8.3). `reported` are Applied/Available from the agent."""
+    if not on_latest:
+        reason, message = _CLUSTER_UNKNOWN["RolloutStarted"]
+        return [Cond("RolloutStarted", UNKNOWN, reason, message)]
+    conds = [Cond(t, TRUE, *_CLUSTER_TRUE[t]) for t in ("RolloutStarted", "Overridden")]
+    if sync_error is not None:
+        return [*conds, Cond("WorkSynchronized", FALSE, "SyncWorkFailed", sync_error)]
+    conds.append(Cond("WorkSynchronized", TRUE, *_CLUSTER_TRUE["WorkSynchronized"]))
+    by_type = {c.type: c for c in reported}
+    for ctype in ("Applied", "Available"):
+        cond = by_type.get(ctype) or Cond(ctype, UNKNOWN, *_CLUSTER_UNKNOWN[ctype])
+        conds.append(cond)
+        if cond.status != TRUE:
+            break
+    return conds
+
+
+def placement_conditions(
+    prefix: str, scheduled: Cond, per_cluster: Sequence[Sequence[Cond]]
+) -> list[Cond]:
+    """Placement-level conditions (spec §8.3): Scheduled, then each rollout type aggregated."""
+    conds = [Cond(prefix + scheduled.type, scheduled.status, scheduled.reason, scheduled.message)]
+    if scheduled.status == UNKNOWN or not per_cluster:
+        return conds
+    for ctype in ROLLOUT_TYPES:
+        found = [next((c for c in cl if c.type == ctype), None) for cl in per_cluster]
+        unknown = sum(1 for c in found if c is None or c.status == UNKNOWN)
+        false = sum(1 for c in found if c is not None and c.status == FALSE)
+        status, count = (
+            (UNKNOWN, unknown) if unknown else (FALSE, false) if false else (TRUE, len(found))
+        )
+        reason, message = _PLACEMENT[(ctype, status)]
+        if ctype == "Overridden" and status == TRUE:
+            reason, message = NO_OVERRIDE
+        conds.append(Cond(prefix + ctype, status, reason, message.format(n=count)))
+        if status != TRUE:
+            break
+    return conds
+
+
+def timed(
+    conds: Sequence[Cond], prior: Sequence[Condition], generation: int, now: datetime
+) -> tuple[Condition, ...]:
+    """Conditions with lastTransitionTime kept from `prior` unless status/reason/message changed."""
+    out: tuple[Condition, ...] = ()
+    prior_by_type = {c.type: c for c in prior}
+    for c in conds:
+        new = Condition(
+            type=c.type,
+            status=cast(Status, c.status),
+            reason=c.reason,
+            message=c.message,
+            observed_generation=generation,
+            last_transition_time=None,
+        )
+        previous = prior_by_type.get(c.type)
+        base: tuple[Condition, ...] = (previous,) if previous is not None else ()
+        out += set_condition(base, new, now)
+    return out

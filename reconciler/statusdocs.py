@@ -1,0 +1,195 @@
+"""Status files of the output tree: `status/placements/<key>.yaml` and `status/clusters/<name>.yaml`.
+
+A placement's status file is the placement as KubeFleet shows it (defaults applied, generation
+counted by spec changes) with `status.conditions`, `observedResourceIndex`, `selectedResources`
+and `perClusterPlacementStatuses` (spec §8). A cluster's status file is its MemberCluster with the
+reported status and gitfleet's eligibility verdict. Condition times are carried over from the
+previous pass. Called by `pass_`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import yaml
+
+from gitfleet.api import Condition
+from gitfleet.load.model import FleetSnapshot
+from reconciler.output import yaml_bytes
+from reconciler.placement import PlacementPlan
+from reconciler.schedule.clusters import ClusterView
+from reconciler.state import State
+from reconciler.status import Cond, cluster_rollout_conditions, placement_conditions, timed
+
+ELIGIBLE = "gitfleet.io/Eligible"
+
+
+PriorConditions = tuple[tuple[Condition, ...], dict[str, tuple[Condition, ...]]]
+"""A placement's previous conditions and its previous per-cluster conditions by cluster."""
+
+
+def _dump(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
+    return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
+
+
+def _conditions_of(raw: Any) -> tuple[Condition, ...]:
+    return tuple(Condition.model_validate(c) for c in raw or [])
+
+
+def _read_status(prior: State, path: str) -> dict[str, Any]:
+    data = prior.output.get(path)
+    if not data:
+        return {}
+    try:
+        doc = yaml.load(data, Loader=yaml.CSafeLoader) or {}
+    except yaml.YAMLError:
+        return {}
+    status = doc.get("status") if isinstance(doc, dict) else None
+    return status if isinstance(status, dict) else {}
+
+
+def prior_placement_conditions(prior: State, key: str) -> PriorConditions:
+    """Conditions as the previous pass wrote them in the placement's status file (missing or
+    unreadable status only means new condition times)."""
+    status = _read_status(prior, f"status/placements/{key}.yaml")
+    try:
+        per_cluster: dict[str, tuple[Condition, ...]] = {}
+        unnamed = 0
+        for entry in status.get("perClusterPlacementStatuses") or []:
+            name = entry.get("clusterName")
+            if name is None:
+                name, unnamed = f"#unselected-{unnamed}", unnamed + 1
+            per_cluster[str(name)] = _conditions_of(entry.get("conditions"))
+        return _conditions_of(status.get("conditions")), per_cluster
+    except (AttributeError, TypeError, ValueError):
+        return (), {}
+
+
+def _cluster_entries(
+    plan: PlacementPlan, prior: dict[str, tuple[Condition, ...]], now: datetime
+) -> tuple[list[dict[str, Any]], list[list[Cond]]]:
+    """perClusterPlacementStatuses (timed) and the untimed conditions of selected clusters."""
+    latest = plan.state.latest_resources()
+    index = latest.index if latest else 0
+    bindings = {b.cluster: b for b in plan.state.bindings}
+    entries: list[dict[str, Any]] = []
+    raw: list[list[Cond]] = []
+    gen = plan.state.generation
+    for d in (d for d in plan.decisions if d.selected):
+        binding = bindings.get(d.cluster)
+        on_latest = binding is not None and binding.resource_index == index
+        conds = [Cond("Scheduled", "True", "Scheduled", d.reason)]
+        conds += cluster_rollout_conditions(on_latest, plan.sync_errors.get(d.cluster))
+        raw.append(conds)
+        entry = {"clusterName": d.cluster, "observedResourceIndex": str(index)}
+        timed_conds = timed(conds, prior.get(d.cluster, ()), gen, now)
+        entries.append({**entry, "conditions": _dump(timed_conds)})
+    if plan.fixed_names is not None:
+        missing = max(plan.fixed_names - len(entries), 0)
+        for i, d in enumerate([d for d in plan.decisions if not d.selected][:missing]):
+            conds = [Cond("Scheduled", "False", "ScheduleFailed", d.reason)]
+            timed_conds = timed(conds, prior.get(f"#unselected-{i}", ()), gen, now)
+            entries.append({"conditions": _dump(timed_conds)})
+    return entries, raw
+
+
+def _held_conditions(plan: PlacementPlan) -> list[Cond]:
+    prefix = plan.kind
+    conds = [
+        Cond(
+            prefix + "Scheduled",
+            plan.scheduled.status,
+            plan.scheduled.reason,
+            plan.scheduled.message,
+        )
+    ]
+    if plan.scheduled.status == "True":
+        reason = plan.errors[0][1] if plan.errors else "an input failed to load"
+        message = f"The rollout is held, the clusters keep the previous resources: {reason}"
+        conds.append(Cond(prefix + "RolloutStarted", "False", "RolloutNotStartedYet", message))
+    return conds
+
+
+def placement_status_doc(
+    plan: PlacementPlan, prior: PriorConditions, now: datetime
+) -> dict[str, Any]:
+    """The status document of one placement (spec §8)."""
+    gen = plan.state.generation
+    entries: list[dict[str, Any]] = []
+    if plan.held:
+        conds = _held_conditions(plan)
+    else:
+        entries, raw = _cluster_entries(plan, prior[1], now)
+        conds = placement_conditions(plan.kind, plan.scheduled, raw)
+        if plan.scheduled.status == "Unknown":
+            entries = []
+    status: dict[str, Any] = {"conditions": _dump(timed(conds, prior[0], gen, now))}
+    latest = plan.state.latest_resources()
+    if latest is not None:
+        status["observedResourceIndex"] = str(latest.index)
+    if plan.selection is not None and not plan.held:
+        status["selectedResources"] = [r.identifier() for r in plan.selection.resources]
+    if entries:
+        status["perClusterPlacementStatuses"] = entries
+    doc = dict(plan.declared)
+    doc["metadata"] = {**doc.get("metadata", {}), "generation": gen}
+    return {**doc, "status": status}
+
+
+def placement_status_files(
+    fleet: FleetSnapshot, plans: Mapping[str, PlacementPlan], prior: State, now: datetime
+) -> dict[str, bytes]:
+    return {
+        f"status/placements/{key}.yaml": yaml_bytes(
+            placement_status_doc(plan, prior_placement_conditions(prior, key), now)
+        )
+        for key, plan in sorted(plans.items())
+    }
+
+
+def _prior_conditions(prior: State, path: str) -> tuple[Condition, ...]:
+    try:
+        return _conditions_of(_read_status(prior, path).get("conditions"))
+    except (AttributeError, TypeError, ValueError):
+        return ()
+
+
+def _eligibility_cond(view: ClusterView, has_status: bool, mode: str) -> Cond:
+    if view.ineligible_reason is not None:
+        return Cond(ELIGIBLE, "False", "NotEligible", view.ineligible_reason)
+    if not has_status:
+        return Cond(
+            ELIGIBLE,
+            "True",
+            "AssumedJoined",
+            "No cluster status source: the cluster is taken as joined and healthy",
+        )
+    if mode == "AssumeJoined":
+        return Cond(
+            ELIGIBLE, "True", "AssumedJoined", "Fleet spec.clusterEligibility is AssumeJoined"
+        )
+    return Cond(
+        ELIGIBLE, "True", "AgentHealthy", "The member agent is joined, healthy and sends heartbeats"
+    )
+
+
+def cluster_status_files(
+    views: Mapping[str, ClusterView], has_status: bool, mode: str, prior: State, now: datetime
+) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for name, view in sorted(views.items()):
+        path = f"status/clusters/{name}.yaml"
+        doc = view.cluster.model_dump(by_alias=True, exclude_none=True, mode="json")
+        status = dict(doc.get("status") or {})
+        reported = [c for c in status.get("conditions") or [] if c.get("type") != ELIGIBLE]
+        verdict = timed(
+            [_eligibility_cond(view, has_status, mode)], _prior_conditions(prior, path), 0, now
+        )
+        verdict_dump = [
+            {k: v for k, v in c.items() if k != "observedGeneration"} for c in _dump(verdict)
+        ]
+        status["conditions"] = sorted(reported + verdict_dump, key=lambda c: str(c.get("type")))
+        files[path] = yaml_bytes({**doc, "status": status})
+    return files

@@ -1,0 +1,106 @@
+"""Renderers: turn a fleet repository's source files into a validated `FleetSnapshot`.
+
+`load_fleet(tree)` is the one entry point the CLI and the reconciler call. Order: `fleet.yaml`
+is read first (its `spec.limits` govern everything after it, so limits are only ever read from
+`fleet.yaml`, parsed with the default limits); then plain YAML files and kustomize directories
+are rendered; then Jinja2 templates, which see the Fleet values and the cluster inventory
+declared by the plain and kustomize files. Clusters that templates generate are not visible to
+other templates (there is one template pass, no fixed point). Everything ends in
+`gitfleet.load.snapshot.build_snapshot`, with the tree's own listing errors. Templates see the
+Fleet object wherever it is declared (outside templates), but only `fleet.yaml` sets limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gitfleet.api import Fleet
+from gitfleet.api.errors import FleetError
+from gitfleet.api.limits import DEFAULT_LIMITS
+from gitfleet.load.model import FleetSnapshot, SourceDoc
+from gitfleet.load.snapshot import build_snapshot, read_fleet_settings
+from gitfleet.load.yamlio import parse_documents
+from gitfleet.repo.tree import Tree
+from renderers.base import RenderContext, TemplateContext, read_source
+from renderers.registry import default_renderers, plan_units
+
+FLEET_FILE = "fleet.yaml"
+INVENTORY_KINDS = ("MemberCluster", "ClusterProfile")
+PAYLOAD_DIR = "resources/"
+
+__all__ = ["FLEET_FILE", "build_template_context", "load_fleet", "read_settings"]
+
+
+def read_settings(tree: Tree) -> tuple[list[SourceDoc], list[FleetError]]:
+    """The documents of `fleet.yaml` (empty when absent), parsed with the default limits."""
+    if FLEET_FILE not in tree.files():
+        return [], []
+    text, error = read_source(tree, FLEET_FILE, DEFAULT_LIMITS)
+    if text is None:
+        return [], [error] if error else []
+    return parse_documents(FLEET_FILE, text, DEFAULT_LIMITS)
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped
+
+
+def _cluster_entry(cluster: Any) -> dict[str, Any]:
+    body = _dump(cluster)
+    metadata, spec = body.get("metadata") or {}, body.get("spec") or {}
+    properties = (body.get("status") or {}).get("properties") or {}
+    return {
+        "name": metadata.get("name", ""),
+        "labels": dict(sorted((metadata.get("labels") or {}).items())),
+        "taints": list(spec.get("taints") or []),
+        "properties": {k: v.get("value") for k, v in sorted(properties.items())},
+    }
+
+
+def build_template_context(
+    fleet: Fleet, docs: Sequence[SourceDoc], commit: str | None = None
+) -> TemplateContext:
+    """Template variables from the Fleet and the valid MemberClusters/ClusterProfiles in `docs`."""
+    inventory = [
+        d
+        for d in docs
+        if d.body.get("kind") in INVENTORY_KINDS and not d.file.startswith(PAYLOAD_DIR)
+    ]
+    clusters: Mapping[str, Any] = build_snapshot(inventory, [], commit=commit).clusters
+    fleet_body = _dump(fleet)
+    return TemplateContext(
+        values=dict((fleet_body.get("spec") or {}).get("values") or {}),
+        clusters=tuple(_cluster_entry(clusters[name]) for name in sorted(clusters)),
+        fleet=fleet_body,
+    )
+
+
+def load_fleet(tree: Tree) -> FleetSnapshot:
+    """Render every source file of `tree` and build the validated snapshot."""
+    settings, errors = read_settings(tree)
+    fleet, _ = read_fleet_settings(settings)  # problems are reported by build_snapshot
+    limits = fleet.limits()
+    plan = plan_units(tree, limits)
+    renderers = default_renderers()
+    ctx = RenderContext(tree, limits)
+    docs: list[SourceDoc] = []
+    if any(u.path == FLEET_FILE for u in plan.of("plain")):
+        docs.extend(settings)
+    else:
+        errors = []
+    for name in ("plain", "kustomize"):
+        units = [u for u in plan.of(name) if u.path != FLEET_FILE]
+        found, problems = renderers[name].render(units, ctx)
+        docs.extend(found)
+        errors.extend(problems)
+    declared, _ = read_fleet_settings(docs)  # the Fleet may live outside fleet.yaml
+    template = build_template_context(declared, docs, tree.commit)
+    found, problems = renderers["jinja"].render(
+        plan.of("jinja"), RenderContext(tree, limits, template)
+    )
+    docs.extend(found)
+    errors.extend(problems)
+    docs.sort(key=lambda d: (d.file, d.doc))
+    return build_snapshot(docs, [*errors, *tree.errors], commit=tree.commit)

@@ -1,0 +1,126 @@
+"""GitTree on real temporary git repositories: listing, reading, refusals, parity with
+WorkdirTree, ref validation and process cleanup."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitfleet.repo.gitcmd import GitError
+from gitfleet.repo.gitread import GitTree
+from gitfleet.repo.workdir import WorkdirTree
+
+FILES = {
+    "fleet.yaml": b"apiVersion: gitfleet.io/v1alpha1\nkind: Fleet\n",
+    "clusters/east.yaml": b"east\n",
+    "resources/app/cm.yaml": b"\xef\xbb\xbfbom and caf\xc3\xa9\n",
+    "resources/bin.dat": bytes(range(256)) * 40,
+    "resources/empty.yaml": b"",
+    "scripts/run.sh": b"#!/bin/sh\n",
+    ".github/workflows/ci.yaml": b"hidden\n",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+    }
+    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+    return out.stdout.decode().strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "fleet"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    for rel, data in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    os.chmod(root / "scripts/run.sh", 0o755)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def test_git_and_workdir_trees_agree(repo: Path) -> None:
+    with GitTree.open(repo, "main") as tree:
+        work = WorkdirTree(repo)
+        assert tree.files() == work.files() == sorted(p for p in FILES if not p.startswith("."))
+        for path in tree.files():
+            assert tree.read(path) == work.read(path) == FILES[path]
+            assert tree.size(path) == work.size(path) == len(FILES[path])
+        assert tree.errors == work.errors == []
+        assert tree.commit == git(repo, "rev-parse", "HEAD")
+        assert work.commit is None
+
+
+def test_reads_a_commit_not_the_checkout(repo: Path) -> None:
+    first = git(repo, "rev-parse", "HEAD")
+    (repo / "clusters/east.yaml").write_bytes(b"changed\n")
+    git(repo, "commit", "-qam", "second")
+    (repo / "clusters/east.yaml").write_bytes(b"uncommitted\n")
+    with GitTree.open(repo, first) as old, GitTree.open(repo, "main") as new:
+        assert old.read("clusters/east.yaml") == b"east\n"
+        assert new.read("clusters/east.yaml") == b"changed\n"
+        assert old.commit == first
+
+
+def test_symlink_and_submodule_are_refused(repo: Path) -> None:
+    (repo / "resources/link.yaml").symlink_to("../fleet.yaml")
+    git(repo, "add", "resources/link.yaml")
+    blob = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{blob},vendor/sub")
+    git(repo, "commit", "-q", "-m", "link and submodule")
+    with GitTree.open(repo, "HEAD") as tree:
+        assert "resources/link.yaml" not in tree.files()
+        assert "vendor/sub" not in tree.files()
+        messages = {e.file: e.message for e in tree.errors}
+        assert "symbolic links are not allowed" in messages["resources/link.yaml"]
+        assert "submodules are not supported" in messages["vendor/sub"]
+        assert tree.read("fleet.yaml") == FILES["fleet.yaml"]
+    assert not (repo / "vendor/sub").exists()
+
+
+@pytest.mark.parametrize(
+    ("ref", "fragment"),
+    [
+        ("--output=/tmp/x", "invalid ref"),
+        ("-n", "invalid ref"),
+        ("main..other", "invalid ref"),
+        ("no-such-branch", "failed"),
+        ("0" * 40, "failed"),
+    ],
+)
+def test_bad_refs(repo: Path, ref: str, fragment: str) -> None:
+    with pytest.raises(GitError, match=fragment):
+        GitTree.open(repo, ref)
+
+
+def test_unlisted_paths_and_close(repo: Path) -> None:
+    tree = GitTree.open(repo, "main")
+    with pytest.raises(KeyError):
+        tree.read(".github/workflows/ci.yaml")
+    with pytest.raises(KeyError):
+        tree.read("../outside")
+    assert tree.read("fleet.yaml") == FILES["fleet.yaml"]
+    proc = tree._batch
+    assert proc is not None and proc.poll() is None
+    tree.close()
+    assert proc.poll() is not None
+    tree.close()
+    assert tree.read("clusters/east.yaml") == b"east\n"  # restarts on demand
+    tree.close()
+
+
+def test_bare_repository(repo: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    with GitTree.open(bare, "main") as tree:
+        assert tree.read("clusters/east.yaml") == b"east\n"

@@ -1,0 +1,83 @@
+"""gitcmd: URL redaction, environment hardening, ref validation, redacted errors."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitfleet.repo.gitcmd import GitError, git_argv, git_env, redact_url, run_git, validate_ref
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("https://user:pass@host/x.git", "https://***@host/x.git"),
+        ("fatal: https://tok@github.com/o/r: 403", "fatal: https://***@github.com/o/r: 403"),
+        ("ssh://git@host:22/r", "ssh://***@host:22/r"),
+        ("HTTPS://a:b@h", "HTTPS://***@h"),
+        ("https://host/no-credentials", "https://host/no-credentials"),
+        ("git@github.com:o/r.git", "git@github.com:o/r.git"),
+        ("a https://u:p@x and http://v:q@y", "a https://***@x and http://***@y"),
+    ],
+)
+def test_redact_url(text: str, expected: str) -> None:
+    assert redact_url(text) == expected
+
+
+def test_git_env_is_hardened(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_DIR", "/elsewhere")
+    monkeypatch.setenv("GIT_WORK_TREE", "/elsewhere")
+    monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -i key")
+    env = git_env()
+    assert env["GIT_ALLOW_PROTOCOL"] == "file:https:ssh"
+    assert env["GIT_TERMINAL_PROMPT"] == "0"
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1"
+    assert "GIT_DIR" not in env and "GIT_WORK_TREE" not in env
+    assert env["GIT_SSH_COMMAND"] == "ssh -i key"
+    assert git_argv(Path("/r"), "status")[:3] == ["git", "-c", "protocol.ext.allow=never"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("ref", "ok"),
+    [
+        ("main", True),
+        ("HEAD", True),
+        ("refs/heads/feature/x", True),
+        ("origin/main", True),
+        ("a" * 40, True),
+        ("-rf", False),
+        ("--upload-pack=evil", False),
+        ("a..b", False),
+        ("main~1", False),
+        ("with space", False),
+        ("", False),
+        ("x\nfoo", False),
+        ("ext::sh -c evil", False),
+    ],
+)
+def test_validate_ref(repo: Path, ref: str, ok: bool) -> None:
+    if ok:
+        validate_ref(repo, ref)
+    else:
+        with pytest.raises(GitError, match="invalid ref"):
+            validate_ref(repo, ref)
+
+
+def test_ext_protocol_is_blocked(repo: Path) -> None:
+    with pytest.raises(GitError) as info:
+        run_git(repo, ["ls-remote", "ext::sh -c touch% /tmp/pwned"], timeout=30)
+    assert "ext" in str(info.value)
+
+
+def test_errors_are_redacted(repo: Path) -> None:
+    with pytest.raises(GitError) as info:
+        run_git(repo, ["ls-remote", "https://user:s3cret@127.0.0.1:1/r.git"], timeout=30)
+    assert "s3cret" not in str(info.value)
