@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
+from gitfleet.load.model import Resource
 from reconciler.output import (
     canonical_json,
     content_hash,
@@ -32,7 +33,7 @@ from reconciler.schedule.cycle import (
     schedule_pick_all,
     schedule_pick_fixed,
 )
-from reconciler.select import ResourceIndex, Selection, select_resources
+from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
 from reconciler.state import Binding, PlacementState, Snapshot
 from reconciler.status import Cond
 
@@ -88,6 +89,15 @@ class PlacementPlan:
 
     def bound_clusters(self) -> list[str]:
         return sorted(b.cluster for b in self.state.bindings if b.state == BOUND)
+
+
+def resource_id(sel: SelectedResource) -> str:
+    """`group/kind/namespace/name` of a selected resource (version-independent)."""
+    return f"{sel.group}/{sel.kind}/{sel.namespace}/{sel.name}"
+
+
+def _issue_id(res: Resource) -> str:
+    return f"{res.group}/{res.kind}/{res.namespace}/{res.name}"
 
 
 def _sha(obj: Any) -> str:
@@ -192,12 +202,16 @@ def _hold_reasons(
 ) -> list[str]:
     """Why this placement must keep its previous output instead of the new selection."""
     reasons = []
-    if selection.invalid and prior.resource_snapshots:
-        # Something was placed before: keep it. On a first placement the valid objects go out
-        # and the invalid ones are reported (the index lists them as errors).
-        files = ", ".join(sorted({i.origin.file for i in selection.invalid}))
-        reasons.append(f"keeps its previous output: selected objects are invalid in {files}")
-    failed = sorted(set(prior.source_files) & broken)
+    before = {rid for rid, _ in prior.selected}
+    invalid = sorted({i.origin.file for i in selection.invalid if _issue_id(i.resource) in before})
+    if invalid:
+        # It placed these objects before and they are invalid now: keep the last good output.
+        # Objects that were never placed are only reported (the index lists them as errors).
+        reasons.append(
+            f"keeps its previous output: selected objects are invalid in {', '.join(invalid)}"
+        )
+    now = {resource_id(s) for s in selection.resources}
+    failed = sorted({f for rid, f in prior.selected if rid not in now and f in broken})
     if failed:
         files = ", ".join(failed)
         reasons.append(f"keeps its previous output: files it selected from failed to load: {files}")
@@ -230,6 +244,7 @@ def place(
     outcome = _schedule(placement, prior, views, policy_index)
     if isinstance(outcome, str):
         plan.errors.append(("spec.policy", outcome))
+        plan.scheduled = replace(plan.scheduled, message=f"Scheduling has not completed: {outcome}")
         plan.held = True
         return plan
     plan.decisions = outcome.decisions
@@ -249,7 +264,7 @@ def place(
         plan.state,
         resource_snapshots=resources,
         bindings=_bind(outcome.bindings, resources[-1].index),
-        source_files=tuple(sorted({s.origin.file for s in selection.resources})),
+        selected=tuple(sorted((resource_id(s), s.origin.file) for s in selection.resources)),
     )
     return plan
 

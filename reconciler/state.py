@@ -52,9 +52,9 @@ class PlacementState:
     policy_snapshots: tuple[Snapshot, ...] = ()
     resource_snapshots: tuple[Snapshot, ...] = ()
     bindings: tuple[Binding, ...] = ()
-    source_files: tuple[str, ...] = ()
-    """Files of the resources this placement selected (a placement that used a file that now
-    fails to load keeps its previous output)."""
+    selected: tuple[tuple[str, str], ...] = ()
+    """(resource id, source file) of every resource the placement selected last time: when one
+    of them is missing now because its file fails to load, the placement keeps its output."""
     origin_file: str = ""
 
     def latest_policy(self) -> Snapshot | None:
@@ -104,7 +104,7 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
         "policySnapshots": _snapshots_to_yaml(ps.policy_snapshots),
         "resourceSnapshots": _snapshots_to_yaml(ps.resource_snapshots),
         "bindings": [_binding_to_yaml(b) for b in ps.bindings],
-        "sourceFiles": list(ps.source_files),
+        "selected": [{"id": rid, "file": f} for rid, f in ps.selected],
     }
 
 
@@ -146,7 +146,7 @@ def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
         policy_snapshots=_snapshots(doc.get("policySnapshots")),
         resource_snapshots=_snapshots(doc.get("resourceSnapshots")),
         bindings=_bindings(doc.get("bindings")),
-        source_files=tuple(str(f) for f in doc.get("sourceFiles") or []),
+        selected=tuple((str(r["id"]), str(r["file"])) for r in doc.get("selected") or []),
     )
 
 

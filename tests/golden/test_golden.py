@@ -9,6 +9,7 @@ no-op pass). Regenerate with `make golden-update` after an intended change, and 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,9 @@ UPDATE = os.environ.get("GITFLEET_UPDATE_GOLDEN") == "1"
 
 def render_case(case: Path, prior: State) -> dict[str, bytes]:
     spec = yaml.safe_load((case / "case.yaml").read_text()) or {}
+    for tool in spec.get("requires", []):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{case.name} needs {tool}, which is not on PATH")
     fleet = load_fleet(WorkdirTree((case / spec.get("fleet", "fleet")).resolve()))
     statuses = None
     if "clusterStatus" in spec:
