@@ -19,11 +19,13 @@ from reconciler.placement import PlacementPlan
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import PlacementState, State
 
-Claim = tuple[str, tuple[str, str, str, str]]
-"""(cluster, (group, kind, namespace, name))."""
+Ident = tuple[str, str, str, str]
+"""(group, kind, namespace, name) of an object, version-independent."""
+Claim = tuple[str, Ident]
+"""(cluster, object)."""
 
 
-def _ident_key(ident: Mapping[str, Any]) -> tuple[str, str, str, str]:
+def _ident_key(ident: Mapping[str, Any]) -> Ident:
     api_version = str(ident.get("apiVersion", ""))
     group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
     return (
@@ -62,31 +64,114 @@ def _live_entry(plan: PlacementPlan) -> dict[str, Any]:
     return entry
 
 
-class _Layout:
-    """Accumulates files, index entries and claims while the clusters are assembled."""
+def _owners(
+    plans: Mapping[str, PlacementPlan],
+    held: Mapping[str, dict[str, dict[str, Any]]],
+    prior_owner: Mapping[Claim, str],
+) -> dict[Claim, str]:
+    """Owner of every (cluster, object) that two placements produce. Only objects that appear in
+    more than one placement are examined, so the common case costs one pass over manifests."""
+    by_object: dict[Ident, set[str]] = defaultdict(set)
+    for key, plan in plans.items():
+        if not plan.held:
+            for m in plan.manifests:
+                by_object[_ident_key(m.identity)].add(key)
+    claims: dict[Claim, list[str]] = defaultdict(list)
+    for key, per_cluster in held.items():
+        for cluster, entry in per_cluster.items():
+            for obj in entry.get("objects") or []:
+                claims[(cluster, _ident_key(obj))].append(key)
+    shared = {ident for ident, keys in by_object.items() if len(keys) > 1}
+    shared |= {ident for _, ident in claims}
+    for ident in shared:
+        for key in sorted(by_object.get(ident, ())):
+            for cluster in plans[key].bound_clusters():
+                claims[(cluster, ident)].append(key)
+    owners = {}
+    for claim, keys in claims.items():
+        if len(keys) > 1:
+            previous = prior_owner.get(claim)
+            owners[claim] = previous if previous in keys else min(keys)
+    return owners
 
-    def __init__(self, prior_index: dict[str, dict[str, dict[str, Any]]]) -> None:
-        self.prior_owner: dict[Claim, str] = {}
-        for cluster, entries in prior_index.items():
-            for key, entry in entries.items():
-                for obj in entry.get("objects") or []:
-                    self.prior_owner[(cluster, _ident_key(obj))] = key
-        self.claims: dict[Claim, list[str]] = defaultdict(list)
 
-    def claim(self, cluster: str, ident: Mapping[str, Any], key: str) -> None:
-        self.claims[(cluster, _ident_key(ident))].append(key)
-
-    def owner(self, cluster: str, ident: Mapping[str, Any]) -> str:
-        claim = (cluster, _ident_key(ident))
-        keys = self.claims[claim]
-        prior = self.prior_owner.get(claim)
-        return prior if prior in keys else min(keys)
+def _prior_owners(prior_index: dict[str, dict[str, dict[str, Any]]]) -> dict[Claim, str]:
+    return {
+        (cluster, _ident_key(obj)): key
+        for cluster, entries in prior_index.items()
+        for key, entry in entries.items()
+        for obj in entry.get("objects") or []
+    }
 
 
 def _held_entries(
     key: str, prior_index: dict[str, dict[str, dict[str, Any]]], views: Mapping[str, ClusterView]
 ) -> dict[str, dict[str, Any]]:
     return {c: e[key] for c, e in prior_index.items() if key in e and c in views}
+
+
+def _write_held(
+    held: Mapping[str, dict[str, dict[str, Any]]],
+    prior: State,
+    files: dict[str, bytes],
+    index: dict[str, list[dict[str, Any]]],
+) -> None:
+    """Held placements keep exactly the files and index entries of the previous output."""
+    for key, per_cluster in sorted(held.items()):
+        for cluster, entry in per_cluster.items():
+            for obj in entry.get("objects") or []:
+                path = cluster_path(cluster, key, str(obj["file"]))
+                if path in prior.output:
+                    files[path] = prior.output[path]
+            index[cluster].append(entry)
+
+
+def _describe(identity: Mapping[str, str]) -> str:
+    ns = identity.get("namespace")
+    return f"{identity['kind']} {ns + '/' if ns else ''}{identity['name']}"
+
+
+def _write_live(
+    plans: Mapping[str, PlacementPlan],
+    owners: Mapping[Claim, str],
+    files: dict[str, bytes],
+    index: dict[str, list[dict[str, Any]]],
+) -> dict[tuple[str, str, str], list[str]]:
+    """Files and index entries of placements that render now; returns the conflicts lost."""
+    lost: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for key, plan in sorted(plans.items()):
+        if plan.held:
+            continue
+        header = _live_entry(plan)
+        for cluster in plan.bound_clusters():
+            objects = []
+            for m in plan.manifests:
+                winner = owners.get((cluster, _ident_key(m.identity)), key) if owners else key
+                if winner != key:
+                    what = _describe(m.identity)
+                    lost[(key, winner, what)].append(cluster)
+                    plan.sync_errors[cluster] = (
+                        f"{what} is also placed by placement {winner} on this cluster"
+                    )
+                    continue
+                files[cluster_path(cluster, key, m.file)] = m.data
+                objects.append(m.entry)
+            index[cluster].append({**header, "objects": objects})
+    return lost
+
+
+def _report_conflicts(
+    plans: Mapping[str, PlacementPlan], lost: Mapping[tuple[str, str, str], list[str]]
+) -> None:
+    for (key, winner, what), clusters in sorted(lost.items()):
+        names = ", ".join(sorted(clusters)[:5]) + (", ..." if len(clusters) > 5 else "")
+        plans[key].errors.append(
+            (
+                "spec.resourceSelectors",
+                f"conflict: {what} is also placed by placement {winner} on "
+                f"{len(clusters)} cluster(s) ({names}); it stays with {winner}",
+            )
+        )
 
 
 def assemble_clusters(
@@ -96,53 +181,14 @@ def assemble_clusters(
     views: Mapping[str, ClusterView],
 ) -> dict[str, bytes]:
     """Every `clusters/...` file of the new output tree."""
-    prior_index = read_prior_index(prior.output)
-    layout = _Layout(prior_index)
-    held = {k: _held_entries(k, prior_index, views) for k, p in plans.items() if p.held}
-    held |= {k: _held_entries(k, prior_index, views) for k in kept}
-    for key, per_cluster in held.items():
-        for cluster, entry in per_cluster.items():
-            for obj in entry.get("objects") or []:
-                layout.claim(cluster, obj, key)
-    live = {k: p for k, p in plans.items() if not p.held}
-    for key, plan in live.items():
-        for cluster in plan.bound_clusters():
-            for m in plan.manifests:
-                layout.claim(cluster, m.identity, key)
+    held_keys = sorted({k for k, p in plans.items() if p.held} | set(kept))
+    prior_index = read_prior_index(prior.output) if prior.output else {}
+    held = {k: _held_entries(k, prior_index, views) for k in held_keys}
+    owners = _owners(plans, held, _prior_owners(prior_index))
     files: dict[str, bytes] = {}
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for key, per_cluster in sorted(held.items()):
-        for cluster, entry in per_cluster.items():
-            for obj in entry.get("objects") or []:
-                path = cluster_path(cluster, key, str(obj["file"]))
-                if path in prior.output:
-                    files[path] = prior.output[path]
-            index[cluster].append(entry)
-    conflicts: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for key, plan in sorted(live.items()):
-        for cluster in plan.bound_clusters():
-            objects = []
-            for m in plan.manifests:
-                winner = layout.owner(cluster, m.identity)
-                if winner != key:
-                    what = f"{m.identity['kind']} {m.identity.get('namespace', '')}/{m.identity['name']}".replace(
-                        " /", " "
-                    )
-                    conflicts[(key, winner, what)].append(cluster)
-                    plan.sync_errors[cluster] = (
-                        f"{what} is also placed by placement {winner} on this cluster"
-                    )
-                    continue
-                files[cluster_path(cluster, key, m.file)] = m.data
-                objects.append({**m.identity, "file": m.file, "hash": m.hash})
-            index[cluster].append({**_live_entry(plan), "objects": objects})
-    for (key, winner, what), clusters in sorted(conflicts.items()):
-        plans[key].errors.append(
-            (
-                "spec.resourceSelectors",
-                f"conflict: {what} is also placed by placement {winner} on {len(clusters)} cluster(s) ({', '.join(sorted(clusters)[:5])}{', ...' if len(clusters) > 5 else ''}); it stays with {winner}",
-            )
-        )
+    _write_held(held, prior, files, index)
+    _report_conflicts(plans, _write_live(plans, owners, files, index))
     for cluster, entries in index.items():
         files[cluster_path(cluster, "index.yaml")] = yaml_bytes(index_doc(cluster, entries))
     return files

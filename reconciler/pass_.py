@@ -116,7 +116,7 @@ def reconcile(
     plans, origins, errors = _plan_all(fleet, prior, views)
     kept = _kept_states(fleet, prior, plans)
     files = assemble_clusters(plans, kept, prior, views)
-    files.update(placement_status_files(fleet, plans, prior, now))
+    files.update(placement_status_files(plans, prior, now))
     files.update(
         cluster_status_files(
             views, statuses is not None, fleet.fleet.spec.cluster_eligibility, prior, now

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
@@ -60,6 +61,11 @@ class Manifest:
     data: bytes
     identity: Mapping[str, str]
     hash: str
+
+    @cached_property
+    def entry(self) -> dict[str, str]:
+        """This object's entry in a cluster's index.yaml."""
+        return {**self.identity, "file": self.file, "hash": self.hash}
 
 
 @dataclass

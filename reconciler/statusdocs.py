@@ -16,7 +16,6 @@ from typing import Any
 import yaml
 
 from gitfleet.api import Condition
-from gitfleet.load.model import FleetSnapshot
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.schedule.clusters import ClusterView
@@ -139,7 +138,7 @@ def placement_status_doc(
 
 
 def placement_status_files(
-    fleet: FleetSnapshot, plans: Mapping[str, PlacementPlan], prior: State, now: datetime
+    plans: Mapping[str, PlacementPlan], prior: State, now: datetime
 ) -> dict[str, bytes]:
     return {
         f"status/placements/{key}.yaml": yaml_bytes(
