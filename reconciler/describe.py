@@ -1,0 +1,135 @@
+"""`gitfleet status`: placement and cluster status documents as people read them.
+
+Formats the status files of the output tree (`status/placements/<key>.yaml`,
+`status/clusters/<name>.yaml`, `clusters/<name>/index.yaml`) the way `kubectl describe crp` and
+`kubectl describe membercluster` lay them out. Pure text formatting; called by the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+ROLLOUT_COLUMNS = (
+    "Scheduled",
+    "RolloutStarted",
+    "Overridden",
+    "WorkSynchronized",
+    "Applied",
+    "Available",
+)
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        "  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
+
+
+def _conditions(conds: Sequence[Mapping[str, Any]], prefix: str = "") -> list[str]:
+    if not conds:
+        return ["  <none>"]
+    rows = [("TYPE", "STATUS", "REASON", "SINCE", "MESSAGE")]
+    for c in conds:
+        ctype = str(c.get("type", "")).removeprefix(prefix)
+        rows.append(
+            (
+                ctype,
+                str(c.get("status", "")),
+                str(c.get("reason", "")),
+                str(c.get("lastTransitionTime", "")),
+                str(c.get("message", "")),
+            )
+        )
+    return _table(rows)
+
+
+def _resource(r: Mapping[str, Any]) -> str:
+    gv = f"{r['group']}/{r.get('version', '')}" if r.get("group") else str(r.get("version", ""))
+    ns = f"{r['namespace']}/" if r.get("namespace") else ""
+    return f"{gv}/{r.get('kind', '')} {ns}{r.get('name', '')}"
+
+
+def _per_cluster(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    if not entries:
+        return ["  <none>"]
+    rows = [("CLUSTER", "INDEX", *(c.upper() for c in ROLLOUT_COLUMNS))]
+    notes = []
+    for e in entries:
+        by_type = {str(c.get("type")): c for c in e.get("conditions") or []}
+        name = str(e.get("clusterName", "(not scheduled)"))
+        rows.append(
+            (
+                name,
+                str(e.get("observedResourceIndex", "-")),
+                *(str(by_type[t].get("status")) if t in by_type else "-" for t in ROLLOUT_COLUMNS),
+            )
+        )
+        failed = [c for c in by_type.values() if c.get("status") != "True"]
+        if failed:
+            c = failed[0]
+            notes.append(
+                f"  {name}: {c.get('type')} {c.get('status')} ({c.get('reason')}): {c.get('message')}"
+            )
+    return _table(rows) + (["", *notes] if notes else [])
+
+
+def describe_placement(doc: Mapping[str, Any]) -> str:
+    """A placement status document as text."""
+    meta, spec, status = doc.get("metadata") or {}, doc.get("spec") or {}, doc.get("status") or {}
+    policy = spec.get("policy") or {}
+    kind = str(doc.get("kind", ""))
+    lines = [
+        f"Name:                    {meta.get('name', '')}",
+        *([f"Namespace:               {meta['namespace']}"] if meta.get("namespace") else []),
+        f"Kind:                    {kind}",
+        f"Generation:              {meta.get('generation', '')}",
+        f"Placement Type:          {policy.get('placementType', 'PickAll')}",
+    ]
+    if policy.get("clusterNames"):
+        lines.append(f"Cluster Names:           {', '.join(policy['clusterNames'])}")
+    if policy.get("numberOfClusters") is not None:
+        lines.append(f"Number Of Clusters:      {policy['numberOfClusters']}")
+    lines.append(f"Resource Snapshot Index: {status.get('observedResourceIndex', '-')}")
+    selected = status.get("selectedResources") or []
+    lines += [f"Selected Resources ({len(selected)}):", *(f"  {_resource(r)}" for r in selected)]
+    lines += ["Conditions:", *_conditions(status.get("conditions") or [], kind)]
+    lines += ["Per Cluster:", *_per_cluster(status.get("perClusterPlacementStatuses") or [])]
+    return "\n".join(lines) + "\n"
+
+
+def _taint(taint: Mapping[str, Any]) -> str:
+    value = f"={taint['value']}" if taint.get("value") else ""
+    return f"{taint.get('key', '')}{value}:{taint.get('effect', '')}"
+
+
+def describe_cluster(doc: Mapping[str, Any], index: Mapping[str, Any] | None) -> str:
+    """A MemberCluster status document (plus its index.yaml, if any) as text."""
+    meta, spec, status = doc.get("metadata") or {}, doc.get("spec") or {}, doc.get("status") or {}
+    labels = meta.get("labels") or {}
+    lines = [
+        f"Name:        {meta.get('name', '')}",
+        f"Labels:      {', '.join(f'{k}={v}' for k, v in sorted(labels.items())) or '<none>'}",
+        f"Taints:      {', '.join(_taint(t) for t in spec.get('taints') or []) or '<none>'}",
+    ]
+    for agent in status.get("agentStatus") or []:
+        lines.append(
+            f"Agent:       {agent.get('type')} last heartbeat {agent.get('lastReceivedHeartbeat', '-')}"
+        )
+    props = status.get("properties") or {}
+    if props:
+        lines += ["Properties:", *(f"  {k}: {v.get('value')}" for k, v in sorted(props.items()))]
+    lines += ["Conditions:", *_conditions(status.get("conditions") or [])]
+    placements = (index or {}).get("placements") or []
+    rows = [("PLACEMENT", "RESOURCE INDEX", "OBJECTS")]
+    rows += [
+        (
+            str(p.get("key")),
+            str(p.get("resourceSnapshotIndex", "-")),
+            str(len(p.get("objects") or [])),
+        )
+        for p in placements
+    ]
+    lines += ["Placements:", *(_table(rows) if placements else ["  <none>"])]
+    return "\n".join(lines) + "\n"

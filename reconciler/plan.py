@@ -1,0 +1,155 @@
+"""`gitfleet plan`: what a change does to the fleet, from two rendered output trees.
+
+`plan_changes` compares the output of the base revision with the output of the head revision
+(both computed by the pure pass, without any cluster credentials) and reports, per placement, the
+clusters gained and lost and, per cluster, the objects added, changed and removed with unified
+diffs of the rendered manifests. Secret values never appear: Secret manifests are diffed with their
+values replaced by a short digest, so a reviewer sees which keys changed. Pure; the CLI formats.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from reconciler.output import yaml_bytes
+
+MAX_DIFF_LINES = 400
+"""Diff lines shown per object; longer diffs are cut with a note."""
+
+
+@dataclass(frozen=True)
+class ObjectChange:
+    """One object of one cluster that the change adds, changes or removes."""
+
+    file: str
+    change: str
+    """added, changed or removed."""
+    diff: str
+
+
+@dataclass
+class PlacementChanges:
+    """What the change does to one placement."""
+
+    key: str
+    gained: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    clusters: dict[str, list[ObjectChange]] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        out = {"added": 0, "changed": 0, "removed": 0}
+        for changes in self.clusters.values():
+            for c in changes:
+                out[c.change] += 1
+        return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The whole report."""
+
+    placements: tuple[PlacementChanges, ...]
+    errors: tuple[str, ...]
+
+    def totals(self) -> dict[str, int]:
+        out = {"placements": len(self.placements), "added": 0, "changed": 0, "removed": 0}
+        clusters: set[str] = set()
+        for p in self.placements:
+            for k, v in p.counts().items():
+                out[k] += v
+            clusters.update(p.clusters, p.gained, p.lost)
+        out["clusters"] = len(clusters)
+        out["errors"] = len(self.errors)
+        return out
+
+
+def _bindings(files: Mapping[str, bytes]) -> dict[str, set[str]]:
+    """placement key -> clusters whose index lists it."""
+    out: dict[str, set[str]] = {}
+    for path, data in files.items():
+        parts = path.split("/")
+        if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
+            continue
+        doc = yaml.load(data, Loader=yaml.CSafeLoader) or {}
+        for entry in doc.get("placements") or []:
+            out.setdefault(str(entry.get("key")), set()).add(parts[1])
+    return out
+
+
+def _objects(files: Mapping[str, bytes]) -> dict[tuple[str, str], dict[str, bytes]]:
+    """(placement key, cluster) -> object file -> bytes."""
+    out: dict[tuple[str, str], dict[str, bytes]] = {}
+    for path, data in files.items():
+        parts = path.split("/")
+        if len(parts) == 4 and parts[0] == "clusters":
+            out.setdefault((parts[2], parts[1]), {})[parts[3]] = data
+    return out
+
+
+def redact_secret(data: bytes) -> bytes:
+    """A Secret manifest with every data/stringData value replaced by a digest of it."""
+    doc: Any = yaml.load(data, Loader=yaml.CSafeLoader)
+    if not (
+        isinstance(doc, dict) and doc.get("kind") == "Secret" and doc.get("apiVersion") == "v1"
+    ):
+        return data
+    for section in ("data", "stringData"):
+        values = doc.get(section)
+        if isinstance(values, dict):
+            doc[section] = {
+                k: f"(redacted, sha256 {hashlib.sha256(str(v).encode()).hexdigest()[:12]})"
+                for k, v in values.items()
+            }
+    return yaml_bytes(doc)
+
+
+def _diff(path: str, old: bytes | None, new: bytes | None) -> str:
+    a = redact_secret(old).decode().splitlines(keepends=True) if old is not None else []
+    b = redact_secret(new).decode().splitlines(keepends=True) if new is not None else []
+    lines = list(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
+    if len(lines) > MAX_DIFF_LINES:
+        cut = len(lines) - MAX_DIFF_LINES
+        lines = [*lines[:MAX_DIFF_LINES], f"... {cut} more diff lines not shown\n"]
+    return "".join(lines)
+
+
+def _object_changes(
+    key: str, cluster: str, old: Mapping[str, bytes], new: Mapping[str, bytes]
+) -> list[ObjectChange]:
+    changes = []
+    for name in sorted(set(old) | set(new)):
+        before, after = old.get(name), new.get(name)
+        if before == after:
+            continue
+        kind = "added" if before is None else "removed" if after is None else "changed"
+        path = f"clusters/{cluster}/{key}/{name}"
+        changes.append(ObjectChange(name, kind, _diff(path, before, after)))
+    return changes
+
+
+def plan_changes(
+    base: Mapping[str, bytes], head: Mapping[str, bytes], errors: tuple[str, ...] = ()
+) -> Plan:
+    """Compare two output trees (path -> bytes)."""
+    base_bind, head_bind = _bindings(base), _bindings(head)
+    base_obj, head_obj = _objects(base), _objects(head)
+    plans: dict[str, PlacementChanges] = {}
+    for key in sorted(set(base_bind) | set(head_bind)):
+        plan = PlacementChanges(key)
+        before, after = base_bind.get(key, set()), head_bind.get(key, set())
+        plan.gained, plan.lost = sorted(after - before), sorted(before - after)
+        for cluster in sorted(before | after):
+            old = base_obj.get((key, cluster), {})
+            new = head_obj.get((key, cluster), {})
+            changes = _object_changes(key, cluster, old, new)
+            if changes:
+                plan.clusters[cluster] = changes
+        if plan.gained or plan.lost or plan.clusters:
+            plans[key] = plan
+    return Plan(placements=tuple(plans.values()), errors=errors)
