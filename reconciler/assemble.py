@@ -39,12 +39,12 @@ def _ident_key(ident: Mapping[str, Any]) -> Ident:
 def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[str, Any]]]:
     """cluster -> placement key -> index entry, from the previous output tree."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for path, data in output.items():
+    for path in output:
         parts = path.split("/")
         if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
             continue
         try:
-            doc = yaml.load(data, Loader=yaml.CSafeLoader) or {}
+            doc = yaml.load(output[path], Loader=yaml.CSafeLoader) or {}
             entries = {str(p["key"]): p for p in doc.get("placements") or []}
         except (yaml.YAMLError, KeyError, TypeError, AttributeError):
             continue

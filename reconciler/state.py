@@ -31,6 +31,20 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class BindingDecision:
+    """The binding's `spec.clusterDecision`: why the scheduler picked the cluster, with the
+    scores it had then (None for PickFixed, which does not score). Downscale trims by these."""
+
+    reason: str
+    affinity_score: int | None = None
+    topology_score: int | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.affinity_score is not None and self.topology_score is not None
+
+
+@dataclass(frozen=True)
 class Binding:
     """A placement's decision for one cluster (KubeFleet's ClusterResourceBinding)."""
 
@@ -40,6 +54,7 @@ class Binding:
     policy_index: int
     resource_index: int | None = None
     previous_state: str | None = None
+    decision: BindingDecision | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +104,31 @@ def _binding_to_yaml(b: Binding) -> dict[str, Any]:
         entry["resourceIndex"] = b.resource_index
     if b.previous_state:
         entry["previousState"] = b.previous_state
+    if b.decision is not None:
+        entry["clusterDecision"] = _decision_to_yaml(b.decision)
     return entry
+
+
+def _decision_to_yaml(d: BindingDecision) -> dict[str, Any]:
+    out: dict[str, Any] = {"reason": d.reason}
+    if d.scored:
+        out["clusterScore"] = {
+            "affinityScore": d.affinity_score,
+            "topologySpreadScore": d.topology_score,
+        }
+    return out
+
+
+def _decision(raw: Any) -> BindingDecision | None:
+    if raw is None:
+        return None
+    score = raw.get("clusterScore") or {}
+    affinity, topology = score.get("affinityScore"), score.get("topologySpreadScore")
+    return BindingDecision(
+        reason=str(raw["reason"]),
+        affinity_score=None if affinity is None else int(affinity),
+        topology_score=None if topology is None else int(topology),
+    )
 
 
 def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
@@ -131,6 +170,7 @@ def _bindings(raw: Any) -> tuple[Binding, ...]:
             policy_index=int(b["policyIndex"]),
             resource_index=b.get("resourceIndex"),
             previous_state=b.get("previousState"),
+            decision=_decision(b.get("clusterDecision")),
         )
         for b in raw or []
     )
@@ -155,14 +195,14 @@ def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
     skipped (their placements start afresh) rather than failing the pass."""
     placements: dict[str, PlacementState] = {}
     problems: list[str] = []
-    for path, data in sorted(files.items()):
-        if not (path.startswith("state/placements/") and path.endswith(".yaml")):
-            continue
+    for path in sorted(
+        p for p in files if p.startswith("state/placements/") and p.endswith(".yaml")
+    ):
         try:
-            doc = yaml.load(data, Loader=yaml.CSafeLoader)
+            doc = yaml.load(files[path], Loader=yaml.CSafeLoader)
             ps = parse_placement_state(doc)
-        except (yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+        except (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as exc:
             problems.append(f"{path}: unreadable state file ignored ({type(exc).__name__})")
             continue
         placements[ps.key] = ps
-    return State(placements=placements, output=dict(files)), problems
+    return State(placements=placements, output=files), problems

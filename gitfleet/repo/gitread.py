@@ -63,6 +63,10 @@ class GitTree:
     def files(self) -> list[str]:
         return sorted(self._blobs)
 
+    def oid(self, path: str) -> str:
+        """The blob id of a listed file (KeyError for an unlisted path), without reading it."""
+        return self._blobs[path].oid
+
     def size(self, path: str) -> int:
         return self._blobs[path].size
 

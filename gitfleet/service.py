@@ -1,0 +1,137 @@
+"""Operations behind the hub commands of the CLI: plan, status, history and the reconcile loop.
+
+Each function takes plain arguments, does the Git and file work through `gitfleet.repo`, calls the
+pure reconciler, and returns data or text for `gitfleet.cli` to print. Repositories are given as a
+local path or a URL; URLs (and, for `status`/`history`, paths too) are read through a private bare
+mirror in the cache directory, so the user's checkout is never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gitfleet.repo.gitread import GitTree
+from gitfleet.repo.mirror import LogEntry, Mirror
+from reconciler.describe import describe_cluster, describe_placement
+from reconciler.output import placement_key
+from reconciler.pass_ import PassResult, reconcile
+from reconciler.plan import Plan, plan_changes
+from reconciler.state import State, read_state
+from renderers import load_fleet
+
+
+def cache_dir(url: str, base: Path | None = None) -> Path:
+    """A per-repository mirror directory under `base` or the user's cache directory."""
+    root = base or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gitfleet"
+    return root / "mirrors" / hashlib.sha256(url.encode()).hexdigest()[:16]
+
+
+def open_mirror(url: str, branches: list[str], cache: Path | None = None) -> Mirror:
+    """A mirror of `url` with `branches` fetched to `refs/remotes/origin/<branch>`."""
+    mirror = Mirror.open(cache_dir(url, cache), url)
+    mirror.fetch([f"+refs/heads/{b}:refs/remotes/origin/{b}" for b in branches])
+    return mirror
+
+
+def render_revision(repo: Path, ref: str, prior: State, now: datetime) -> PassResult:
+    """The pure pass over the fleet as committed at `ref` (read from Git objects)."""
+    with GitTree.open(repo, ref) as tree:
+        fleet = load_fleet(tree)
+    return reconcile(fleet, prior, None, now)
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: Plan
+    base: str
+    head: str
+
+
+def plan_revisions(repo: Path, base: str, head: str, now: datetime) -> PlanResult:
+    """Render `base`, then `head` continuing from base's state, and compare the two outputs.
+    No cluster credentials are used: cluster status is assumed joined and healthy."""
+    before = render_revision(repo, base, State(), now)
+    prior, _ = read_state(before.files)
+    after = render_revision(repo, head, State(prior.placements, before.files), now)
+    errors = tuple(str(e) for e in after.errors)
+    with GitTree.open(repo, base) as b, GitTree.open(repo, head) as h:
+        base_id, head_id = b.commit or base, h.commit or head
+    return PlanResult(plan_changes(before.files, after.files, errors), base_id, head_id)
+
+
+def _load(data: bytes) -> Any:
+    return yaml.load(data, Loader=yaml.CSafeLoader)
+
+
+def _output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping[str, bytes]:
+    """The output tree from a render directory or from the output branch of a repository."""
+    if isinstance(source, Path) and (source / ".gitfleet-output").is_file():
+        return {
+            p.relative_to(source).as_posix(): p.read_bytes()
+            for p in source.rglob("*.yaml")
+            if p.is_file()
+        }
+    mirror = open_mirror(str(source), [branch], cache)
+    tree = GitTree.open(mirror.path, f"refs/remotes/origin/{branch}")
+    try:
+        return {p: tree.read(p) for p in tree.files() if p.startswith(("status/", "clusters/"))}
+    finally:
+        tree.close()
+
+
+def describe(
+    what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
+) -> str:
+    """`gitfleet status placement|cluster NAME`: a describe-style view, or a clear error."""
+    files = _output_files(source, branch, cache)
+    if what == "placement":
+        key = placement_key(name, namespace)
+        data = files.get(f"status/placements/{key}.yaml")
+        if data is None:
+            raise LookupError(f"placement {key} has no status in the output (is it declared?)")
+        return describe_placement(_load(data))
+    data = files.get(f"status/clusters/{name}.yaml")
+    if data is None:
+        raise LookupError(f"cluster {name} has no status in the output (is it declared?)")
+    index = files.get(f"clusters/{name}/index.yaml")
+    return describe_cluster(_load(data), _load(index) if index else None)
+
+
+def history(
+    source: str,
+    branch: str,
+    placement: str | None,
+    cluster: str | None,
+    limit: int,
+    cache: Path | None,
+) -> list[LogEntry]:
+    """Reconciler commits on the output branch, newest first, optionally filtered."""
+    mirror = open_mirror(source, [branch], cache)
+    ref = f"refs/remotes/origin/{branch}"
+    paths = [f"clusters/{cluster}"] if cluster else []
+    entries = mirror.log(ref, paths=paths, max_count=None if placement else limit)
+    if placement:
+        entries = [e for e in entries if placement in e.trailers.get("Gitfleet-Placement", [])]
+    return entries[:limit]
+
+
+def format_history(entries: list[LogEntry]) -> str:
+    lines = []
+    for e in entries:
+        t = e.trailers
+        source = (t.get("Gitfleet-Source") or ["-"])[-1][:12]
+        who = (t.get("Gitfleet-Source-Author") or ["-"])[-1]
+        lines.append(f"{e.commit[:12]}  {e.author_date}  source {source} by {who}")
+        lines.append(f"    {e.subject}")
+        for line in e.message.splitlines()[1:]:
+            if line.strip() and not line.startswith("Gitfleet-"):
+                lines.append(f"    {line}")
+    return "\n".join(lines) + ("\n" if lines else "no reconciler commits found\n")

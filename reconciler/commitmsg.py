@@ -1,0 +1,95 @@
+"""What a reconcile pass changed, for the output commit's message (the audit trail).
+
+`describe_changes` compares the new output tree with the previous output commit by blob id (no
+blob is read) and groups the changed paths by placement and cluster. `ChangeSummary.message_parts`
+gives the subject, body and trailers (`Gitfleet-Source`, `Gitfleet-Placement`,
+`Gitfleet-Clusters`) that `gitfleet history` reads back. Called by `reconciler.loop`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from gitfleet.repo.gitwrite import blob_id
+
+MAX_BODY_LINES = 200
+
+
+class ListedTree(Protocol):
+    """What describe_changes needs of the previous output: paths and blob ids."""
+
+    def files(self) -> list[str]: ...
+
+    def oid(self, path: str) -> str: ...
+
+
+@dataclass
+class ChangeSummary:
+    """Changed paths of one pass, grouped."""
+
+    initial: bool
+    placements: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    """placement key -> clusters whose files for it changed."""
+    status: set[str] = field(default_factory=set)
+    other: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.placements or self.status or self.other)
+
+    def clusters(self) -> set[str]:
+        return set().union(*self.placements.values()) if self.placements else set()
+
+    def message_parts(self, source: str) -> tuple[str, str, dict[str, str | list[str]]]:
+        """(subject, body, trailers) of the output commit."""
+        clusters = self.clusters()
+        if self.initial:
+            subject = f"gitfleet: initial render of {source[:12]}"
+        elif self.placements:
+            subject = (
+                f"gitfleet: {len(self.placements)} placement(s) changed on "
+                f"{len(clusters)} cluster(s) (source {source[:12]})"
+            )
+        else:
+            subject = f"gitfleet: status updated (source {source[:12]})"
+        lines = []
+        for key, cl in sorted(self.placements.items()):
+            names = ", ".join(sorted(cl)[:8]) + (", ..." if len(cl) > 8 else "")
+            lines.append(f"placement {key}: {len(cl)} cluster(s) changed ({names})")
+        if self.status:
+            lines.append(f"status: {len(self.status)} file(s) changed")
+        if len(lines) > MAX_BODY_LINES:
+            lines = [*lines[:MAX_BODY_LINES], f"... and {len(lines) - MAX_BODY_LINES} more"]
+        trailers: dict[str, str | list[str]] = {
+            "Gitfleet-Source": source,
+            "Gitfleet-Placement": sorted(self.placements),
+            "Gitfleet-Clusters": str(len(clusters)),
+        }
+        return subject, "\n".join(lines), trailers
+
+
+def _record(summary: ChangeSummary, path: str) -> None:
+    parts = path.split("/")
+    if parts[0] == "clusters" and len(parts) >= 4:
+        summary.placements[parts[2]].add(parts[1])
+    elif parts[0] == "clusters" and len(parts) == 3:
+        pass  # index.yaml changes follow the placement files that changed with it
+    elif parts[0] in ("status", "decisions", "clusterprofiles"):
+        summary.status.add(path)
+    elif parts[0] != "state":
+        summary.other += 1
+
+
+def describe_changes(prior: ListedTree | None, files: Mapping[str, bytes]) -> ChangeSummary:
+    """Group what differs between the previous output tree and `files`."""
+    summary = ChangeSummary(initial=prior is None)
+    before = set(prior.files()) if prior is not None else set()
+    for path, data in files.items():
+        if prior is None or path not in before or prior.oid(path) != blob_id(data):
+            _record(summary, path)
+    for path in before - set(files):
+        _record(summary, path)
+    return summary

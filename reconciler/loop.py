@@ -1,0 +1,252 @@
+"""The hub loop (DESIGN.md §3): fetch, run the pure pass, commit the output tree, push.
+
+`Hub.run_once` is one level-triggered pass against a Git remote: fetch the source branch, the
+output branch and the agents' status branches into a private bare mirror; skip when the source
+commit and the reports are those the output tip already records; refuse a rewritten source
+history until an operator accepts it; otherwise render with `reconciler.pass_.reconcile`, commit
+only when the tree changed, and push fast-forward only. A rejected push means another writer
+moved: fetch, recompute, retry with capped backoff and jitter. `Hub.run` repeats passes on a
+timer or when triggered, coalescing triggers that arrive during a pass into one more pass.
+Called by `gitfleet reconcile`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gitfleet.api.errors import FleetError
+from gitfleet.repo.gitcmd import GitError
+from gitfleet.repo.gitread import GitTree
+from gitfleet.repo.gitwrite import Identity, replace_tree
+from gitfleet.repo.mirror import Mirror
+from gitfleet.repo.trailers import compose_message, parse_trailers
+from reconciler.commitmsg import describe_changes
+from reconciler.pass_ import reconcile
+from reconciler.state import read_state
+from renderers import load_fleet
+
+SOURCE_TRAILER = "Gitfleet-Source"
+REPORTS_TRAILER = "Gitfleet-Reports"
+STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
+MAX_PUSH_ATTEMPTS = 8
+
+
+@dataclass(frozen=True)
+class HubConfig:
+    """Where the hub reads and writes."""
+
+    url: str
+    cache_dir: Path
+    source_branch: str = "main"
+    output_branch: str = "gitfleet/rendered"
+    identity: Identity = field(default_factory=lambda: Identity("gitfleet", "gitfleet@localhost"))
+    accept_source_rewrite: bool = False
+    """Continue after the source branch was rewritten (force-pushed)."""
+
+
+@dataclass(frozen=True)
+class PassReport:
+    """What one `run_once` did."""
+
+    outcome: str
+    """committed, unchanged, skipped, source-rewritten, source-unavailable or no-source."""
+    source: str | None = None
+    output: str | None = None
+    errors: tuple[FleetError, ...] = ()
+    message: str = ""
+    attempts: int = 1
+
+
+class _TreeFiles(Mapping[str, bytes]):
+    """A lazy path -> bytes view of a Git tree: blobs are read only when accessed."""
+
+    def __init__(self, tree: GitTree) -> None:
+        self._tree = tree
+        self._files = tree.files()
+        self._known = set(self._files)
+
+    def __getitem__(self, path: str) -> bytes:
+        if path not in self._known:
+            raise KeyError(path)
+        return self._tree.read(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._known
+
+
+def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
+    values = trailers.get(key)
+    return values[-1] if values else None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+class Hub:
+    """The reconciler service for one fleet repository."""
+
+    def __init__(
+        self,
+        config: HubConfig,
+        *,
+        clock: Callable[[], datetime] = _now,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self.mirror = Mirror.open(config.cache_dir, config.url)
+        self._clock, self._sleep = clock, sleep
+        self._rng = rng or random.Random()
+        self.unavailable_since: datetime | None = None
+        self._last_inputs: tuple[str, str, str | None] | None = None
+
+    def _refspecs(self) -> list[str]:
+        src, out = self.config.source_branch, self.config.output_branch
+        return [
+            f"+refs/heads/{src}:refs/remotes/origin/{src}",
+            f"+refs/heads/{out}:refs/remotes/origin/{out}",
+            f"+refs/heads/gitfleet/status/*:{STATUS_PREFIX}*",
+        ]
+
+    def _reports_digest(self) -> str:
+        refs = self.mirror.list_refs(STATUS_PREFIX)
+        text = "\n".join(f"{name} {oid}" for name, oid in refs.items())
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def _recorded(self, output: str | None) -> dict[str, list[str]]:
+        if output is None:
+            return {}
+        entries = self.mirror.log(output, max_count=1)
+        return parse_trailers(entries[0].message) if entries else {}
+
+    def _check_history(self, source: str, recorded: Mapping[str, list[str]]) -> str | None:
+        last = _last(recorded, SOURCE_TRAILER)
+        if last is None or last == source or self.config.accept_source_rewrite:
+            return None
+        if self.mirror.resolve(last) is not None and self.mirror.is_ancestor(last, source):
+            return None
+        return (
+            f"the source branch {self.config.source_branch} was rewritten: {source[:12]} does not "
+            f"descend from {last[:12]}, the last reconciled source commit. The output keeps the "
+            "last render; re-run with --accept-source-rewrite to render the new history."
+        )
+
+    def _attempt(self) -> PassReport:
+        """Fetch, decide, render, commit and push once."""
+        self.mirror.fetch(self._refspecs())
+        src, out = self.config.source_branch, self.config.output_branch
+        source = self.mirror.resolve(f"refs/remotes/origin/{src}")
+        if source is None:
+            return PassReport("no-source", message=f"source branch {src} does not exist")
+        output = self.mirror.resolve(f"refs/remotes/origin/{out}")
+        recorded = self._recorded(output)
+        problem = self._check_history(source, recorded)
+        if problem is not None:
+            return PassReport("source-rewritten", source, output, message=problem)
+        digest = self._reports_digest()
+        if (
+            recorded.get(SOURCE_TRAILER, [None])[-1] == source
+            and recorded.get(REPORTS_TRAILER, [None])[-1] == digest
+        ):
+            return PassReport("skipped", source, output, message="inputs unchanged")
+        return self._render_and_push(source, output, digest)
+
+    def _render_and_push(self, source: str, output: str | None, digest: str) -> PassReport:
+        with GitTree.open(self.mirror.path, source) as tree:
+            fleet = load_fleet(tree)
+        prior_tree = GitTree.open(self.mirror.path, output) if output else None
+        try:
+            prior_files: Mapping[str, bytes] = _TreeFiles(prior_tree) if prior_tree else {}
+            prior, _problems = read_state(prior_files)
+            result = reconcile(fleet, prior, {}, self._clock())
+            summary = describe_changes(prior_tree, result.files)
+        finally:
+            if prior_tree is not None:
+                prior_tree.close()
+        subject, body, trailers = summary.message_parts(source)
+        trailers[REPORTS_TRAILER] = digest
+        author = self.mirror.log(source, max_count=1)
+        if author:
+            trailers["Gitfleet-Source-Author"] = (
+                f"{author[0].author_name} <{author[0].author_email}>"
+            )
+        message = compose_message(subject, body, trailers)
+        written = replace_tree(
+            self.mirror.path, output, result.files, message, self.config.identity
+        )
+        if not written.changed:
+            return PassReport("unchanged", source, output, result.errors, "nothing to commit")
+        pushed = self.mirror.push_fast_forward(written.commit, self.config.output_branch, output)
+        if pushed.rejected:
+            raise _Rejected(pushed.message)
+        if not pushed.ok:
+            raise GitError(pushed.message)
+        return PassReport("committed", source, written.commit, result.errors, subject)
+
+    def run_once(self) -> PassReport:
+        """One pass, retried (fetch, recompute) while another writer keeps moving the branch."""
+        for attempt in range(1, MAX_PUSH_ATTEMPTS + 1):
+            try:
+                report = self._attempt()
+            except _Rejected as exc:
+                self._sleep(self._backoff(attempt))
+                last = str(exc)
+                continue
+            except GitError as exc:
+                if self.unavailable_since is None:
+                    self.unavailable_since = self._clock()
+                return PassReport(
+                    "source-unavailable",
+                    message=f"SourceUnavailable since {self.unavailable_since.isoformat()}: {exc}",
+                )
+            self.unavailable_since = None
+            return PassReport(
+                report.outcome, report.source, report.output, report.errors, report.message, attempt
+            )
+        return PassReport(
+            "rejected",
+            message=f"push still rejected after {MAX_PUSH_ATTEMPTS} attempts: {last}",
+            attempts=MAX_PUSH_ATTEMPTS,
+        )
+
+    def _backoff(self, attempt: int) -> float:
+        """Capped exponential backoff with full jitter (seconds)."""
+        return self._rng.uniform(0, min(5.0, 0.05 * 2**attempt))
+
+    def run(
+        self,
+        interval: float,
+        trigger: threading.Event,
+        stop: threading.Event,
+        on_report: Callable[[PassReport], None],
+    ) -> None:
+        """Passes until `stop` is set: one per `interval` seconds, or sooner when `trigger` is
+        set. A trigger that arrives during a pass causes exactly one more pass."""
+        failures = 0
+        while not stop.is_set():
+            trigger.clear()
+            report = self.run_once()
+            on_report(report)
+            failures = failures + 1 if report.outcome in ("source-unavailable", "rejected") else 0
+            wait = interval if failures == 0 else min(interval * 2**failures, 300.0)
+            if trigger.is_set():
+                continue
+            trigger.wait(wait)
+
+
+class _Rejected(Exception):
+    """The output branch moved under us."""
