@@ -131,9 +131,34 @@ def _describe(identity: Mapping[str, str]) -> str:
     return f"{identity['kind']} {ns + '/' if ns else ''}{identity['name']}"
 
 
+def _keep_failed(
+    key: str,
+    cluster: str,
+    failed: tuple[tuple[str, str], ...],
+    prior: State,
+    prior_index: dict[str, dict[str, dict[str, Any]]],
+    files: dict[str, bytes],
+) -> list[dict[str, Any]]:
+    """Objects whose overrides failed keep their previous file (never half-patched, never
+    pruned because of an error); returns their previous index entries."""
+    previous = {
+        str(o.get("file")): o
+        for o in prior_index.get(cluster, {}).get(key, {}).get("objects") or []
+    }
+    kept = []
+    for name, _message in failed:
+        path = cluster_path(cluster, key, name)
+        if name in previous and path in prior.output:
+            files[path] = prior.output[path]
+            kept.append(previous[name])
+    return kept
+
+
 def _write_live(
     plans: Mapping[str, PlacementPlan],
     owners: Mapping[Claim, str],
+    prior: State,
+    prior_index: dict[str, dict[str, dict[str, Any]]],
     files: dict[str, bytes],
     index: dict[str, list[dict[str, Any]]],
 ) -> dict[tuple[str, str, str], list[str]]:
@@ -145,7 +170,7 @@ def _write_live(
         header = _live_entry(plan)
         for cluster in plan.bound_clusters():
             objects = []
-            for m in plan.manifests:
+            for m in plan.manifests_for(cluster):
                 winner = owners.get((cluster, _ident_key(m.identity)), key) if owners else key
                 if winner != key:
                     what = _describe(m.identity)
@@ -156,6 +181,9 @@ def _write_live(
                     continue
                 files[cluster_path(cluster, key, m.file)] = m.data
                 objects.append(m.entry)
+            failed = plan.cluster(cluster).failures
+            if failed:
+                objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
             index[cluster].append({**header, "objects": objects})
     return lost
 
@@ -188,7 +216,11 @@ def assemble_clusters(
     files: dict[str, bytes] = {}
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)
     _write_held(held, prior, files, index)
-    _report_conflicts(plans, _write_live(plans, owners, files, index))
-    for cluster, entries in index.items():
-        files[cluster_path(cluster, "index.yaml")] = yaml_bytes(index_doc(cluster, entries))
+    _report_conflicts(plans, _write_live(plans, owners, prior, prior_index, files, index))
+    # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
+    # prune what it applied, while a missing index makes the agent keep its last state.
+    for cluster in sorted(set(index) | set(views)):
+        files[cluster_path(cluster, "index.yaml")] = yaml_bytes(
+            index_doc(cluster, index.get(cluster, []))
+        )
     return files

@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitfleet.api.errors import FleetError
+from gitfleet.api.report import AgentReport
+from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, replace_tree
@@ -133,6 +135,26 @@ class Hub:
         entries = self.mirror.log(output, max_count=1)
         return parse_trailers(entries[0].message) if entries else {}
 
+    def _read_reports(
+        self, clusters: Mapping[str, object]
+    ) -> tuple[dict[str, AgentReport], tuple[FleetError, ...]]:
+        """The latest valid report of every declared cluster's status branch."""
+        reports: dict[str, AgentReport] = {}
+        errors: list[FleetError] = []
+        for ref, commit in self.mirror.list_refs(STATUS_PREFIX).items():
+            cluster = ref.removeprefix(STATUS_PREFIX)
+            if cluster not in clusters:
+                continue
+            with GitTree.open(self.mirror.path, commit) as tree:
+                if REPORT_FILE not in tree.files():
+                    continue
+                data = tree.read(REPORT_FILE)
+            report, problems = read_agent_report(data, cluster, branch=status_branch(cluster))
+            errors += problems
+            if report is not None:
+                reports[cluster] = report
+        return reports, tuple(errors)
+
     def _check_history(self, source: str, recorded: Mapping[str, list[str]]) -> str | None:
         last = _last(recorded, SOURCE_TRAILER)
         if last is None or last == source or self.config.accept_source_rewrite:
@@ -158,12 +180,12 @@ class Hub:
         if problem is not None:
             return PassReport("source-rewritten", source, output, message=problem)
         digest = self._reports_digest()
-        if (
-            recorded.get(SOURCE_TRAILER, [None])[-1] == source
-            and recorded.get(REPORTS_TRAILER, [None])[-1] == digest
-        ):
+        recorded_inputs = (_last(recorded, SOURCE_TRAILER), _last(recorded, REPORTS_TRAILER))
+        if (source, digest, output) == self._last_inputs or recorded_inputs == (source, digest):
             return PassReport("skipped", source, output, message="inputs unchanged")
-        return self._render_and_push(source, output, digest)
+        report = self._render_and_push(source, output, digest)
+        self._last_inputs = (source, digest, report.output)
+        return report
 
     def _render_and_push(self, source: str, output: str | None, digest: str) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
@@ -172,7 +194,8 @@ class Hub:
         try:
             prior_files: Mapping[str, bytes] = _TreeFiles(prior_tree) if prior_tree else {}
             prior, _problems = read_state(prior_files)
-            result = reconcile(fleet, prior, {}, self._clock())
+            reports, report_errors = self._read_reports(fleet.clusters)
+            result = reconcile(fleet, prior, None, self._clock(), reports)
             summary = describe_changes(prior_tree, result.files)
         finally:
             if prior_tree is not None:
@@ -189,13 +212,17 @@ class Hub:
             self.mirror.path, output, result.files, message, self.config.identity
         )
         if not written.changed:
-            return PassReport("unchanged", source, output, result.errors, "nothing to commit")
+            return PassReport(
+                "unchanged", source, output, result.errors + report_errors, "nothing to commit"
+            )
         pushed = self.mirror.push_fast_forward(written.commit, self.config.output_branch, output)
         if pushed.rejected:
             raise _Rejected(pushed.message)
         if not pushed.ok:
             raise GitError(pushed.message)
-        return PassReport("committed", source, written.commit, result.errors, subject)
+        return PassReport(
+            "committed", source, written.commit, result.errors + report_errors, subject
+        )
 
     def run_once(self) -> PassReport:
         """One pass, retried (fetch, recompute) while another writer keeps moving the branch."""

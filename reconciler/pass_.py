@@ -15,14 +15,18 @@ from datetime import datetime
 
 from gitfleet.api import MemberCluster
 from gitfleet.api.errors import FleetError
+from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
 from reconciler.assemble import assemble_clusters
 from reconciler.output import placement_key
+from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
+from reconciler.publish import decision_files, profile_files
+from reconciler.reports import statuses_from_reports
 from reconciler.schedule.clusters import ClusterView, EligibilityPolicy
 from reconciler.schedule.inventory import build_cluster_views
 from reconciler.select import build_index
-from reconciler.state import PlacementState, State, state_files
+from reconciler.state import PlacementState, Snapshot, State, state_files
 from reconciler.statusdocs import cluster_status_files, placement_status_files
 
 
@@ -58,13 +62,23 @@ def _placements(fleet: FleetSnapshot) -> dict[str, tuple[AnyPlacement, Origin | 
 
 def _plan_all(
     fleet: FleetSnapshot, prior: State, views: Mapping[str, ClusterView]
-) -> tuple[dict[str, PlacementPlan], dict[str, Origin | None], list[FleetError]]:
+) -> tuple[
+    dict[str, PlacementPlan],
+    dict[str, Origin | None],
+    list[FleetError],
+    dict[str, tuple[Snapshot, ...]],
+]:
     index = build_index(fleet.resources)
     errors = [issue.to_error() for issue in index.issues]
+    overrides, override_errors = build_override_index(fleet)
+    errors += override_errors
+    snapshots = next_override_snapshots(prior.overrides, overrides.hashes())
     inputs = PassInputs(
         commit=fleet.commit,
         broken_files=fleet.error_files,
         max_objects=fleet.fleet.limits().max_objects_per_placement,
+        overrides=overrides.with_snapshots(snapshots),
+        override_names={k: snapshot_name(k, v[-1].index) for k, v in snapshots.items() if v},
     )
     plans: dict[str, PlacementPlan] = {}
     origins: dict[str, Origin | None] = {}
@@ -74,7 +88,7 @@ def _plan_all(
         if origin is not None:
             plan.state = replace(plan.state, origin_file=origin.file)
         plans[key], origins[key] = plan, origin
-    return plans, origins, errors
+    return plans, origins, errors, snapshots
 
 
 def _kept_states(
@@ -107,16 +121,22 @@ def reconcile(
     prior: State,
     statuses: Mapping[str, MemberCluster] | None,
     now: datetime,
+    reports: Mapping[str, AgentReport] | None = None,
 ) -> PassResult:
     """One pass. `statuses` is None when there is no cluster status source at all (a dry run:
-    every declared cluster is taken as joined and healthy)."""
+    every declared cluster is taken as joined and healthy). `reports` are the agents' reports
+    (the running hub); when given they are the status source and feed Applied/Available."""
+    if reports is not None:
+        statuses = {**(statuses or {}), **statuses_from_reports(fleet.clusters, reports)}
     views = build_cluster_views(
         fleet.clusters, statuses or {}, _eligibility(fleet, statuses is not None), now
     )
-    plans, origins, errors = _plan_all(fleet, prior, views)
+    plans, origins, errors, override_snapshots = _plan_all(fleet, prior, views)
     kept = _kept_states(fleet, prior, plans)
     files = assemble_clusters(plans, kept, prior, views)
-    files.update(placement_status_files(plans, prior, now))
+    files.update(placement_status_files(plans, prior, reports or {}, now))
+    files.update(decision_files(plans, prior))
+    files.update(profile_files(views))
     files.update(
         cluster_status_files(
             views, statuses is not None, fleet.fleet.spec.cluster_eligibility, prior, now
@@ -127,7 +147,7 @@ def reconcile(
         path = f"status/placements/{key}.yaml"
         if path in prior.output:
             files[path] = prior.output[path]
-    state = State(placements=states)
+    state = State(placements=states, overrides=override_snapshots)
     files.update(state_files(state))
     errors += _plan_errors(plans, origins)
     for key, ps in sorted(kept.items()):
@@ -141,5 +161,7 @@ def reconcile(
         )
     all_errors = tuple(sorted(set(fleet.errors) | set(errors)))
     return PassResult(
-        files=dict(sorted(files.items())), state=State(states, files), errors=all_errors
+        files=dict(sorted(files.items())),
+        state=State(states, files, override_snapshots),
+        errors=all_errors,
     )

@@ -11,18 +11,21 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Any
 
 from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.load.model import Resource
+from reconciler.manifests import (
+    NO_OVERRIDES,
+    ClusterManifests,
+    Manifest,
+    OverrideRenderer,
+    default_manifests,
+)
 from reconciler.output import (
     canonical_json,
-    content_hash,
-    object_file_name,
-    object_identity,
-    yaml_bytes,
 )
+from reconciler.override import OverrideIndex
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.cycle import (
     BOUND,
@@ -31,8 +34,7 @@ from reconciler.schedule.cycle import (
     Decision,
     ScheduleError,
     ScheduleOutcome,
-    schedule_pick_all,
-    schedule_pick_fixed,
+    schedule,
 )
 from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
 from reconciler.state import Binding, PlacementState, Snapshot
@@ -51,21 +53,9 @@ class PassInputs:
     broken_files: frozenset[str]
     """Files that failed to load this pass."""
     max_objects: int
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """One object the agent applies: its file name, bytes, identity and content hash."""
-
-    file: str
-    data: bytes
-    identity: Mapping[str, str]
-    hash: str
-
-    @cached_property
-    def entry(self) -> dict[str, str]:
-        """This object's entry in a cluster's index.yaml."""
-        return {**self.identity, "file": self.file, "hash": self.hash}
+    overrides: OverrideIndex
+    override_names: Mapping[str, str]
+    """Override key -> its latest snapshot name (`<name>-<index>`)."""
 
 
 @dataclass
@@ -92,6 +82,15 @@ class PlacementPlan:
     fixed_names: int | None = None
     """len(clusterNames) for PickFixed (failed-to-schedule entries in status)."""
     apply_strategy: Mapping[str, Any] = field(default_factory=dict)
+    per_cluster: dict[str, ClusterManifests] = field(default_factory=dict)
+    """Clusters whose overrides change the manifests (others use `manifests`)."""
+
+    def cluster(self, name: str) -> ClusterManifests:
+        return self.per_cluster.get(name, NO_OVERRIDES)
+
+    def manifests_for(self, cluster: str) -> tuple[Manifest, ...]:
+        custom = self.cluster(cluster).manifests
+        return self.manifests if custom is None else custom
 
     def bound_clusters(self) -> list[str]:
         return sorted(b.cluster for b in self.state.bindings if b.state == BOUND)
@@ -128,43 +127,17 @@ def _next_snapshots(
     return (*history, Snapshot(index=index, hash=digest, commit=commit))[-max(limit, 1) :]
 
 
-def _manifests(
-    selection: Selection, index: ResourceIndex
-) -> tuple[tuple[Manifest, ...], list[tuple[str, str]]]:
-    """Serialise each selected object once; envelopes are unwrapped (spec §6.5)."""
-    out: list[Manifest] = []
-    errors: list[tuple[str, str]] = []
-    for sel in selection.resources:
-        objects: list[Any] = [sel.obj]
-        if sel.kind in ENVELOPE_KINDS and sel.group == ENVELOPE_GROUP:
-            objects, problems = index.unwrap(sel)
-            errors += [("spec.resourceSelectors", f"{sel.kind} {sel.name}: {p}") for p in problems]
-        for obj in objects:
-            out.append(
-                Manifest(
-                    object_file_name(obj), yaml_bytes(obj), object_identity(obj), content_hash(obj)
-                )
-            )
-    return tuple(out), errors
-
-
 def _schedule(
     placement: AnyPlacement,
     prior: PlacementState,
     views: Mapping[str, ClusterView],
     policy_index: int,
 ) -> ScheduleOutcome | str:
-    policy = placement.spec.policy
-    ptype = policy.placement_type if policy is not None else "PickAll"
+    """The scheduling cycle (converged); a plugin error is this placement's user error."""
     try:
-        if ptype == "PickAll":
-            return schedule_pick_all(policy, prior.bindings, views, policy_index)
-        if ptype == "PickFixed":
-            names = list(policy.cluster_names or []) if policy is not None else []
-            return schedule_pick_fixed(names, prior.bindings, views, policy_index)
+        return schedule(placement, prior.bindings, views, policy_index)
     except ScheduleError as exc:
         return f"scheduling failed: {exc}"
-    return f"placement type {ptype} is not supported by this gitfleet version yet (PickAll and PickFixed are)"
 
 
 def _bind(bindings: tuple[Binding, ...], resource_index: int) -> tuple[Binding, ...]:
@@ -264,7 +237,7 @@ def place(
         return plan
     limit = placement.spec.revision_history_limit or 10
     resources = _next_snapshots(prior.resource_snapshots, selection.hash, limit, inputs.commit)
-    plan.manifests, problems = _manifests(selection, index)
+    plan.manifests, problems = default_manifests(selection, index)
     plan.errors += problems
     plan.state = replace(
         plan.state,
@@ -272,7 +245,35 @@ def place(
         bindings=_bind(outcome.bindings, resources[-1].index),
         selected=tuple(sorted((resource_id(s), s.origin.file) for s in selection.resources)),
     )
+    _apply_overrides(plan, placement, selection, views, index, inputs)
     return plan
+
+
+def _apply_overrides(
+    plan: PlacementPlan,
+    placement: AnyPlacement,
+    selection: Selection,
+    views: Mapping[str, ClusterView],
+    index: ResourceIndex,
+    inputs: PassInputs,
+) -> None:
+    """Per-cluster manifests where overrides apply (spec §3); failures become user errors."""
+    renderer = OverrideRenderer(
+        inputs.overrides.for_placement(placement, selection.resources), index, inputs.override_names
+    )
+    failed = 0
+    for cluster in plan.bound_clusters():
+        if cluster not in views:
+            continue
+        result = renderer.for_cluster(selection, views[cluster])
+        if result.overridden:
+            plan.per_cluster[cluster] = result
+        if result.failures and failed < 20:
+            failed += 1
+            plan.errors += [
+                ("spec.resourceSelectors", f"cluster {cluster}: {msg}")
+                for _, msg in result.failures[:3]
+            ]
 
 
 __all__ = ["SCHEDULED", "Manifest", "PassInputs", "PlacementPlan", "place", "policy_hash"]

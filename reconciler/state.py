@@ -85,6 +85,8 @@ class State:
 
     placements: Mapping[str, PlacementState] = field(default_factory=dict)
     output: Mapping[str, bytes] = field(default_factory=dict)
+    overrides: Mapping[str, tuple[Snapshot, ...]] = field(default_factory=dict)
+    """Override snapshot history by override key (`ClusterResourceOverride/<name>`, ...)."""
     """The previous output tree (path -> bytes); used to keep held placements' files."""
 
 
@@ -147,12 +149,36 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
     }
 
 
+OVERRIDES_FILE = "state/overrides.yaml"
+
+
 def state_files(state: State) -> dict[str, bytes]:
-    """`state/placements/<key>.yaml` for every placement in `state`."""
-    return {
+    """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`."""
+    files = {
         f"state/placements/{key}.yaml": dump_yaml(placement_state_doc(ps)).encode()
         for key, ps in sorted(state.placements.items())
     }
+    if state.overrides:
+        doc = {
+            "apiVersion": STATE_API_VERSION,
+            "kind": "OverrideState",
+            "overrides": {k: _snapshots_to_yaml(v) for k, v in sorted(state.overrides.items())},
+        }
+        files[OVERRIDES_FILE] = dump_yaml(doc).encode()
+    return files
+
+
+def _read_overrides(
+    files: Mapping[str, bytes], problems: list[str]
+) -> dict[str, tuple[Snapshot, ...]]:
+    if OVERRIDES_FILE not in files:
+        return {}
+    try:
+        doc = yaml.load(files[OVERRIDES_FILE], Loader=yaml.CSafeLoader) or {}
+        return {str(k): _snapshots(v) for k, v in (doc.get("overrides") or {}).items()}
+    except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        problems.append(f"{OVERRIDES_FILE}: unreadable state file ignored ({type(exc).__name__})")
+        return {}
 
 
 def _snapshots(raw: Any) -> tuple[Snapshot, ...]:
@@ -205,4 +231,5 @@ def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
             problems.append(f"{path}: unreadable state file ignored ({type(exc).__name__})")
             continue
         placements[ps.key] = ps
-    return State(placements=placements, output=files), problems
+    overrides = _read_overrides(files, problems)
+    return State(placements=placements, output=files, overrides=overrides), problems

@@ -109,6 +109,18 @@ _PLACEMENT = {
         "ResourceNotAvailableYet",
         "The selected resources in {n} cluster(s) are still not available yet",
     ),
+    ("DiffReported", TRUE): (
+        "DiffReportingCompleted",
+        "Diff reporting in {n} cluster(s) has been completed",
+    ),
+    ("DiffReported", FALSE): (
+        "DiffReportingIncompleteOrFailed",
+        "Diff reporting in {n} cluster(s) is incomplete or has failed",
+    ),
+    ("DiffReported", UNKNOWN): (
+        "DiffReportingPending",
+        "There are still {n} cluster(s) in the process of reporting diffs",
+    ),
     ("Available", UNKNOWN): (
         "ResourceAvailableUnknown",
         "There are still {n} cluster(s) in the process of checking the availability of the resources",
@@ -117,20 +129,42 @@ _PLACEMENT = {
 NO_OVERRIDE = ("NoOverrideSpecified", "No override rules are configured for the selected resources")
 
 
+def overridden_condition(overridden: bool, failure: str | None) -> Cond:
+    """Per-cluster Overridden (spec §3.4.6): failed, succeeded, or no override applies."""
+    if failure is not None:
+        return Cond("Overridden", FALSE, "OverriddenFailed", failure)
+    if overridden:
+        return Cond(
+            "Overridden",
+            TRUE,
+            "OverriddenSucceeded",
+            "Successfully applied the override rules on the resources",
+        )
+    return Cond("Overridden", TRUE, *_CLUSTER_TRUE["Overridden"])
+
+
 def cluster_rollout_conditions(
-    on_latest: bool, sync_error: str | None, reported: Sequence[Cond] = ()
+    on_latest: bool,
+    sync_error: str | None,
+    reported: Sequence[Cond] = (),
+    report_diff: bool = False,
+    overridden: Cond | None = None,
 ) -> list[Cond]:
     """The rollout conditions of one selected cluster (after Scheduled), stopping after the
-    first one that is not True (spec §8.3). `reported` are Applied/Available from the agent."""
+    first one that is not True (spec §8.3). `reported` are the agent's Applied/Available (or
+    DiffReported for ReportDiff placements) about the snapshot the cluster is bound to."""
     if not on_latest:
         reason, message = _CLUSTER_UNKNOWN["RolloutStarted"]
         return [Cond("RolloutStarted", UNKNOWN, reason, message)]
-    conds = [Cond(t, TRUE, *_CLUSTER_TRUE[t]) for t in ("RolloutStarted", "Overridden")]
+    override = overridden or overridden_condition(False, None)
+    conds = [Cond("RolloutStarted", TRUE, *_CLUSTER_TRUE["RolloutStarted"]), override]
+    if override.status != TRUE:
+        return conds
     if sync_error is not None:
         return [*conds, Cond("WorkSynchronized", FALSE, "SyncWorkFailed", sync_error)]
     conds.append(Cond("WorkSynchronized", TRUE, *_CLUSTER_TRUE["WorkSynchronized"]))
     by_type = {c.type: c for c in reported}
-    for ctype in ("Applied", "Available"):
+    for ctype in ("DiffReported",) if report_diff else ("Applied", "Available"):
         cond = by_type.get(ctype) or Cond(ctype, UNKNOWN, *_CLUSTER_UNKNOWN[ctype])
         conds.append(cond)
         if cond.status != TRUE:
@@ -139,13 +173,14 @@ def cluster_rollout_conditions(
 
 
 def placement_conditions(
-    prefix: str, scheduled: Cond, per_cluster: Sequence[Sequence[Cond]]
+    prefix: str, scheduled: Cond, per_cluster: Sequence[Sequence[Cond]], report_diff: bool = False
 ) -> list[Cond]:
     """Placement-level conditions (spec §8.3): Scheduled, then each rollout type aggregated."""
     conds = [Cond(prefix + scheduled.type, scheduled.status, scheduled.reason, scheduled.message)]
     if scheduled.status == UNKNOWN or not per_cluster:
         return conds
-    for ctype in ROLLOUT_TYPES:
+    types = (*ROLLOUT_TYPES[:3], "DiffReported") if report_diff else ROLLOUT_TYPES
+    for ctype in types:
         found = [next((c for c in cl if c.type == ctype), None) for cl in per_cluster]
         unknown = sum(1 for c in found if c is None or c.status == UNKNOWN)
         false = sum(1 for c in found if c is not None and c.status == FALSE)
@@ -153,7 +188,11 @@ def placement_conditions(
             (UNKNOWN, unknown) if unknown else (FALSE, false) if false else (TRUE, len(found))
         )
         reason, message = _PLACEMENT[(ctype, status)]
-        if ctype == "Overridden" and status == TRUE:
+        if (
+            ctype == "Overridden"
+            and status == TRUE
+            and not any(c is not None and c.reason == "OverriddenSucceeded" for c in found)
+        ):
             reason, message = NO_OVERRIDE
         conds.append(Cond(prefix + ctype, status, reason, message.format(n=count)))
         if status != TRUE:

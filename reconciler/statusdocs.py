@@ -16,11 +16,20 @@ from typing import Any
 import yaml
 
 from gitfleet.api import Condition
+from gitfleet.api.report import AgentReport
+from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
+from reconciler.reports import failure_details, placement_report, reported_conditions
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import State
-from reconciler.status import Cond, cluster_rollout_conditions, placement_conditions, timed
+from reconciler.status import (
+    Cond,
+    cluster_rollout_conditions,
+    overridden_condition,
+    placement_conditions,
+    timed,
+)
 
 ELIGIBLE = "gitfleet.io/Eligible"
 
@@ -67,7 +76,10 @@ def prior_placement_conditions(prior: State, key: str) -> PriorConditions:
 
 
 def _cluster_entries(
-    plan: PlacementPlan, prior: dict[str, tuple[Condition, ...]], now: datetime
+    plan: PlacementPlan,
+    prior: dict[str, tuple[Condition, ...]],
+    reports: Mapping[str, AgentReport],
+    now: datetime,
 ) -> tuple[list[dict[str, Any]], list[list[Cond]]]:
     """perClusterPlacementStatuses (timed) and the untimed conditions of selected clusters."""
     latest = plan.state.latest_resources()
@@ -79,12 +91,28 @@ def _cluster_entries(
     for d in (d for d in plan.decisions if d.selected):
         binding = bindings.get(d.cluster)
         on_latest = binding is not None and binding.resource_index == index
+        entry = placement_report(reports.get(d.cluster), plan.key, index) if on_latest else None
         conds = [Cond("Scheduled", "True", "Scheduled", d.reason)]
-        conds += cluster_rollout_conditions(on_latest, plan.sync_errors.get(d.cluster))
+        custom = plan.cluster(d.cluster)
+        failure = "; ".join(m for _, m in custom.failures[:3]) or None
+        conds += cluster_rollout_conditions(
+            on_latest,
+            plan.sync_errors.get(d.cluster),
+            reported_conditions(entry),
+            _diff(plan),
+            overridden_condition(custom.overridden, failure),
+        )
         raw.append(conds)
-        entry = {"clusterName": d.cluster, "observedResourceIndex": str(index)}
         timed_conds = timed(conds, prior.get(d.cluster, ()), gen, now)
-        entries.append({**entry, "conditions": _dump(timed_conds)})
+        entries.append(
+            {
+                "clusterName": d.cluster,
+                "observedResourceIndex": str(index),
+                **_applicable(custom),
+                "conditions": _dump(timed_conds),
+                **failure_details(entry),
+            }
+        )
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(entries), 0)
         for i, d in enumerate([d for d in plan.decisions if not d.selected][:missing]):
@@ -92,6 +120,23 @@ def _cluster_entries(
             timed_conds = timed(conds, prior.get(f"#unselected-{i}", ()), gen, now)
             entries.append({"conditions": _dump(timed_conds)})
     return entries, raw
+
+
+def _applicable(custom: ClusterManifests) -> dict[str, Any]:
+    """KubeFleet's applicable override snapshot lists: CRO names, RO {name, namespace}."""
+    out: dict[str, Any] = {}
+    if custom.cluster_overrides:
+        out["applicableClusterResourceOverrides"] = list(custom.cluster_overrides)
+    if custom.resource_overrides:
+        out["applicableResourceOverrides"] = [
+            {"name": ref.split("/", 1)[1], "namespace": ref.split("/", 1)[0]}
+            for ref in custom.resource_overrides
+        ]
+    return out
+
+
+def _diff(plan: PlacementPlan) -> bool:
+    return plan.apply_strategy.get("type") == "ReportDiff"
 
 
 def _held_conditions(plan: PlacementPlan) -> list[Cond]:
@@ -112,7 +157,10 @@ def _held_conditions(plan: PlacementPlan) -> list[Cond]:
 
 
 def placement_status_doc(
-    plan: PlacementPlan, prior: PriorConditions, now: datetime
+    plan: PlacementPlan,
+    prior: PriorConditions,
+    reports: Mapping[str, AgentReport],
+    now: datetime,
 ) -> dict[str, Any]:
     """The status document of one placement (spec §8)."""
     gen = plan.state.generation
@@ -120,8 +168,8 @@ def placement_status_doc(
     if plan.held:
         conds = _held_conditions(plan)
     else:
-        entries, raw = _cluster_entries(plan, prior[1], now)
-        conds = placement_conditions(plan.kind, plan.scheduled, raw)
+        entries, raw = _cluster_entries(plan, prior[1], reports, now)
+        conds = placement_conditions(plan.kind, plan.scheduled, raw, _diff(plan))
         if plan.scheduled.status == "Unknown":
             entries = []
     status: dict[str, Any] = {"conditions": _dump(timed(conds, prior[0], gen, now))}
@@ -138,11 +186,14 @@ def placement_status_doc(
 
 
 def placement_status_files(
-    plans: Mapping[str, PlacementPlan], prior: State, now: datetime
+    plans: Mapping[str, PlacementPlan],
+    prior: State,
+    reports: Mapping[str, AgentReport],
+    now: datetime,
 ) -> dict[str, bytes]:
     return {
         f"status/placements/{key}.yaml": yaml_bytes(
-            placement_status_doc(plan, prior_placement_conditions(prior, key), now)
+            placement_status_doc(plan, prior_placement_conditions(prior, key), reports, now)
         )
         for key, plan in sorted(plans.items())
     }

@@ -72,6 +72,15 @@ from gitfleet.api.registry import (
     is_payload_kind,
     parse_object,
 )
+from gitfleet.api.report import (
+    AgentReport,
+    DiffedResourcePlacement,
+    DriftedResourcePlacement,
+    FailedResourcePlacement,
+    PatchDetail,
+    PlacementReport,
+    ResourceIdentifier,
+)
 from gitfleet.api.selectors import (
     ClusterSelector,
     ClusterSelectorTerm,
@@ -94,6 +103,7 @@ from gitfleet.api.taints import Taint, Toleration, first_untolerated, tolerates
 __all__ = [
     "DEFAULT_LIMITS",
     "KINDS",
+    "AgentReport",
     "AgentStatus",
     "ApplyStrategy",
     "ClusterApprovalRequest",
@@ -108,7 +118,10 @@ __all__ = [
     "ClusterStagedUpdateStrategy",
     "Condition",
     "ConditionStatus",
+    "DiffedResourcePlacement",
+    "DriftedResourcePlacement",
     "DurationError",
+    "FailedResourcePlacement",
     "FieldIssue",
     "Fleet",
     "FleetError",
@@ -126,7 +139,9 @@ __all__ = [
     "MemberClusterStatus",
     "ObjectMeta",
     "OverrideRule",
+    "PatchDetail",
     "PlacementPolicy",
+    "PlacementReport",
     "PlacementSpec",
     "PreferredClusterSelector",
     "PropertySelector",
@@ -135,6 +150,7 @@ __all__ = [
     "PropertyValue",
     "Quantity",
     "QuantityError",
+    "ResourceIdentifier",
     "ResourceOverride",
     "ResourcePlacement",
     "ResourceSelectorTerm",

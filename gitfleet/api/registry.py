@@ -25,6 +25,7 @@ from gitfleet.api.fleet import Fleet
 from gitfleet.api.meta import KubeObject, key_path
 from gitfleet.api.override import ClusterResourceOverride, ResourceOverride
 from gitfleet.api.placement import ClusterResourcePlacement, ResourcePlacement
+from gitfleet.api.report import AgentReport
 from gitfleet.api.staged import (
     ClusterApprovalRequest,
     ClusterStagedUpdateRun,
@@ -44,6 +45,7 @@ _CLASSES: tuple[type[KubeObject], ...] = (
     ClusterResourcePlacementEviction,
     ClusterResourcePlacementDisruptionBudget,
     Fleet,
+    AgentReport,
 )
 
 FLEET_GROUPS = frozenset(

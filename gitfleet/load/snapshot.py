@@ -143,7 +143,10 @@ class _Builder:
             return
         slot = SLOTS.get(model.kind)
         if slot is None:
-            issue = FieldIssue("kind", f"{model.kind} is not supported by gitfleet yet")
+            message = f"{model.kind} is not supported by gitfleet yet"
+            if model.kind == "AgentReport":
+                message = "an AgentReport belongs on its agent's branch gitfleet/status/<cluster>, not in the fleet repository"
+            issue = FieldIssue("kind", message)
             self.errors.append(error_at(doc, issue))
             return
         origin = Origin(doc.file, doc.doc, doc.line)

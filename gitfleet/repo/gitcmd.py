@@ -69,9 +69,14 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def git_argv(repo_dir: Path, *args: str) -> list[str]:
-    """`git -c protocol.ext.allow=never -C <repo_dir> <args...>` in argv form."""
-    return ["git", "-c", "protocol.ext.allow=never", "-C", str(repo_dir), *args]
+def git_argv(repo_dir: Path, *args: str, config: Mapping[str, str] | None = None) -> list[str]:
+    """`git -c protocol.ext.allow=never [-c k=v...] -C <repo_dir> <args...>` in argv form.
+
+    `config` adds per-call `-c key=value` options (fixed hardening chosen by gitfleet code,
+    never values taken from repository data).
+    """
+    options = [item for key, value in (config or {}).items() for item in ("-c", f"{key}={value}")]
+    return ["git", "-c", "protocol.ext.allow=never", *options, "-C", str(repo_dir), *args]
 
 
 def run_git(
@@ -82,9 +87,13 @@ def run_git(
     timeout: float = 120.0,
     check: bool = True,
     env: Mapping[str, str] | None = None,
+    config: Mapping[str, str] | None = None,
 ) -> GitResult:
-    """Run one git command to completion. Raises GitError (redacted) on failure when `check`."""
-    argv = git_argv(repo_dir, *args)
+    """Run one git command to completion. Raises GitError (redacted) on failure when `check`.
+
+    `env` adds/overrides variables of `git_env()`; `config` adds `-c key=value` options.
+    """
+    argv = git_argv(repo_dir, *args, config=config)
     try:
         proc = subprocess.run(
             argv,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 
 from gitfleet.api import MemberCluster
 
@@ -22,7 +23,7 @@ class ClusterView:
     ineligible_reason: str | None
     """None when eligible; otherwise the eligibility checker's reason (spec §1.3.2)."""
 
-    @property
+    @cached_property
     def labels(self) -> Mapping[str, str]:
         return self.cluster.metadata.labels or {}
 

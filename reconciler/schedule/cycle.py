@@ -1,153 +1,271 @@
-"""One scheduling cycle for a placement: KubeFleet's PickAll and PickFixed (spec §1.2, §1.5, §1.7).
+"""Scheduling a placement: KubeFleet's PickAll, PickN and PickFixed cycles (spec §1.5-§1.7).
 
-Takes the placement's prior bindings and the cluster views, classifies the bindings, runs the
-filters in the profile's order and returns the new bindings, the scheduling decisions and the
-policy snapshot's Scheduled condition. PickN, scores and topology spread come with the scheduler
-issue. Pure; called by `reconciler.pass_`.
+`schedule` classifies the placement's bindings, runs the default profile and returns the new
+bindings, the ClusterDecisions, the Scheduled condition and an explanation for every cluster.
+Where KubeFleet would requeue (topology spread picks one cluster per cycle) the cycles run to
+convergence inside one call. Decisions and explanations are computed from the converged bindings
+(one final Filter/Score evaluation), so a second pass with unchanged inputs gives the same bytes.
+Raises `ScheduleError` when a plugin cannot evaluate. Pure; called by `reconciler.placement`.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.state import Binding
+from gitfleet.api import ClusterResourcePlacement, PlacementPolicy, ResourcePlacement
+from reconciler.state import Binding, BindingDecision
 
-from . import clusteraffinity, tainttoleration
+from .bindingset import BindingSet, downscale_victims
 from .clusters import ClusterView
 from .errors import ScheduleError
+from .framework import (
+    ClusterScore,
+    CycleState,
+    Evaluation,
+    PlacementInfo,
+    Profile,
+    evaluate,
+    run_post_batch,
+    unschedulable,
+)
+from .outcome import (
+    BOUND,
+    SCHEDULED,
+    UNSCHEDULED,
+    ClusterExplanation,
+    Decision,
+    ScheduleOutcome,
+    fixed_invalid_reason,
+    fixed_not_found_reason,
+    fulfilled_message,
+    picked_reason,
+    unfulfilled_message,
+)
+from .profile import DEFAULT_PROFILE
+from .report import Explanations, decisions_for, explain
 
-SCHEDULED, BOUND, UNSCHEDULED = "Scheduled", "Bound", "Unscheduled"
-MAX_UNSELECTED_DECISIONS = 20
-UNSCHEDULABLE = "ClusterUnschedulable"
-FULFILLED, UNFULFILLED = "SchedulingPolicyFulfilled", "SchedulingPolicyUnfulfilled"
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A ClusterDecision: picked or not, and why."""
-
-    cluster: str
-    selected: bool
-    reason: str
-
-
-@dataclass(frozen=True)
-class ScheduleOutcome:
-    """The result of one cycle. `fulfilled` is None when the cycle decided nothing."""
-
-    bindings: tuple[Binding, ...]
-    decisions: tuple[Decision, ...]
-    fulfilled: bool | None
-    message: str
-
-    @property
-    def reason(self) -> str:
-        return FULFILLED if self.fulfilled else UNFULFILLED
+AnyPlacement = ClusterResourcePlacement | ResourcePlacement
 
 
 @dataclass
-class _Classified:
-    unscheduled: dict[str, Binding]
-    obsolete: dict[str, Binding]
-    current: dict[str, Binding]
-    """Scheduled or Bound bindings of the latest policy snapshot."""
+class _Run:
+    """One `schedule` call: the inputs, the bindings being changed, the static-plugin memo."""
+
+    info: PlacementInfo
+    views: Mapping[str, ClusterView]
+    bindings: BindingSet
+    profile: Profile
+    clusters: list[ClusterView] = field(init=False)
+    memo: dict[Any, Any] = field(default_factory=dict)
+    cycles: int = 0
+
+    def __post_init__(self) -> None:
+        self.clusters = [self.views[n] for n in sorted(self.views)]
+
+    def new_state(self) -> CycleState:
+        return CycleState(
+            self.info,
+            self.views,
+            self.clusters,
+            self.bindings.names(),
+            frozenset(self.bindings.obsolete),
+            self.memo,
+        )
+
+    def final_evaluation(self, with_scores: bool, tolerate_errors: bool) -> Evaluation | None:
+        """Filter (and Score) against the converged bindings, for decisions and explanations.
+        On paths where KubeFleet runs no plugin (PickN no-op, downscale) a plugin error only
+        leaves the clusters unexplained instead of failing the placement."""
+        try:
+            return evaluate(self.profile, self.new_state(), with_scores)
+        except ScheduleError:
+            if tolerate_errors:
+                return None
+            raise
 
 
-def _mark_unscheduled(b: Binding) -> Binding:
-    return replace(b, state=UNSCHEDULED, previous_state=b.state)
+def _scored_decision(name: str, score: ClusterScore) -> BindingDecision:
+    reason = picked_reason(name, score.affinity, score.topology)
+    return BindingDecision(reason, score.affinity, score.topology)
 
 
-def _classify(
-    bindings: Sequence[Binding], views: Mapping[str, ClusterView], policy_index: int
-) -> tuple[_Classified, list[Binding]]:
-    """Spec §1.2; dangling bindings come back already marked Unscheduled."""
-    out = _Classified({}, {}, {})
-    dangling: list[Binding] = []
-    for b in bindings:
-        view = views.get(b.cluster)
-        if b.state == UNSCHEDULED:
-            out.unscheduled[b.cluster] = b
-        elif view is None or view.cluster.metadata.deletion_timestamp:
-            dangling.append(_mark_unscheduled(b))
-        elif b.policy_index != policy_index:
-            out.obsolete[b.cluster] = b
+def _zero_score_decision(name: str) -> BindingDecision:
+    return BindingDecision(picked_reason(name, 0, 0), 0, 0)
+
+
+def pick_all(run: _Run) -> ScheduleOutcome:
+    """Spec §1.5: every cluster passing the filters is picked; no scoring, no batching."""
+    run.cycles = 1
+    ev = evaluate(run.profile, run.new_state(), with_scores=False)
+    for name in ev.passed:
+        run.bindings.pick(name, _zero_score_decision(name))
+    run.bindings.release_obsolete()
+    final = run.final_evaluation(with_scores=False, tolerate_errors=False)
+    found = len(run.bindings.current)
+    return ScheduleOutcome(
+        bindings=run.bindings.all(),
+        decisions=decisions_for(run.bindings, final),
+        fulfilled=True,
+        message=fulfilled_message(found),
+        explanations=explain(run.clusters, run.bindings, final, ranked=False),
+        cycles=run.cycles,
+    )
+
+
+def _downscale(bs: BindingSet, count: int) -> None:
+    """Spec §1.6 step 1: drop every obsolete binding, then trim `count` current ones."""
+    bs.release_obsolete()
+    for victim in downscale_victims(bs.current, count):
+        bs.release(victim.cluster)
+
+
+def _scale_cycle(run: _Run, wanted: int) -> bool:
+    """One PickN scheduling cycle; True when KubeFleet would requeue immediately."""
+    state = run.new_state()
+    state.desired_batch = wanted - len(run.bindings.current)
+    limit = run_post_batch(run.profile, state)
+    ev = evaluate(run.profile, state, with_scores=True)
+    scores = ev.scores
+    count = min(state.desired_batch, limit, len(scores))
+    changed = 0
+    for name in heapq.nlargest(count, scores, key=lambda n: (scores[n], n)):
+        changed += run.bindings.pick(name, _scored_decision(name, ev.scores[name]))
+    run.bindings.release_obsolete()
+    return 0 < limit < state.desired_batch and changed == limit
+
+
+def pick_n(run: _Run, wanted: int) -> ScheduleOutcome:
+    """Spec §1.6: downscale, no-op, or schedule (repeating the cycles KubeFleet requeues)."""
+    bs = run.bindings
+    scheduled = False
+    while True:
+        run.cycles += 1
+        present = len(bs.current)
+        if wanted <= present:
+            if present - wanted + len(bs.obsolete) > 0:
+                _downscale(bs, present - wanted)
+            break
+        scheduled = True
+        if not _scale_cycle(run, wanted):
+            break
+    final = run.final_evaluation(with_scores=True, tolerate_errors=not scheduled)
+    found = len(bs.current)
+    ok = found >= wanted
+    return ScheduleOutcome(
+        bindings=bs.all(),
+        decisions=decisions_for(bs, final),
+        fulfilled=ok,
+        message=fulfilled_message(found) if ok else unfulfilled_message(found),
+        explanations=explain(run.clusters, bs, final, ranked=True),
+        cycles=run.cycles,
+    )
+
+
+def _fixed_explanation(run: _Run, names: set[str], base: ClusterExplanation) -> ClusterExplanation:
+    """PickFixed explains by name list and eligibility only."""
+    name = base.cluster
+    view = run.views[name]
+    if name not in names and not base.selected:
+        reason = "cluster is not listed in spec.policy.clusterNames"
+        return ClusterExplanation(name, False, reason, binding_state=base.binding_state)
+    if view.ineligible_reason is None:
+        return base
+    status = unschedulable("ClusterEligibility", view.ineligible_reason)
+    return ClusterExplanation(
+        name,
+        base.selected,
+        base.reason if base.selected else fixed_invalid_reason(name, view.ineligible_reason),
+        binding_state=base.binding_state,
+        filter_plugin=status.plugin,
+        filter_reason=str(status),
+    )
+
+
+def _fixed_explanations(run: _Run, names: Sequence[str]) -> Explanations:
+    named = set(names)
+    plain = explain(run.clusters, run.bindings, None, ranked=False)
+    return Explanations(list(plain), lambda n: _fixed_explanation(run, named, plain[n]))
+
+
+def pick_fixed(run: _Run, names: Sequence[str]) -> ScheduleOutcome:
+    """Spec §1.7: the named clusters, checked only for existence and eligibility."""
+    run.cycles = 1
+    bs = run.bindings
+    if not names:
+        return ScheduleOutcome(bs.all(), (), None, "", _fixed_explanations(run, names), 1)
+    valid: list[str] = []
+    invalid: list[Decision] = []
+    missing: list[Decision] = []
+    for name in names:
+        view = run.views.get(name)
+        if view is None:
+            missing.append(Decision(name, False, fixed_not_found_reason(name)))
+        elif view.ineligible_reason is not None:
+            reason = fixed_invalid_reason(name, view.ineligible_reason)
+            invalid.append(Decision(name, False, reason))
         else:
-            out.current[b.cluster] = b
-    return out, dangling
-
-
-def _pick(cls: _Classified, cluster: str, policy_index: int) -> tuple[Binding, str]:
-    """The binding for a picked cluster and how it came about: created, patched or restored."""
-    if cluster in cls.obsolete:
-        return replace(cls.obsolete.pop(cluster), policy_index=policy_index), "patched"
-    if cluster in cls.unscheduled:
-        old = cls.unscheduled.pop(cluster)
-        state = old.previous_state or SCHEDULED
-        return replace(old, state=state, previous_state=None, policy_index=policy_index), "restored"
-    return Binding(cluster=cluster, state=SCHEDULED, policy_index=policy_index), "created"
-
-
-def _filter_reason(view: ClusterView, terms: list[Any], tolerations: list[Any]) -> str | None:
-    """The first failing filter, in the default profile's order (spec §1.3)."""
-    reason = clusteraffinity.filter_cluster(view, terms)
-    if reason is None:
-        reason = view.ineligible_reason
-    if reason is None:
-        reason = tainttoleration.filter_cluster(view, tolerations)
-    return reason
-
-
-def picked_reason(cluster: str, scored: bool) -> str:
-    if not scored:
-        return f'Successfully scheduled resources for placement in "{cluster}": picked by scheduling policy'
-    return (
-        f'Successfully scheduled resources for placement in "{cluster}" '
-        "(affinity score: 0, topology spread score: 0): picked by scheduling policy"
+            valid.append(name)
+    for name in valid:
+        bs.pick(name, BindingDecision(picked_reason(name)))
+    bs.release_obsolete()
+    ok = not invalid and not missing
+    return ScheduleOutcome(
+        bindings=bs.all(),
+        decisions=tuple([Decision(n, True, picked_reason(n)) for n in valid] + invalid + missing),
+        fulfilled=ok,
+        message=fulfilled_message(len(valid)) if ok else unfulfilled_message(len(valid)),
+        explanations=_fixed_explanations(run, names),
     )
 
 
-def fulfilled_message(found: int) -> str:
-    return (
-        f"found all cluster needed as specified by the scheduling policy, found {found} cluster(s)"
+def run_policy(
+    policy: Any,
+    namespace: str | None,
+    bindings: Sequence[Binding],
+    views: Mapping[str, ClusterView],
+    policy_index: int,
+    profile: Profile = DEFAULT_PROFILE,
+) -> ScheduleOutcome:
+    """Schedule a placement policy (None = PickAll) for a placement in `namespace` (None = CRP)."""
+    policy = policy if policy is not None else PlacementPolicy()
+    run = _Run(
+        PlacementInfo(policy, namespace),
+        views,
+        BindingSet.classify(bindings, views, policy_index),
+        profile,
     )
+    if policy.placement_type == "PickFixed":
+        return pick_fixed(run, list(policy.cluster_names or []))
+    if policy.placement_type == "PickN":
+        return pick_n(run, max(policy.number_of_clusters or 0, 0))
+    return pick_all(run)
 
 
-def unfulfilled_message(found: int) -> str:
-    return (
-        "could not find all clusters needed as specified by the scheduling policy, "
-        f"found {found} cluster(s) instead"
-    )
+def schedule(
+    placement: AnyPlacement,
+    bindings: Sequence[Binding],
+    views: Mapping[str, ClusterView],
+    policy_index: int,
+) -> ScheduleOutcome:
+    """Schedule one placement against the fleet (the lead's entry point)."""
+    namespace = placement.metadata.namespace if isinstance(placement, ResourcePlacement) else None
+    return run_policy(placement.spec.policy, namespace or None, bindings, views, policy_index)
 
 
 def schedule_pick_all(
     policy: Any, bindings: Sequence[Binding], views: Mapping[str, ClusterView], policy_index: int
 ) -> ScheduleOutcome:
-    """Spec §1.5. Raises ScheduleError when a plugin cannot evaluate (the cycle aborts)."""
-    cls, dangling = _classify(bindings, views, policy_index)
-    terms = clusteraffinity.required_terms(policy)
-    tolerations = list(policy.tolerations or []) if policy is not None else []
-    picked: list[Binding] = []
-    filtered: list[Decision] = []
-    for name, view in sorted(views.items()):
-        reason = _filter_reason(view, terms, tolerations)
-        if reason is not None:
-            if name not in cls.current:  # a kept binding is listed once, as selected
-                filtered.append(Decision(name, False, f"{UNSCHEDULABLE}, {reason}"))
-        elif name not in cls.current:
-            picked.append(_pick(cls, name, policy_index)[0])
-    leftovers = [_mark_unscheduled(b) for b in cls.obsolete.values()]
-    kept = sorted(cls.current.values(), key=lambda b: b.cluster)
-    selected = picked + kept
-    decisions = [Decision(b.cluster, True, picked_reason(b.cluster, True)) for b in selected]
-    decisions += filtered[:MAX_UNSELECTED_DECISIONS]
-    all_bindings = selected + leftovers + dangling + list(cls.unscheduled.values())
-    return ScheduleOutcome(
-        bindings=tuple(sorted(all_bindings, key=lambda b: b.cluster)),
-        decisions=tuple(decisions),
-        fulfilled=True,
-        message=fulfilled_message(len(selected)),
+    """PickAll for a cluster-scoped placement (kept for existing callers; prefer `schedule`)."""
+    return pick_all(
+        _Run(
+            PlacementInfo(policy if policy is not None else PlacementPolicy(), None),
+            views,
+            BindingSet.classify(bindings, views, policy_index),
+            DEFAULT_PROFILE,
+        )
     )
 
 
@@ -157,38 +275,20 @@ def schedule_pick_fixed(
     views: Mapping[str, ClusterView],
     policy_index: int,
 ) -> ScheduleOutcome:
-    """Spec §1.7: named clusters, checked only for existence and eligibility."""
-    cls, dangling = _classify(bindings, views, policy_index)
-    if not names:
-        return ScheduleOutcome(tuple(bindings), (), None, "")
-    valid, invalid, missing = [], [], []
-    for name in names:
-        view = views.get(name)
-        if view is None:
-            missing.append(Decision(name, False, f'Specified cluster "{name}" is not found'))
-        elif view.ineligible_reason is not None:
-            text = f'Cluster "{name}" is not eligible for resource placement yet: '
-            invalid.append(Decision(name, False, text + view.ineligible_reason))
-        else:
-            valid.append(name)
-    picked = [_pick(cls, n, policy_index)[0] for n in valid if n not in cls.current]
-    leftovers = [_mark_unscheduled(b) for b in cls.obsolete.values()]
-    selected = picked + list(cls.current.values())
-    decisions = [Decision(n, True, picked_reason(n, False)) for n in valid]
-    ok = not invalid and not missing
-    all_bindings = selected + leftovers + dangling + list(cls.unscheduled.values())
-    return ScheduleOutcome(
-        bindings=tuple(sorted(all_bindings, key=lambda b: b.cluster)),
-        decisions=tuple(decisions + invalid + missing),
-        fulfilled=ok,
-        message=fulfilled_message(len(valid)) if ok else unfulfilled_message(len(valid)),
-    )
+    """PickFixed over `names` (kept for existing callers; prefer `schedule`)."""
+    policy = PlacementPolicy(placement_type="PickFixed", cluster_names=list(names) or None)
+    return run_policy(policy, None, bindings, views, policy_index)
 
 
 __all__ = [
+    "BOUND",
+    "SCHEDULED",
+    "UNSCHEDULED",
     "Decision",
     "ScheduleError",
     "ScheduleOutcome",
+    "run_policy",
+    "schedule",
     "schedule_pick_all",
     "schedule_pick_fixed",
 ]

@@ -127,7 +127,12 @@ def test_pydantic_errors(body: dict[str, Any], expected: list[tuple[str, str]]) 
         ),
         (
             {"apiVersion": "gitfleet.io/v1alpha1", "kind": "Flet"},
-            [("kind", 'unknown kind "Flet" in gitfleet.io/v1alpha1 (known kinds: Fleet)')],
+            [
+                (
+                    "kind",
+                    'unknown kind "Flet" in gitfleet.io/v1alpha1 (known kinds: AgentReport, Fleet)',
+                )
+            ],
         ),
         (
             {"apiVersion": "v1", "kind": "ConfigMap"},
@@ -179,6 +184,7 @@ def test_kinds_table_and_exports() -> None:
         "ClusterResourcePlacementEviction",
         "ClusterResourcePlacementDisruptionBudget",
         "Fleet",
+        "AgentReport",
     }
     for (_, kind), cls in KINDS.items():
         assert cls.__name__ == kind

@@ -1,0 +1,186 @@
+"""The agent's Git side: pull `clusters/<me>/` from the output branch, apply, push the report.
+
+`Agent.run_once` fetches the output branch and the agent's own status branch into a private bare
+mirror, refuses an output commit that does not descend from the one it applied last (a replay or
+a downgrade: it keeps enforcing the last applied commit), reads only `clusters/<me>/`, calls the
+pure-ish `run.run_once` against the cluster, and pushes `report.yaml` to
+`gitfleet/status/<me>` — fast-forward only, and only when the report changed or a heartbeat is
+due. Called by `gitfleet agent`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from gitfleet.agent.client import ClusterClient
+from gitfleet.agent.report import report_changed
+from gitfleet.agent.run import AgentOptions, report_without_output, run_once
+from gitfleet.api import parse_time
+from gitfleet.api.report import AgentReport
+from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
+from gitfleet.load.yamlio import dump_yaml
+from gitfleet.repo.gitcmd import GitError
+from gitfleet.repo.gitread import GitTree
+from gitfleet.repo.gitwrite import Identity, commit_files
+from gitfleet.repo.mirror import Mirror
+from gitfleet.repo.trailers import compose_message
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Where one member cluster's agent reads and writes."""
+
+    url: str
+    cluster: str
+    cache_dir: Path
+    output_branch: str = "gitfleet/rendered"
+    heartbeat: timedelta = timedelta(seconds=60)
+    identity: Identity = field(
+        default_factory=lambda: Identity("gitfleet-agent", "agent@gitfleet.invalid")
+    )
+
+
+@dataclass(frozen=True)
+class AgentPass:
+    """What one pass did."""
+
+    outcome: str
+    """pushed, unchanged, refused-downgrade, no-output or unavailable."""
+    report: AgentReport | None
+    message: str = ""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+class Agent:
+    """The agent loop of one member cluster."""
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        client: ClusterClient,
+        *,
+        clock: Callable[[], datetime] = _now,
+        options: AgentOptions | None = None,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.mirror = Mirror.open(config.cache_dir, config.url)
+        self._clock = clock
+        self._options = options
+
+    @property
+    def _status_branch(self) -> str:
+        return status_branch(self.config.cluster)
+
+    def _previous(self) -> tuple[str | None, AgentReport | None]:
+        commit = self.mirror.resolve(f"refs/remotes/origin/{self._status_branch}")
+        if commit is None:
+            return None, None
+        with GitTree.open(self.mirror.path, commit) as tree:
+            if REPORT_FILE not in tree.files():
+                return commit, None
+            report, _errors = read_agent_report(
+                tree.read(REPORT_FILE), self.config.cluster, branch=self._status_branch
+            )
+        return commit, report
+
+    def _files(self, commit: str) -> dict[str, bytes]:
+        prefix = f"clusters/{self.config.cluster}/"
+        with GitTree.open(self.mirror.path, commit) as tree:
+            return {p: tree.read(p) for p in tree.files() if p.startswith(prefix)}
+
+    def _target(self, output: str, previous: AgentReport | None) -> tuple[str, str]:
+        """The commit to enforce and a note: the new output, or the last applied one when the
+        new one does not descend from it."""
+        applied = previous.output_commit if previous else ""
+        if not applied or applied == output:
+            return output, ""
+        if self.mirror.resolve(applied) is not None and self.mirror.is_ancestor(applied, output):
+            return output, ""
+        if self.mirror.resolve(applied) is None:
+            return output, f"last applied commit {applied[:12]} is unknown; taking {output[:12]}"
+        return applied, (
+            f"refused output {output[:12]}: it does not descend from the applied {applied[:12]} "
+            "(replay or downgrade); still enforcing the applied commit"
+        )
+
+    def run_once(self) -> AgentPass:
+        out = self.config.output_branch
+        try:
+            self.mirror.fetch(
+                [
+                    f"+refs/heads/{out}:refs/remotes/origin/{out}",
+                    f"+refs/heads/{self._status_branch}:refs/remotes/origin/{self._status_branch}",
+                ]
+            )
+        except GitError as exc:
+            return AgentPass(
+                "unavailable",
+                None,
+                f"Git remote unreachable, keeping the last applied state: {exc}",
+            )
+        status_commit, previous = self._previous()
+        output = self.mirror.resolve(f"refs/remotes/origin/{out}")
+        now = self._clock()
+        if output is None:
+            note = f"output branch {out} does not exist yet"
+            report = report_without_output(
+                self.client, self.config.cluster, previous, now, note, self._options
+            )
+            if self._due(previous, report, now):
+                self._push(report, status_commit)
+            return AgentPass("no-output", report, note)
+        target, note = self._target(output, previous)
+        report = run_once(
+            self.client,
+            self.config.cluster,
+            self._files(target),
+            target,
+            previous,
+            now,
+            self._options,
+        )
+        outcome = "refused-downgrade" if target != output else "pushed"
+        if not self._due(previous, report, now):
+            return AgentPass(
+                "unchanged" if not note else outcome, report, note or "report unchanged"
+            )
+        self._push(report, status_commit)
+        return AgentPass(outcome, report, note)
+
+    def _due(self, previous: AgentReport | None, report: AgentReport, now: datetime) -> bool:
+        if previous is None or report_changed(previous, report):
+            return True
+        return now - parse_time(previous.heartbeat_time) >= self.config.heartbeat
+
+    def _push(self, report: AgentReport, parent: str | None) -> None:
+        data = dump_yaml(report.dump()).encode()
+        message = compose_message(
+            f"gitfleet-agent: report of {self.config.cluster}",
+            trailers={"Gitfleet-Output": report.output_commit or "-"},
+        )
+        written = commit_files(
+            self.mirror.path, parent, {REPORT_FILE: data}, message, self.config.identity
+        )
+        if not written.changed:
+            return
+        pushed = self.mirror.push_fast_forward(written.commit, self._status_branch, parent)
+        if not pushed.ok:
+            raise GitError(f"pushing the report to {self._status_branch} failed: {pushed.message}")
+
+    def run(
+        self, interval: float, stop: Callable[[], bool], on_pass: Callable[[AgentPass], None]
+    ) -> None:
+        """Passes every `interval` seconds until `stop()` is true."""
+        while not stop():
+            on_pass(self.run_once())
+            deadline = time.monotonic() + interval
+            while not stop() and time.monotonic() < deadline:
+                time.sleep(min(1.0, interval))

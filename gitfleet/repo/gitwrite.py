@@ -1,0 +1,271 @@
+"""Write trees and commits with `git fast-import`, never through a working tree or an index.
+
+`commit_files` applies path -> bytes (None deletes) changes on top of a parent commit;
+`replace_tree` makes the parent's tree equal to a complete file mapping, sending only the blobs
+whose `git hash-object` id differs from the parent's listing. Both first drop changes that
+would not alter the tree, so a pass with unchanged content writes no object and returns the
+parent (`changed=False`); otherwise one `git fast-import` process writes the blobs, the trees
+(unchanged subtrees are reused by git) and the commit, without touching any ref, and an
+optional `ref` is then moved with a compare-and-swap `git update-ref`. Called by the
+reconciler loop (output branch) and the agent (status branch), usually inside a `Mirror`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gitfleet.repo.gitcmd import run_git, validate_ref
+from gitfleet.repo.tree import relpath_problem
+
+ZERO_OID = "0" * 40
+FILE_MODE = "100644"
+_SCRATCH_REF = "refs/gitfleet/fast-import-scratch"
+_PART = r"[^/.\\\0\n\r][^/\\\0\n\r]*"
+_GOOD_PATH = re.compile(f"{_PART}(?:/{_PART})*")
+"""Fast accept: non-empty components, none starting with '.', no backslash, NUL or line break."""
+
+
+class PathError(ValueError):
+    """A path given to the writer is not an acceptable repository-relative path."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Author/committer of a commit: a display name and an e-mail address."""
+
+    name: str
+    email: str
+
+    def __post_init__(self) -> None:
+        for value in (self.name, self.email):
+            if any(ch in value for ch in "<>\n\r\0"):
+                raise ValueError(f"identity field {value!r} contains '<', '>' or a line break")
+        if not self.name.strip() or not self.email.strip():
+            raise ValueError("identity name and email must not be empty")
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """The commit a write produced (or the parent, unchanged), its tree, and whether it is new."""
+
+    commit: str
+    tree: str
+    changed: bool
+
+
+def blob_id(data: bytes) -> str:
+    """The object id `git hash-object` gives `data` (SHA-1 repositories)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def check_path(path: str) -> None:
+    """Raise PathError unless `path` is relative, '/'-separated, without '..', empty or hidden
+    components, backslashes, NUL bytes or line breaks."""
+    if _GOOD_PATH.fullmatch(path):
+        return
+    problem = relpath_problem(path)
+    if problem is None and any(ch in path for ch in "\n\r"):
+        problem = "path contains a line break"
+    if problem is not None:
+        raise PathError(f"refused path {path!r}: {problem}")
+
+
+def commit_files(
+    repo: Path,
+    parent: str | None,
+    changes: Mapping[str, bytes | None],
+    message: str,
+    author: Identity,
+    *,
+    ref: str | None = None,
+    date: datetime | None = None,
+) -> CommitResult:
+    """Commit `changes` (path -> new bytes, or None to delete the file or directory) on top of
+    `parent` (None: a root commit). No commit is made when the tree would not change.
+
+    `ref`, when given, is moved to the new commit only if it still points at `parent` (or does
+    not exist when `parent` is None); otherwise GitError. `date` defaults to the current time.
+    """
+    for path in changes:
+        check_path(path)
+    _refuse_nesting(path for path, data in changes.items() if data is not None)
+    parent_commit, parent_tree = _resolve_parent(repo, parent)
+    current = _lookup(repo, parent_commit, changes) if parent_commit else {}
+    effective = {
+        path: data
+        for path, data in changes.items()
+        if (current.get(path) != blob_id(data) if data is not None else path in current)
+    }
+    return _write(repo, parent_commit, parent_tree, effective, message, author, ref, date)
+
+
+def replace_tree(
+    repo: Path,
+    parent: str | None,
+    files: Mapping[str, bytes],
+    message: str,
+    author: Identity,
+    *,
+    ref: str | None = None,
+    date: datetime | None = None,
+) -> CommitResult:
+    """Commit a tree holding exactly `files` (all mode 100644) on top of `parent`.
+
+    Compares against the parent's full listing: unchanged blobs are not sent, files absent from
+    `files` are deleted. Same `ref`/`date` rules as `commit_files`.
+    """
+    for path in files:
+        check_path(path)
+    _refuse_nesting(files)
+    parent_commit, parent_tree = _resolve_parent(repo, parent)
+    listing = _list_tree(repo, parent_commit) if parent_commit else {}
+    changes: dict[str, bytes | None] = {path: None for path in listing if path not in files}
+    for path, data in files.items():
+        if listing.get(path) != (FILE_MODE, blob_id(data)):
+            changes[path] = data
+    return _write(repo, parent_commit, parent_tree, changes, message, author, ref, date)
+
+
+def _write(
+    repo: Path,
+    parent: str | None,
+    parent_tree: str | None,
+    changes: Mapping[str, bytes | None],
+    message: str,
+    author: Identity,
+    ref: str | None,
+    date: datetime | None,
+) -> CommitResult:
+    """Run fast-import for non-empty `changes` (or a root commit) and move `ref` if asked."""
+    if ref is not None:
+        validate_ref(repo, ref)
+    if parent is not None and parent_tree is not None and not changes:
+        return CommitResult(parent, parent_tree, changed=False)
+    stream = _stream(parent, changes, message, author, date or datetime.now(UTC))
+    out = run_git(repo, ["fast-import", "--quiet", "--done", "--date-format=raw"], stdin=stream)
+    commit = out.stdout.decode("ascii", "replace").strip()
+    tree = _rev_parse(repo, f"{commit}^{{tree}}")
+    if parent is not None and tree == parent_tree:
+        return CommitResult(parent, tree, changed=False)
+    if ref is not None:
+        run_git(
+            repo, ["update-ref", "-m", "gitfleet commit", "--", ref, commit, parent or ZERO_OID]
+        )
+    return CommitResult(commit, tree, changed=True)
+
+
+def _stream(
+    parent: str | None,
+    changes: Mapping[str, bytes | None],
+    message: str,
+    author: Identity,
+    when: datetime,
+) -> bytes:
+    """The fast-import input for one commit: deletes first, then inline files, sorted."""
+    text = message.rstrip("\n").encode("utf-8") + b"\n"
+    stamp = _raw_date(when)
+    who = f"{author.name} <{author.email}> {stamp}".encode()
+    parts = [
+        b"feature done\n",
+        f"commit {_SCRATCH_REF}\nmark :1\n".encode(),
+        b"author " + who + b"\ncommitter " + who + b"\n",
+        b"data %d\n" % len(text) + text,
+    ]
+    if parent is not None:
+        parts.append(f"from {parent}\n".encode())
+    for path in sorted(p for p, data in changes.items() if data is None):
+        parts.append(b"D " + quote_path(path) + b"\n")
+    for path, data in sorted((p, d) for p, d in changes.items() if d is not None):
+        parts.append(b"M " + FILE_MODE.encode() + b" inline " + quote_path(path) + b"\n")
+        parts.append(b"data %d\n" % len(data) + data + b"\n")
+    parts.append(f"get-mark :1\nreset {_SCRATCH_REF}\nfrom {ZERO_OID}\n\ndone\n".encode())
+    return b"".join(parts)
+
+
+def quote_path(path: str) -> bytes:
+    """A fast-import path in C-style quotes (always accepted): `\\`, `"` and control bytes escaped."""
+    raw = path.encode("utf-8", "surrogateescape")
+    out = bytearray(b'"')
+    for byte in raw:
+        if byte in (0x22, 0x5C):
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte == 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    out += b'"'
+    return bytes(out)
+
+
+def _raw_date(when: datetime) -> str:
+    """`<unix seconds> <+hhmm>` as fast-import's raw date format wants it."""
+    if when.tzinfo is None:
+        raise ValueError("commit date must be timezone-aware")
+    offset = when.utcoffset()
+    minutes = int(offset.total_seconds() // 60) if offset is not None else 0
+    sign = "+" if minutes >= 0 else "-"
+    hours, mins = divmod(abs(minutes), 60)
+    return f"{int(when.timestamp())} {sign}{hours:02d}{mins:02d}"
+
+
+def _resolve_parent(repo: Path, parent: str | None) -> tuple[str | None, str | None]:
+    """(commit id, tree id) of `parent`, or (None, None) for a root commit."""
+    if parent is None:
+        return None, None
+    validate_ref(repo, parent)
+    commit = _rev_parse(repo, f"{parent}^{{commit}}")
+    return commit, _rev_parse(repo, f"{commit}^{{tree}}")
+
+
+def _rev_parse(repo: Path, spec: str) -> str:
+    out = run_git(repo, ["rev-parse", "--verify", "--end-of-options", spec])
+    return out.stdout.decode("ascii", "replace").strip()
+
+
+def _lookup(repo: Path, commit: str, paths: Iterable[str]) -> dict[str, str]:
+    """Object ids of `paths` in `commit` (non-blobs prefixed by their type, so they never equal
+    a blob id); missing paths are absent. Content only: a same-content entry keeps its mode."""
+    ordered = sorted(paths)
+    query = "".join(f"{commit}:{path}\n" for path in ordered).encode("utf-8", "surrogateescape")
+    out = run_git(
+        repo, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], stdin=query
+    ).stdout.decode("utf-8", "replace")
+    found: dict[str, str] = {}
+    for path, line in zip(ordered, out.splitlines(), strict=True):
+        fields = line.split()
+        if fields[-1] == "missing":
+            continue
+        # A tree at the path still counts as present (deleting it is a change), never equal.
+        found[path] = fields[0] if fields[1] == "blob" else f"{fields[1]}:{fields[0]}"
+    return found
+
+
+def _list_tree(repo: Path, commit: str) -> dict[str, tuple[str, str]]:
+    """Every non-tree entry of `commit`: path -> (mode, object id)."""
+    raw = run_git(repo, ["ls-tree", "-r", "-z", "--full-tree", commit]).stdout
+    listing: dict[str, tuple[str, str]] = {}
+    for record in raw.split(b"\0"):
+        if record:  # "<mode> <type> <40-hex oid>\t<path>"; slices avoid a split per entry
+            meta, _, path = record.partition(b"\t")
+            mode = meta[: meta.index(b" ")].decode("ascii")
+            listing[path.decode("utf-8", "surrogateescape")] = (mode, meta[-40:].decode("ascii"))
+    return listing
+
+
+def _refuse_nesting(paths: Iterable[str]) -> None:
+    """Raise PathError when a written file is also a directory of another written file."""
+    files = set(paths)
+    dirs: set[str] = set()
+    for path in files:
+        cut = path.rfind("/")
+        while cut > 0 and path[:cut] not in dirs:  # a known prefix has known ancestors
+            dirs.add(path[:cut])
+            cut = path.rfind("/", 0, cut)
+    clash = sorted(files & dirs)
+    if clash:
+        raise PathError(f"refused path {clash[0]!r}: it is a file and a directory at once")

@@ -1,0 +1,277 @@
+"""`Mirror`: the private bare repository a reconciler or agent works in, tied to one remote.
+
+`Mirror.open(cache_dir, url)` admits the URL (`remote.check_url`), creates or reopens a bare
+repository at `cache_dir` (refusing one made for another remote) and then offers: `fetch`
+(explicit refspecs, no tags, no submodules, pruned), `resolve`, `is_ancestor`, `list_refs`,
+`update_ref` (compare-and-swap), `maintain` (auto gc), `log` (commits with parsed trailers, for `gitfleet history`)
+and `push_fast_forward` (lease on the expected old value plus a local ancestry check, never a
+plain force; a moved branch is reported as `rejected`, not raised). Every call runs with
+`GIT_DIR` pinned to the mirror, network calls with the remote's single allowed protocol and
+`-c protocol.allow=never` hardening; all messages are redacted. Writes of trees and commits go
+through `gitwrite.commit_files`/`replace_tree` on `Mirror.path`. Called by the reconciler loop,
+the agent and the CLI.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitfleet.repo.gitcmd import GitError, GitResult, redact_url, run_git, validate_ref
+from gitfleet.repo.gitwrite import ZERO_OID, check_path
+from gitfleet.repo.remote import RemoteURL, check_url
+from gitfleet.repo.trailers import parse_trailers
+
+_REFSPEC = re.compile(r"(\+?)(refs/[^:]+):(refs/[^:]+)")
+_MISSING_REF = re.compile(r"couldn't find remote ref (\S+)")
+_URL_KEY = "gitfleet.url"
+_LOG_FIELDS = 7
+
+
+@dataclass(frozen=True)
+class PushResult:
+    """Outcome of a fast-forward push: `ok`, or `rejected` because the branch moved."""
+
+    ok: bool
+    rejected: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """Source refs of exact refspecs the remote did not have (their local copies removed)."""
+
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One commit as `gitfleet history` shows it."""
+
+    commit: str
+    parents: tuple[str, ...]
+    author_name: str
+    author_email: str
+    author_date: str
+    """Strict ISO 8601, as recorded."""
+    subject: str
+    message: str
+    trailers: Mapping[str, list[str]] = field(default_factory=dict)
+
+
+class Mirror:
+    """A bare repository at `path` that fetches from and pushes to one admitted remote."""
+
+    def __init__(self, path: Path, remote: RemoteURL, *, timeout: float = 120.0) -> None:
+        self._path = path
+        self._remote = remote
+        self._timeout = timeout
+
+    @classmethod
+    def open(
+        cls, cache_dir: Path, url: str, *, base: Path | None = None, timeout: float = 120.0
+    ) -> Mirror:
+        """Admit `url`, then create or reopen the bare repository at `cache_dir`."""
+        remote = check_url(url, base=base)
+        path = Path(cache_dir).absolute()
+        mirror = cls(path, remote, timeout=timeout)
+        if (path / "HEAD").is_file() and (path / "objects").is_dir():
+            recorded = mirror._git(["config", "--get", _URL_KEY], check=False)
+            known = recorded.stdout.decode("utf-8", "replace").strip()
+            if known != remote.redacted:
+                raise GitError(f"{path} is a mirror of {known or 'another repository'!r}")
+            return mirror
+        path.mkdir(parents=True, exist_ok=True)
+        if any(path.iterdir()):
+            raise GitError(f"{path} exists and is not a gitfleet mirror")
+        run_git(path, ["init", "--bare", "--quiet"], env={"GIT_DIR": str(path)})
+        mirror._git(["config", _URL_KEY, remote.redacted])
+        return mirror
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def url(self) -> str:
+        """The remote, redacted (safe for logs and status)."""
+        return self._remote.redacted
+
+    def fetch(self, refspecs: Sequence[str], *, prune: bool = True) -> FetchResult:
+        """Fetch `refspecs` (`[+]refs/...:refs/...`, globs allowed). An exact source ref the
+        remote lacks is skipped and its local destination deleted (a branch not created yet)."""
+        pending = {self._check_refspec(spec): spec for spec in refspecs}
+        missing: list[str] = []
+        while pending:
+            args = ["fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head"]
+            args += ["--prune"] if prune else []
+            result = self._network([*args, "--", self._remote.url, *pending.values()])
+            gone = _MISSING_REF.findall(result.stderr)
+            if result.returncode == 0:
+                break
+            sources = {src for src, _dst in pending if src in gone or _short(src) in gone}
+            if not sources:
+                raise GitError(f"git fetch from {self.url} failed: {_tail(result.stderr)}")
+            for src, dst in [key for key in pending if key[0] in sources]:
+                missing.append(src)
+                self._git(["update-ref", "-d", "--", dst], check=False)
+                del pending[(src, dst)]
+        return FetchResult(tuple(sorted(missing)))
+
+    def resolve(self, ref: str) -> str | None:
+        """The commit `ref` names in the mirror, or None when it does not exist."""
+        validate_ref(self._path, ref)
+        result = self._git(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+            check=False,
+        )
+        text = result.stdout.decode("ascii", "replace").strip()
+        return text if result.returncode == 0 and text else None
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when `ancestor` is reachable from `descendant` (equal counts). GitError when
+        either does not resolve."""
+        first, second = self._must_resolve(ancestor), self._must_resolve(descendant)
+        result = self._git(["merge-base", "--is-ancestor", first, second], check=False)
+        if result.returncode not in (0, 1):
+            raise GitError(f"git merge-base failed: {_tail(result.stderr)}")
+        return result.returncode == 0
+
+    def list_refs(self, prefix: str) -> dict[str, str]:
+        """Refs under `prefix` (e.g. `refs/remotes/origin/gitfleet/status/`) -> commit, sorted."""
+        if not prefix.startswith("refs/") or any(ch in prefix for ch in "*?[\\ \t\n"):
+            raise GitError(f"invalid ref prefix {prefix!r}")
+        out = self._git(["for-each-ref", "--format=%(objectname) %(refname)", "--", prefix])
+        refs: dict[str, str] = {}
+        for line in out.stdout.decode("utf-8", "replace").splitlines():
+            oid, _, name = line.partition(" ")
+            refs[name] = oid
+        return dict(sorted(refs.items()))
+
+    def update_ref(self, ref: str, new: str | None, old: str | None) -> None:
+        """Set (or delete, `new=None`) `ref` only if it currently equals `old` (None: absent)."""
+        if not ref.startswith("refs/"):
+            raise GitError(f"invalid ref {ref!r}: a full refs/... name is required")
+        validate_ref(self._path, ref)
+        expected = old if old is not None else ZERO_OID
+        if new is None:
+            self._git(["update-ref", "-d", "--", ref, expected])
+        else:
+            self._git(["update-ref", "--", ref, self._must_resolve(new), expected])
+
+    def log(
+        self, ref: str, *, paths: Sequence[str] = (), max_count: int | None = None
+    ) -> list[LogEntry]:
+        """Commits reachable from `ref` (newest first), optionally only those touching `paths`."""
+        for path in paths:
+            check_path(path)
+        commit = self._must_resolve(ref)
+        fmt = "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s%x00%B"
+        args = ["log", "-z", fmt, "--no-color"]
+        args += [f"--max-count={int(max_count)}"] if max_count is not None else []
+        out = self._git([*args, "--end-of-options", commit, "--", *paths])
+        return _parse_log(out.stdout)
+
+    def push_fast_forward(
+        self, local_commit: str, remote_branch: str, expected_old: str | None
+    ) -> PushResult:
+        """Push `local_commit` to `refs/heads/<remote_branch>` if the remote branch still is
+        `expected_old` (None: must not exist) and `local_commit` descends from it."""
+        branch = remote_branch.removeprefix("refs/heads/")
+        target = f"refs/heads/{branch}"
+        validate_ref(self._path, target)
+        new = self._must_resolve(local_commit)
+        old = self._must_resolve(expected_old) if expected_old is not None else None
+        if old is not None and not self.is_ancestor(old, new):
+            return PushResult(False, True, f"{target}: {new[:12]} does not descend from {old[:12]}")
+        args = ["push", "--porcelain", "--no-verify", "--recurse-submodules=no"]
+        args.append(f"--force-with-lease={target}:{old or ''}")
+        result = self._network([*args, "--", self._remote.url, f"{new}:{target}"])
+        return _push_outcome(result, target, self.url)
+
+    def maintain(self) -> None:
+        """`git gc --auto`: fold the packs fast-import leaves per commit (call between passes)."""
+        run_git(
+            self._path,
+            ["gc", "--auto", "--quiet"],
+            env={"GIT_DIR": str(self._path)},
+            config={"gc.autoDetach": "false"},
+            timeout=self._timeout,
+        )
+
+    def _must_resolve(self, ref: str) -> str:
+        commit = self.resolve(ref)
+        if commit is None:
+            raise GitError(f"unknown revision {redact_url(ref)!r} in mirror of {self.url}")
+        return commit
+
+    def _check_refspec(self, spec: str) -> tuple[str, str]:
+        match = _REFSPEC.fullmatch(spec)
+        if match is None or spec.count("*") not in (0, 2):
+            raise GitError(f"invalid refspec {spec!r}: expected [+]refs/...:refs/...")
+        for side in (match.group(2), match.group(3)):
+            check = self._git(["check-ref-format", "--refspec-pattern", side], check=False)
+            if check.returncode != 0 or side.count("*") > 1:
+                raise GitError(f"invalid refspec {spec!r}: {side!r} is not a valid ref pattern")
+        return match.group(2), match.group(3)
+
+    def _git(self, args: Sequence[str], *, check: bool = True) -> GitResult:
+        return run_git(self._path, args, check=check, env={"GIT_DIR": str(self._path)})
+
+    def _network(self, args: Sequence[str]) -> GitResult:
+        env = {"GIT_DIR": str(self._path), **self._remote.env()}
+        return run_git(
+            self._path,
+            args,
+            check=False,
+            env=env,
+            config=self._remote.config(),
+            timeout=self._timeout,
+        )
+
+
+def _push_outcome(result: GitResult, target: str, url: str) -> PushResult:
+    """Read `git push --porcelain` output for `target`: ok, rejected (moved) or GitError."""
+    for line in result.stdout.decode("utf-8", "replace").splitlines():
+        flag, _, rest = line.partition("\t")
+        refs, _, summary = rest.partition("\t")
+        if not refs.endswith(f":{target}"):
+            continue
+        summary = redact_url(summary)
+        if flag in (" ", "*", "=") and result.returncode == 0:
+            return PushResult(True, False, f"{target}: {summary}")
+        if flag == "!" and summary.startswith("[rejected]"):
+            return PushResult(False, True, f"{target}: {summary}")
+        raise GitError(f"push of {target} to {url} refused: {summary}")
+    raise GitError(f"git push to {url} failed: {_tail(result.stderr)}")
+
+
+def _parse_log(raw: bytes) -> list[LogEntry]:
+    fields = raw.decode("utf-8", "replace").split("\0")
+    entries: list[LogEntry] = []
+    for start in range(0, len(fields) - _LOG_FIELDS + 1, _LOG_FIELDS):
+        commit, parents, name, email, date, subject, body = fields[start : start + _LOG_FIELDS]
+        entries.append(
+            LogEntry(
+                commit=commit.strip(),
+                parents=tuple(parents.split()),
+                author_name=name,
+                author_email=email,
+                author_date=date,
+                subject=subject,
+                message=body,
+                trailers=parse_trailers(body),
+            )
+        )
+    return entries
+
+
+def _short(ref: str) -> str:
+    return ref.removeprefix("refs/heads/")
+
+
+def _tail(text: str) -> str:
+    lines = [line for line in redact_url(text).splitlines() if line.strip()]
+    return " / ".join(lines[-3:]) or "(no message)"

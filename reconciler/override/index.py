@@ -1,0 +1,162 @@
+"""The pass-wide override index: cross-object validation, content hashes, per-placement views.
+
+`build_override_index(fleet)` takes the ClusterResourceOverrides and ResourceOverrides that
+passed their per-object webhook rules at load time and applies the cross-object rules of
+kubefleet.md §3.5: at most 100 CROs and 100 ROs (a Git repository has no creation order, so the
+first 100 CROs by name and the first 100 ROs by (namespace, name) are kept; each one beyond is an
+error and ignored) and one override per resource (the same selector in two CROs, or in two ROs of
+one namespace: the later one by name is an error and is ignored entirely, via
+`gitfleet.api.check_override_conflicts`). The rest are compiled once. `OverrideIndex.hashes()`
+gives each override's content hash for override snapshots; `for_placement` gives the overrides
+relevant to one placement (`reconciler.override.apply.PlacementOverrides`). Called by the
+reconcile pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from gitfleet.api import (
+    ClusterResourceOverride,
+    ClusterResourcePlacement,
+    ResourceOverride,
+    ResourcePlacement,
+)
+from gitfleet.api.errors import FieldIssue, FleetError
+from gitfleet.api.override import check_override_conflicts
+from gitfleet.load.model import FleetSnapshot, Origin
+from reconciler.override.apply import PlacementOverrides, relevant_overrides
+from reconciler.override.cache import OverrideCache
+from reconciler.override.compiled import (
+    CRO_KIND,
+    RO_KIND,
+    CompiledOverride,
+    TargetKey,
+    compile_cro,
+    compile_ro,
+    override_key,
+)
+from reconciler.override.envelope import target_keys, wrapped_targets
+from reconciler.override.patch import MAX_PATCH_OPS_PER_OBJECT
+from reconciler.override.snapshots import snapshot_name
+from reconciler.select.model import SelectedResource
+from reconciler.state import Snapshot
+
+MAX_CLUSTER_RESOURCE_OVERRIDES = 100
+MAX_RESOURCE_OVERRIDES = 100
+
+
+@dataclass(frozen=True)
+class OverrideIndex:
+    """Valid overrides of one pass, CROs by name then ROs by (namespace, name)."""
+
+    overrides: tuple[CompiledOverride, ...]
+    cache: OverrideCache = field(default_factory=OverrideCache, compare=False, repr=False)
+
+    def hashes(self) -> dict[str, str]:
+        """Override key -> sha256 of its spec."""
+        return {o.key: o.hash for o in self.overrides}
+
+    def with_snapshots(self, snapshots: Mapping[str, tuple[Snapshot, ...]]) -> OverrideIndex:
+        """A copy naming each override's latest snapshot (`<name>-<index>`) in error messages.
+
+        Without it, messages name snapshot index 0. Call before any `apply`."""
+        named = tuple(
+            replace(o, snapshot=snapshot_name(o.key, _latest(snapshots.get(o.key, ()))))
+            for o in self.overrides
+        )
+        return OverrideIndex(named, OverrideCache(max_ops=self.cache.max_ops))
+
+    def for_placement(
+        self,
+        placement: ClusterResourcePlacement | ResourcePlacement,
+        selected: Sequence[SelectedResource],
+    ) -> PlacementOverrides:
+        """The overrides serving `placement` that target one of its resources (§3.2.1-2)."""
+        kind, namespace = placement.kind, placement.namespace or ""
+        serving = [o for o in self.overrides if o.serves(kind, namespace, placement.name)]
+        candidates: set[TargetKey] = set()
+        for sel in selected:
+            candidates.update(
+                target_keys(sel.group, sel.version, sel.kind, sel.namespace, sel.name)
+            )
+            candidates.update(wrapped_targets(sel))
+        relevant = relevant_overrides(serving, candidates)
+        by_target: dict[TargetKey, list[CompiledOverride]] = {}
+        for override in relevant:
+            for target in sorted(override.targets):
+                by_target.setdefault(target, []).append(override)
+        return PlacementOverrides(
+            overrides=relevant,
+            by_target={k: tuple(v) for k, v in by_target.items()},
+            cache=self.cache,
+        )
+
+
+def _latest(history: tuple[Snapshot, ...]) -> int:
+    return history[-1].index if history else 0
+
+
+def _origin(fleet: FleetSnapshot, kind: str, namespace: str, name: str) -> Origin:
+    return fleet.origins.get((kind, namespace, name)) or Origin(file="", doc=0, line=0)
+
+
+def _error(origin: Origin, issue: FieldIssue) -> FleetError:
+    return FleetError(
+        file=origin.file,
+        line=origin.line or None,
+        field=issue.field,
+        message=issue.message,
+        doc=origin.doc,
+    )
+
+
+def _cap_errors(
+    fleet: FleetSnapshot, kind: str, beyond: Sequence[ClusterResourceOverride | ResourceOverride]
+) -> list[FleetError]:
+    limit, noun, order = (
+        (MAX_CLUSTER_RESOURCE_OVERRIDES, "cluster resource overrides", "name")
+        if kind == CRO_KIND
+        else (MAX_RESOURCE_OVERRIDES, "resource overrides", "namespace and name")
+    )
+    message = (
+        f"at most {limit} {noun} can be created; gitfleet keeps the first {limit} by {order} "
+        "and ignores this one"
+    )
+    return [
+        _error(
+            _origin(fleet, kind, o.namespace or "", o.name), FieldIssue("metadata.name", message)
+        )
+        for o in beyond
+    ]
+
+
+def build_override_index(
+    fleet: FleetSnapshot, *, max_ops: int = MAX_PATCH_OPS_PER_OBJECT
+) -> tuple[OverrideIndex, list[FleetError]]:
+    """Validate across overrides, compile the valid ones (see module docstring).
+
+    `max_ops` is the per-object op cap (MAX_PATCH_OPS_PER_OBJECT); tests lower it."""
+    cros = sorted(fleet.cluster_overrides.values(), key=lambda o: o.name)
+    ros = sorted(fleet.resource_overrides.values(), key=lambda o: (o.namespace or "", o.name))
+    errors = _cap_errors(fleet, CRO_KIND, cros[MAX_CLUSTER_RESOURCE_OVERRIDES:])
+    errors += _cap_errors(fleet, RO_KIND, ros[MAX_RESOURCE_OVERRIDES:])
+    cros, ros = cros[:MAX_CLUSTER_RESOURCE_OVERRIDES], ros[:MAX_RESOURCE_OVERRIDES]
+    bad: set[str] = set()
+    for (kind, namespace, name), issue in check_override_conflicts(cros, ros):
+        bad.add(override_key(kind, namespace, name))
+        errors.append(_error(_origin(fleet, kind, namespace, name), issue))
+    compiled = [
+        compile_cro(cro, _origin(fleet, CRO_KIND, "", cro.name))
+        for cro in cros
+        if override_key(CRO_KIND, "", cro.name) not in bad
+    ]
+    compiled += [
+        compile_ro(ro, _origin(fleet, RO_KIND, ro.namespace or "", ro.name))
+        for ro in ros
+        if override_key(RO_KIND, ro.namespace or "", ro.name) not in bad
+    ]
+    named = tuple(replace(o, snapshot=snapshot_name(o.key, 0)) for o in compiled)
+    errors.sort(key=lambda e: (e.file, e.doc or 0, e.line or 0, e.field, e.message))
+    return OverrideIndex(named, OverrideCache(max_ops=max_ops)), errors

@@ -1,0 +1,43 @@
+"""Vendor-neutral placement output: PlacementDecision slices and the ClusterProfiles they name.
+
+`decision_files` writes `decisions/<placement>-<i>.yaml` for every placement (KEP-5313,
+multicluster.x-k8s.io/v1alpha1; at most 100 clusters a slice, clusters in name order, a revision
+derived from the decision so an unchanged decision rewrites nothing); a held placement keeps its
+previous decision files. `profile_files` writes one ClusterProfile per member cluster.
+Called by `reconciler.pass_`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+from reconciler.decisions import cluster_profile_documents, decision_documents
+from reconciler.output import yaml_bytes
+from reconciler.placement import PlacementPlan
+from reconciler.schedule.clusters import ClusterView
+from reconciler.state import State
+
+
+def _revision(clusters: list[str]) -> str:
+    return hashlib.sha256("\n".join(clusters).encode()).hexdigest()[:16]
+
+
+def decision_files(plans: Mapping[str, PlacementPlan], prior: State) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for key, plan in sorted(plans.items()):
+        if plan.held:
+            prefix = f"decisions/{key}-"
+            files.update({p: prior.output[p] for p in prior.output if p.startswith(prefix)})
+            continue
+        clusters = plan.bound_clusters()
+        reasons = {d.cluster: d.reason for d in plan.decisions if d.selected}
+        docs = decision_documents(
+            key, plan.name, plan.namespace, clusters, _revision(clusters), reasons
+        )
+        files.update({path: yaml_bytes(doc) for path, doc in docs})
+    return files
+
+
+def profile_files(views: Mapping[str, ClusterView]) -> dict[str, bytes]:
+    return {path: yaml_bytes(doc) for path, doc in cluster_profile_documents(views)}

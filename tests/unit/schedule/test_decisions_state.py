@@ -1,0 +1,126 @@
+"""PlacementDecision slices, ClusterProfiles, and the stored clusterDecision of bindings."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from gitfleet.load.yamlio import dump_yaml
+from reconciler.decisions import cluster_profile_documents, decision_documents, label_value
+from reconciler.state import (
+    Binding,
+    BindingDecision,
+    PlacementState,
+    State,
+    read_state,
+    state_files,
+)
+from tests.unit.schedule.fleet import cluster, fleet
+
+
+@pytest.mark.parametrize(
+    ("count", "slices", "indexed"),
+    [
+        (0, [0], False),
+        (1, [1], False),
+        (100, [100], False),
+        (101, [100, 1], True),
+        (250, [100, 100, 50], True),
+    ],
+)
+def test_decision_slices(count: int, slices: list[int], indexed: bool) -> None:
+    names = [f"c{i:03}" for i in reversed(range(count))]
+    docs = decision_documents("web", "web", "fleet-system", names, "rev-1")
+    assert [len(d["decisions"]) for _, d in docs] == slices
+    assert [p for p, _ in docs] == [f"decisions/web-{i}.yaml" for i in range(len(slices))]
+    flat = [e["clusterProfileRef"]["name"] for _, d in docs for e in d["decisions"]]
+    assert flat == sorted(names)
+    for i, (_, doc) in enumerate(docs):
+        labels = doc["metadata"]["labels"]
+        assert labels["multicluster.x-k8s.io/decision-key"] == "web"
+        assert labels["multicluster.x-k8s.io/placement-key"] == "web"
+        assert labels.get("multicluster.x-k8s.io/decision-index") == (str(i) if indexed else None)
+        assert doc["metadata"]["annotations"]["gitfleet.io/decision-revision"] == "rev-1"
+        assert (doc["apiVersion"], doc["kind"], doc["schedulerName"]) == (
+            "multicluster.x-k8s.io/v1alpha1",
+            "PlacementDecision",
+            "gitfleet",
+        )
+
+
+def test_decision_reason_and_profile_namespace() -> None:
+    [(_, doc)] = decision_documents("ns.app", "app", "ns", ["b", "a"], "r", reasons={"a": "picked"})
+    assert doc["decisions"] == [
+        {"clusterProfileRef": {"name": "a", "namespace": "fleet-system"}, "reason": "picked"},
+        {"clusterProfileRef": {"name": "b", "namespace": "fleet-system"}},
+    ]
+    [(_, same)] = decision_documents("app", "app", "fleet-system", ["a"], "r")
+    assert same["decisions"] == [{"clusterProfileRef": {"name": "a"}}]
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [("web", True), ("ns.web", True), ("x" * 63, True), ("x" * 64, False), ("-bad", False)],
+)
+def test_label_value(text: str, ok: bool) -> None:
+    value = label_value(text)
+    assert (value == text) is ok
+    assert len(value) <= 63 and value[0].isalnum() and value[-1].isalnum()
+
+
+def test_cluster_profiles() -> None:
+    views = fleet(
+        cluster("b", {"env": "prod"}, props={"kubernetes-fleet.io/node-count": "3"}), cluster("a")
+    )
+    docs = cluster_profile_documents(views)
+    assert [p for p, _ in docs] == ["clusterprofiles/a.yaml", "clusterprofiles/b.yaml"]
+    b = docs[1][1]
+    assert b["metadata"] == {
+        "name": "b",
+        "namespace": "fleet-system",
+        "labels": {"env": "prod", "x-k8s.io/cluster-manager": "gitfleet"},
+    }
+    assert b["spec"] == {"displayName": "b", "clusterManager": {"name": "gitfleet"}}
+    assert b["status"] == {"properties": [{"name": "kubernetes-fleet.io/node-count", "value": "3"}]}
+    assert "status" not in docs[0][1]
+    # Accepted back as an inventory source by the loader's ClusterProfile kind.
+    from gitfleet.api import ClusterProfile
+
+    ClusterProfile.model_validate(b)
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [
+        None,
+        BindingDecision(
+            'Successfully scheduled resources for placement in "a": picked by scheduling policy'
+        ),
+        BindingDecision("r", 12, -1000),
+    ],
+)
+def test_binding_decision_round_trips(decision: BindingDecision | None) -> None:
+    b = Binding("a", "Bound", 2, 3, decision=decision)
+    files = state_files(State(placements={"p": PlacementState(key="p", bindings=(b,))}))
+    doc = yaml.safe_load(files["state/placements/p.yaml"])
+    stored = doc["bindings"][0]
+    if decision is not None and decision.scored:
+        assert stored["clusterDecision"]["clusterScore"] == {
+            "affinityScore": 12,
+            "topologySpreadScore": -1000,
+        }
+    state, problems = read_state(files)
+    assert not problems and state.placements["p"].bindings == (b,)
+
+
+def test_malformed_cluster_decision_is_reported_not_raised() -> None:
+    doc = {
+        "apiVersion": "gitfleet.io/v1alpha1",
+        "kind": "PlacementState",
+        "metadata": {"name": "p"},
+        "bindings": [
+            {"cluster": "a", "state": "Bound", "policyIndex": 0, "clusterDecision": "oops"}
+        ],
+    }
+    state, problems = read_state({"state/placements/p.yaml": dump_yaml(doc).encode()})
+    assert "p" not in state.placements and problems
