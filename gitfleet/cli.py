@@ -26,13 +26,14 @@ from gitfleet.api.errors import FleetError
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.load.statusdir import read_cluster_statuses
 from gitfleet.repo.gitcmd import GitError
-from gitfleet.repo.gitread import GitTree
-from gitfleet.repo.outdir import read_output, write_output
+from gitfleet.repo.gitread import open_fleet_at
+from gitfleet.repo.outdir import OutputError, read_output, write_output
 from gitfleet.repo.tree import Tree
 from gitfleet.repo.workdir import WorkdirTree
 from gitfleet.watch import start_watcher
-from reconciler import planreport
+from reconciler import describe, planreport
 from reconciler.loop import Hub, HubConfig, PassReport
+from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State, read_state
 from renderers import load_fleet
@@ -64,9 +65,9 @@ def _open_tree(fleet_dir: Path, ref: str | None) -> Tree:
     if ref is None:
         return WorkdirTree(fleet_dir)
     try:
-        return GitTree.open(fleet_dir, ref)
-    except (ValueError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        return open_fleet_at(fleet_dir, ref)
+    except (GitError, ValueError, OSError) as exc:
+        raise click.ClickException(f"cannot read the fleet at --ref {ref}: {exc}") from None
 
 
 def _statuses(status_dir: Path | None) -> tuple[dict[str, MemberCluster] | None, list[FleetError]]:
@@ -145,8 +146,8 @@ def main() -> None:
 @click.argument("directory", type=click.Path(path_type=Path))
 def init(directory: Path) -> None:
     """Create a starter fleet repository in DIRECTORY (copied from fleet-repo-template/)."""
-    if directory.exists() and any(directory.iterdir()):
-        raise click.ClickException(f"{directory} exists and is not empty")
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise click.ClickException(f"{directory} exists and is not an empty directory")
     if not TEMPLATE_DIR.is_dir():
         raise click.ClickException(f"the fleet repository template is missing at {TEMPLATE_DIR}")
     shutil.copytree(TEMPLATE_DIR, directory, dirs_exist_ok=True, symlinks=False)
@@ -201,7 +202,7 @@ def render(
     run = run_pass(fleet, ref, status_dir, prior, _now(now))
     try:
         written = write_output(out_dir, run.result.files)
-    except (ValueError, OSError) as exc:
+    except (OutputError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "text":
         click.echo(
@@ -479,3 +480,50 @@ def agent_cmd(
         agent.run(_duration_seconds(interval), stop.is_set, show)
     except KeyboardInterrupt:
         stop.set()
+
+
+@main.command()
+@click.argument("what", type=click.Choice(["placement"]))
+@click.argument("name")
+@click.argument(
+    "fleet",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=".",
+    required=False,
+)
+@click.option("--namespace", "-n", default="", help="The namespace of a ResourcePlacement.")
+@click.option("--cluster", help="Explain only this cluster.")
+@ref_option
+@status_option
+@now_option
+@click.option(
+    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def explain(
+    what: str,
+    name: str,
+    fleet: Path,
+    namespace: str,
+    cluster: str | None,
+    ref: str | None,
+    status_dir: Path | None,
+    now: str | None,
+    fmt: str,
+) -> None:
+    """Why each cluster was or was not picked: the first filter that rejected it (KubeFleet's
+    reason strings), its scores and its rank."""
+    run = run_pass(fleet, ref, status_dir, State(), _now(now))
+    key = placement_key(name, namespace)
+    if key not in run.result.explanations:
+        raise click.ClickException(
+            f"placement {key} is not in the fleet (or failed to load: run `gitfleet validate`)"
+        )
+    rows = describe.explanation_rows(run.result.explanations[key], cluster)
+    if cluster is not None and not rows:
+        raise click.ClickException(f"cluster {cluster} is not a member of the fleet")
+    click.echo(
+        json.dumps({"placement": key, "clusters": rows}, indent=2, sort_keys=True)
+        if fmt == "json"
+        else describe.describe_explanations(key, rows),
+        nl=False,
+    )

@@ -35,6 +35,8 @@ class ChangeSummary:
     """placement key -> clusters whose files for it changed."""
     status: set[str] = field(default_factory=set)
     other: int = 0
+    changes: dict[str, bytes | None] = field(default_factory=dict)
+    """Every changed path: new bytes, or None for a removed file (what gets committed)."""
 
     @property
     def changed(self) -> bool:
@@ -90,6 +92,8 @@ def describe_changes(prior: ListedTree | None, files: Mapping[str, bytes]) -> Ch
     for path, data in files.items():
         if prior is None or path not in before or prior.oid(path) != blob_id(data):
             _record(summary, path)
+            summary.changes[path] = data
     for path in before - set(files):
         _record(summary, path)
+        summary.changes[path] = None
     return summary

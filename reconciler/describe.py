@@ -133,3 +133,54 @@ def describe_cluster(doc: Mapping[str, Any], index: Mapping[str, Any] | None) ->
     ]
     lines += ["Placements:", *(_table(rows) if placements else ["  <none>"])]
     return "\n".join(lines) + "\n"
+
+
+def explanation_rows(explanations: Mapping[str, Any], cluster: str | None) -> list[dict[str, Any]]:
+    """Plain rows (JSON-ready) of the scheduler's explanations, optionally for one cluster."""
+    rows = []
+    for name in sorted(explanations):
+        if cluster is not None and name != cluster:
+            continue
+        e = explanations[name]
+        rows.append(
+            {
+                "cluster": name,
+                "selected": e.selected,
+                "bindingState": e.binding_state,
+                "rank": e.rank,
+                "filter": e.filter_plugin,
+                "filterReason": e.filter_reason,
+                "alreadySelected": e.already_selected,
+                "scores": {
+                    "affinity": e.affinity_score,
+                    "topologySpread": e.topology_score,
+                    "obsoletePlacement": e.obsolete_score,
+                },
+                "reason": e.reason,
+            }
+        )
+    return rows
+
+
+def describe_explanations(key: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """`gitfleet explain placement`: one line per cluster, then the reasons."""
+    lines = [
+        f"Placement {key}: {sum(1 for r in rows if r['selected'])} of {len(rows)} cluster(s) selected"
+    ]
+    table = [("CLUSTER", "PICKED", "BINDING", "RANK", "AFFINITY", "SPREAD", "FIRST FILTER")]
+    for r in rows:
+        s = r["scores"]
+        table.append(
+            (
+                r["cluster"],
+                "yes" if r["selected"] else "no",
+                r["bindingState"] or "-",
+                "-" if r["rank"] is None else str(r["rank"]),
+                "-" if s["affinity"] is None else str(s["affinity"]),
+                "-" if s["topologySpread"] is None else str(s["topologySpread"]),
+                r["filter"] or "-",
+            )
+        )
+    lines += _table(table) if rows else ["  <no clusters>"]
+    lines += ["Reasons:", *(f"  {r['cluster']}: {r['filterReason'] or r['reason']}" for r in rows)]
+    return "\n".join(lines) + "\n"

@@ -26,7 +26,7 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
-from gitfleet.repo.gitwrite import Identity, replace_tree
+from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from reconciler.commitmsg import describe_changes
@@ -208,8 +208,8 @@ class Hub:
                 f"{author[0].author_name} <{author[0].author_email}>"
             )
         message = compose_message(subject, body, trailers)
-        written = replace_tree(
-            self.mirror.path, output, result.files, message, self.config.identity
+        written = commit_files(
+            self.mirror.path, output, summary.changes, message, self.config.identity
         )
         if not written.changed:
             return PassReport(
@@ -220,6 +220,7 @@ class Hub:
             raise _Rejected(pushed.message)
         if not pushed.ok:
             raise GitError(pushed.message)
+        self.mirror.maintain()  # fast-import leaves a pack per commit; `gc --auto` bounds them
         return PassReport(
             "committed", source, written.commit, result.errors + report_errors, subject
         )

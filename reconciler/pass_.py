@@ -10,7 +10,7 @@ No clock, disk or network in here. Called by the CLI (`render`, `validate`) and 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from gitfleet.api import MemberCluster
@@ -25,6 +25,7 @@ from reconciler.publish import decision_files, profile_files
 from reconciler.reports import statuses_from_reports
 from reconciler.schedule.clusters import ClusterView, EligibilityPolicy
 from reconciler.schedule.inventory import build_cluster_views
+from reconciler.schedule.outcome import ClusterExplanation
 from reconciler.select import build_index
 from reconciler.state import PlacementState, Snapshot, State, state_files
 from reconciler.statusdocs import cluster_status_files, placement_status_files
@@ -39,6 +40,8 @@ class PassResult:
     state: State
     errors: tuple[FleetError, ...]
     """Every user error found, sorted (loader errors included)."""
+    explanations: Mapping[str, Mapping[str, ClusterExplanation]] = field(default_factory=dict)
+    """placement key -> cluster -> what the scheduler decided and why (`gitfleet explain`)."""
 
 
 def _eligibility(fleet: FleetSnapshot, has_status: bool) -> EligibilityPolicy:
@@ -164,4 +167,5 @@ def reconcile(
         files=dict(sorted(files.items())),
         state=State(states, files, override_snapshots),
         errors=all_errors,
+        explanations={key: plan.explanations for key, plan in plans.items()},
     )

@@ -36,6 +36,7 @@ from reconciler.schedule.cycle import (
     ScheduleOutcome,
     schedule,
 )
+from reconciler.schedule.outcome import ClusterExplanation
 from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
 from reconciler.state import Binding, PlacementState, Snapshot
 from reconciler.status import Cond
@@ -82,6 +83,8 @@ class PlacementPlan:
     fixed_names: int | None = None
     """len(clusterNames) for PickFixed (failed-to-schedule entries in status)."""
     apply_strategy: Mapping[str, Any] = field(default_factory=dict)
+    explanations: Mapping[str, ClusterExplanation] = field(default_factory=dict)
+    """Per cluster: picked or not, the first filter that rejected it, scores (`explain`)."""
     per_cluster: dict[str, ClusterManifests] = field(default_factory=dict)
     """Clusters whose overrides change the manifests (others use `manifests`)."""
 
@@ -227,6 +230,7 @@ def place(
         plan.held = True
         return plan
     plan.decisions = outcome.decisions
+    plan.explanations = outcome.explanations
     if outcome.fulfilled is not None:
         status = "True" if outcome.fulfilled else "False"
         plan.scheduled = Cond("Scheduled", status, outcome.reason, outcome.message)

@@ -73,7 +73,7 @@ def read_source(tree: Tree, path: str, limits: Limits) -> tuple[str | None, Flee
         size = tree.size(path)
         if size > limits.max_file_bytes:
             message = (
-                f"file is {size} bytes, larger than limits.max_file_bytes "
+                f"file is {size} bytes, larger than limits.maxFileBytes "
                 f"({limits.max_file_bytes}); it was not read"
             )
             return None, FleetError(path, None, "", message)

@@ -168,7 +168,7 @@ def _generate(template: Template, context: Mapping[str, Any], max_bytes: int) ->
         size += len(chunk.encode("utf-8", "surrogatepass"))
         if size > max_bytes:
             raise OutputTooLarge(
-                f"rendered output exceeds limits.template_max_output_bytes ({max_bytes} bytes)"
+                f"rendered output exceeds limits.templateMaxOutputBytes ({max_bytes} bytes)"
             )
         chunks.append(chunk)
     return "".join(chunks)
@@ -272,7 +272,7 @@ class JinjaRenderer:
         reply = worker.call((unit.path, source), timeout)
         if reply.status == "timeout":
             message = (
-                f"rendering took longer than limits.template_timeout_seconds ({timeout:g}s); "
+                f"rendering took longer than limits.templateTimeoutSeconds ({timeout:g}s); "
                 "the template was stopped"
             )
             return [], [FleetError(unit.path, None, "", message)]

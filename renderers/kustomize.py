@@ -72,7 +72,7 @@ def run_kustomize(
     except subprocess.TimeoutExpired:
         return (
             None,
-            f"kubectl kustomize took longer than limits.max_kustomize_seconds ({timeout:g}s)",
+            f"kubectl kustomize took longer than limits.maxKustomizeSeconds ({timeout:g}s)",
         )
     except OSError as exc:
         return None, f"cannot run kubectl: {exc.strerror or exc.__class__.__name__}"

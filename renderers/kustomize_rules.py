@@ -254,7 +254,7 @@ class KustomizationCheck:
             return None
         if target in self.index.files:
             if self.tree.size(target) > self.limits.max_file_bytes:
-                self.fail(field, f"{target} is larger than limits.max_file_bytes")
+                self.fail(field, f"{target} is larger than limits.maxFileBytes")
             return target
         if target in self.index.dirs and want != "file":
             found = self.index.kustomizations.get(target)

@@ -9,6 +9,8 @@ Called by `gitfleet.load.snapshot`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +18,7 @@ from typing import Any
 
 from gitfleet.api.errors import FieldIssue
 from gitfleet.api.limits import Limits
+from gitfleet.api.meta import key_path
 from gitfleet.api.names import is_dns1123_label
 
 MAX_NAME_LENGTH = 253
@@ -61,6 +64,7 @@ def payload_identity(body: Mapping[str, Any], limits: Limits) -> PayloadIdentity
                 f"({limits.max_object_bytes})",
             )
         )
+    issues += core_data_issues(body)
     if issues:
         return issues
     return PayloadIdentity(group, version, str(body["kind"]), namespace or "", str(name))
@@ -102,3 +106,44 @@ def _namespace_issues(namespace: Any) -> list[FieldIssue]:
     if not isinstance(namespace, str):
         return [FieldIssue("metadata.namespace", "must be a string")]
     return [FieldIssue("metadata.namespace", p) for p in is_dns1123_label(namespace)]
+
+
+def _string_map(body: Mapping[str, Any], field: str, base64_values: bool) -> list[FieldIssue]:
+    """Values of `field` must be strings (base64 text for Secret `data`); never echoes values."""
+    values = body.get(field)
+    if values is None:
+        return []
+    if not isinstance(values, Mapping):
+        return [FieldIssue(field, "must be a mapping of keys to strings")]
+    issues = []
+    for key, value in values.items():
+        where = f"{field}{key_path(str(key))}"
+        if not isinstance(value, str):
+            issues.append(
+                FieldIssue(where, f"must be a string, got {type(value).__name__} (quote it)")
+            )
+        elif base64_values and not _is_base64(value):
+            issues.append(
+                FieldIssue(where, "must be base64-encoded (use stringData for plain text)")
+            )
+    return issues
+
+
+def _is_base64(text: str) -> bool:
+    try:
+        base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def core_data_issues(body: Mapping[str, Any]) -> list[FieldIssue]:
+    """What the API server would refuse in ConfigMaps and Secrets (core/v1): non-string data
+    values and Secret `data` that is not base64. Values are never part of the message."""
+    if body.get("apiVersion") != "v1":
+        return []
+    if body.get("kind") == "ConfigMap":
+        return _string_map(body, "data", False) + _string_map(body, "binaryData", True)
+    if body.get("kind") == "Secret":
+        return _string_map(body, "data", True) + _string_map(body, "stringData", False)
+    return []

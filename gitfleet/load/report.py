@@ -40,7 +40,12 @@ def read_agent_report(
         return None, [FleetError(where, None, "", message)]
     if len(data) > limits.max_file_bytes:
         return None, [
-            FleetError(where, None, "", f"file is larger than {limits.max_file_bytes} bytes")
+            FleetError(
+                where,
+                None,
+                "",
+                f"file is larger than {limits.max_file_bytes} bytes (limits.maxFileBytes)",
+            )
         ]
     text, error = decode_text(where, data)
     if text is None:

@@ -27,7 +27,12 @@ def read_cluster_statuses(
             continue
         if tree.size(path) > limits.max_file_bytes:
             errors.append(
-                FleetError(path, None, "", f"file is larger than {limits.max_file_bytes} bytes")
+                FleetError(
+                    path,
+                    None,
+                    "",
+                    f"file is larger than {limits.max_file_bytes} bytes (limits.maxFileBytes)",
+                )
             )
             continue
         text, err = decode_text(path, tree.read(path))

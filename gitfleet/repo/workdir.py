@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 from gitfleet.api.errors import FleetError
+from gitfleet.repo.outdir import MARKER
 from gitfleet.repo.tree import is_contained
 
 SYMLINK_MESSAGE = (
@@ -85,7 +86,8 @@ class WorkdirTree:
         if stat.S_ISLNK(mode):
             self._refuse(rel, SYMLINK_MESSAGE)
         elif stat.S_ISDIR(mode):
-            pending.append(rel)
+            if not os.path.lexists(os.path.join(entry.path, MARKER)):
+                pending.append(rel)  # a `gitfleet render --out` folder is output, never input
         elif not stat.S_ISREG(mode):
             self._refuse(rel, "not a regular file (device, socket or pipe)")
         elif not is_contained(self._root, self._root / rel):

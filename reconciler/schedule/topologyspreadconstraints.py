@@ -77,6 +77,16 @@ def verdicts(counts: dict[str, int], max_skew: int) -> dict[str, DomainVerdict]:
     return out
 
 
+def ordered_specs(policy: Any) -> list[tuple[str, int, bool]]:
+    """(topology key, maxSkew, DoNotSchedule) per constraint: DoNotSchedule ones first, each
+    group in spec order (the order Filter and Score evaluate them)."""
+    specs = [
+        (s.topology_key, s.max_skew, s.when_unsatisfiable != "ScheduleAnyway")
+        for s in constraints(policy)
+    ]
+    return [s for s in specs if s[2]] + [s for s in specs if not s[2]]
+
+
 def violation_reason(c: ConstraintState) -> str:
     return f'violated doNotSchedule topology spread constraint "{c.key}" (max skew {c.max_skew})'
 
@@ -101,18 +111,10 @@ class TopologySpreadConstraintsPlugin(Plugin):
         if not specs:
             return skip(NAME, "no topology spread constraints")
         built = []
-        for spec in specs:
-            counts = domain_counts(state.clusters, spec.topology_key, state.current)
-            dns = spec.when_unsatisfiable != "ScheduleAnyway"
-            built.append(
-                ConstraintState(
-                    spec.topology_key, spec.max_skew, dns, verdicts(counts, spec.max_skew)
-                )
-            )
-        # DoNotSchedule constraints are evaluated first, each group in spec order.
-        state.data[_STATE] = [c for c in built if c.do_not_schedule] + [
-            c for c in built if not c.do_not_schedule
-        ]
+        for key, max_skew, dns in ordered_specs(state.placement.policy):
+            counts = domain_counts(state.clusters, key, state.current)
+            built.append(ConstraintState(key, max_skew, dns, verdicts(counts, max_skew)))
+        state.data[_STATE] = built
         return SUCCESS
 
     def filter(self, state: CycleState, view: ClusterView) -> Status:

@@ -163,7 +163,6 @@ FIXED_N = (
 PY_TAG = '!!python/object/apply:os.system ["touch PWNED"]'
 META = "metadata:\n  name: {name}\n  namespace: good\n"
 OTHER_NS = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: other\n"
-NOT_BASE64 = "Secret payloads are not validated: `data` values that are not base64 pass the loader"
 
 # fmt: off
 ROWS = [
@@ -256,7 +255,7 @@ ROWS = [
         {**limits(maxObjectBytes=300), **secret(f"stringData:\n  password: {SECRET * 20}\n")},
         never=(SECRET,)),
     row("secret-data-not-base64", "resources/secret.yaml:8: data.password: *base64",
-        secret(f"data:\n  password: {SECRET}!\n"), never=(SECRET,), bug=NOT_BASE64),
+        secret(f"data:\n  password: {SECRET}!\n"), never=(SECRET,)),
 ]
 # fmt: on
 
@@ -349,12 +348,6 @@ def test_a_broken_file_keeps_the_objects_already_rendered_from_it(tmp_path: Path
     assert after["state/placements/good.yaml"] == before["state/placements/good.yaml"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: limit errors name the Python attribute (limits.template_timeout_seconds, "
-    "limits.max_file_bytes) instead of the fleet.yaml setting (spec.limits.templateTimeoutSeconds, "
-    "maxFileBytes) the user can change; the YAML limits already use the camelCase names",
-)
 def test_limit_errors_name_the_fleet_yaml_setting(tmp_path: Path) -> None:
     files = {
         **limits(maxFileBytes=2000, templateTimeoutSeconds=1),

@@ -70,15 +70,7 @@ def test_init_creates_a_fleet_that_validates_and_renders(tmp_path: Path) -> None
     "occupant",
     [
         pytest.param("dir", id="non-empty-directory"),
-        pytest.param(
-            "file",
-            id="existing-file",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: gitfleet.cli.init calls directory.iterdir() on a regular file "
-                "-> NotADirectoryError traceback",
-            ),
-        ),
+        pytest.param("file", id="existing-file"),
     ],
 )
 def test_init_refuses_an_occupied_path(tmp_path: Path, occupant: str) -> None:
@@ -193,11 +185,6 @@ def test_render_refuses_a_directory_it_did_not_create_and_writes_nothing(tmp_pat
     assert read_tree(out) == {"thesis.tex": b"do not touch\n"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: gitfleet.cli.render catches (ValueError, OSError) around write_output, but "
-    "outdir.OutputError derives from Exception -> traceback instead of a clean message",
-)
 def test_render_refusal_is_a_clear_message(tmp_path: Path) -> None:
     out = tmp_path / "precious"
     out.mkdir()
@@ -207,11 +194,6 @@ def test_render_refusal_is_a_clear_message(tmp_path: Path) -> None:
     assert "refusing to write into" in result.stderr and MARKER in result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: `render --out` inside the fleet directory (e.g. `gitfleet render . --out out`): "
-    "the next render loads its own output (out/clusters, out/status, out/state) as fleet input",
-)
 def test_render_into_a_folder_of_the_fleet_can_be_repeated(fleet: Path) -> None:
     render(fleet, Path("."), Path("out"), "--now", NOW)
     first = read_tree(fleet / "out")
@@ -234,18 +216,11 @@ def test_render_from_a_ref_equals_the_working_tree(tmp_path: Path) -> None:
     assert recorded_commits(from_ref) == {head}
 
 
-BAD_REF_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="BUG: gitfleet.cli._open_tree catches (ValueError, OSError) but GitTree.open raises "
-    "gitcmd.GitError (an Exception) -> traceback for every bad --ref",
-)
-
-
 @pytest.mark.parametrize(
     ("command", "ref", "fragment"),
     [
-        pytest.param("validate", "-x", "option-like", marks=BAD_REF_BUG, id="option-like"),
-        pytest.param("render", "does-not-exist", "does-not-exist", marks=BAD_REF_BUG, id="unknown"),
+        pytest.param("validate", "-x", "option-like", id="option-like"),
+        pytest.param("render", "does-not-exist", "does-not-exist", id="unknown"),
     ],
 )
 def test_a_bad_ref_is_a_clear_error(tmp_path: Path, command: str, ref: str, fragment: str) -> None:
@@ -258,11 +233,6 @@ def test_a_bad_ref_is_a_clear_error(tmp_path: Path, command: str, ref: str, frag
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: --ref with FLEET in a subdirectory of a git repository reads the repository "
-    "root at REF (GitTree.open lists `ls-tree --full-tree`), not FLEET at REF",
-)
 def test_ref_reads_the_fleet_subdirectory(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
