@@ -1,9 +1,11 @@
-# gitfleet image: the CLI (render, validate) and, as they land, the reconciler and the agent.
-# kubectl (for kustomize directories) is not bundled: mount or add one if your fleet uses
-# kustomize directories; the Helm renderer is not built yet.
+# One image for the hub and the agent:
+#   docker run IMAGE reconcile --repo https://git.example.com/fleet.git
+#   docker run IMAGE agent --repo https://git.example.com/fleet.git --cluster eu-1   (in-cluster)
+# kubectl (for kustomize folders in the fleet) is not bundled: add it in a derived image if your
+# fleet uses kustomize directories. The Helm renderer is not built yet.
 FROM python:3.11-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates \
+ && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/gitfleet
 COPY pyproject.toml README.md ./
@@ -12,9 +14,10 @@ COPY renderers ./renderers
 COPY reconciler ./reconciler
 COPY fleet-repo-template ./fleet-repo-template
 COPY examples ./examples
-RUN pip install --no-cache-dir -e .
-RUN useradd --create-home gitfleet
-USER gitfleet
-WORKDIR /fleet
+RUN pip install --no-cache-dir -e '.[agent]'
+RUN useradd --create-home --uid 10001 gitfleet
+USER 10001
+ENV XDG_CACHE_HOME=/home/gitfleet/.cache
+WORKDIR /home/gitfleet
 ENTRYPOINT ["gitfleet"]
 CMD ["--help"]
