@@ -195,7 +195,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
             "",
             "| per cluster | seconds |",
             "|---|---|",
-            f"| kubectl kustomize (mean of {base['clusters']} clusters, {base['objectsPerCluster']:.0f} objects each) | {base['kustomizePerCluster']:.4f} |",
+            f"| kubectl kustomize (mean of {base['clusters']} clusters, {base['objectsPerCluster']:.0f} objects each; gitfleet wrote {base['gitfleetObjectsPerCluster']:.0f}) | {base['kustomizePerCluster']:.4f} |",
             f"| gitfleet (median (c) / {summary['clusters']} clusters) | {base['gitfleetPerCluster']:.4f} |",
             f"| ratio kustomize / gitfleet | {base['ratio']:.1f}x |",
         ]
@@ -213,6 +213,7 @@ def _baseline_summary(
         "clusters": len(runs),
         "objectsPerCluster": statistics.fmean(r.objects for r in runs),
         "objectsMatch": all(r.objects == r.expected for r in runs),
+        "gitfleetObjectsPerCluster": statistics.fmean(r.expected for r in runs),
         "kustomizePerCluster": per_cluster,
         "kustomizeMedian": statistics.median(r.seconds for r in runs),
         "gitfleetPerCluster": gitfleet,

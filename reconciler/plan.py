@@ -4,13 +4,12 @@
 (both computed by the pure pass, without any cluster credentials) and reports, per placement, the
 clusters gained and lost and, per cluster, the objects added, changed and removed with unified
 diffs of the rendered manifests. Secret values never appear: Secret manifests are diffed with their
-values replaced by a short digest, so a reviewer sees which keys changed. Pure; the CLI formats.
+values replaced by markers that say which keys changed (no digest of a value either). Pure; the CLI formats.
 """
 
 from __future__ import annotations
 
 import difflib
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,26 +91,43 @@ def _objects(files: Mapping[str, bytes]) -> dict[tuple[str, str], dict[str, byte
     return out
 
 
-def redact_secret(data: bytes) -> bytes:
-    """A Secret manifest with every data/stringData value replaced by a digest of it."""
+def _secret_values(doc: Any) -> dict[tuple[str, str], Any]:
+    out = {}
+    for section in ("data", "stringData"):
+        values = doc.get(section)
+        if isinstance(values, dict):
+            out.update({(section, str(k)): v for k, v in values.items()})
+    return out
+
+
+def _is_secret(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("kind") == "Secret" and doc.get("apiVersion") == "v1"
+
+
+def redact_secret(data: bytes, other: bytes | None = None, side: str = "") -> bytes:
+    """A Secret manifest with every data/stringData value replaced by a marker. A value that
+    differs from the same key in `other` (the other side of the diff) is marked as changed, so a
+    reviewer sees which keys changed; no digest or part of any value is ever shown."""
     doc: Any = yaml.load(data, Loader=yaml.CSafeLoader)
-    if not (
-        isinstance(doc, dict) and doc.get("kind") == "Secret" and doc.get("apiVersion") == "v1"
-    ):
+    if not _is_secret(doc):
         return data
+    theirs = yaml.load(other, Loader=yaml.CSafeLoader) if other is not None else None
+    before = _secret_values(theirs) if _is_secret(theirs) else {}
     for section in ("data", "stringData"):
         values = doc.get(section)
         if isinstance(values, dict):
             doc[section] = {
-                k: f"(redacted, sha256 {hashlib.sha256(str(v).encode()).hexdigest()[:12]})"
+                k: "(redacted)"
+                if before.get((section, str(k)), object()) == v
+                else f"(redacted, {side or 'changed'} value)"
                 for k, v in values.items()
             }
     return yaml_bytes(doc)
 
 
 def _diff(path: str, old: bytes | None, new: bytes | None) -> str:
-    a = redact_secret(old).decode().splitlines(keepends=True) if old is not None else []
-    b = redact_secret(new).decode().splitlines(keepends=True) if new is not None else []
+    a = redact_secret(old, new, "old").decode().splitlines(keepends=True) if old is not None else []
+    b = redact_secret(new, old, "new").decode().splitlines(keepends=True) if new is not None else []
     lines = list(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
     if len(lines) > MAX_DIFF_LINES:
         cut = len(lines) - MAX_DIFF_LINES

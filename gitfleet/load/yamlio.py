@@ -34,6 +34,7 @@ from gitfleet.api.errors import FleetError
 from gitfleet.api.limits import Limits
 from gitfleet.load.model import SourceDoc
 from gitfleet.load.yamlbuild import build_documents, join_path
+from gitfleet.load.yamlemit import Emitter
 from gitfleet.load.yamlevents import Item, mark_line, read_events
 from gitfleet.load.yamlscalars import needs_quotes
 
@@ -85,6 +86,12 @@ def locate(text: str, doc: int, field: str) -> int | None:
 
 def dump_yaml(obj: Any) -> str:
     """Canonical block-style YAML of plain data (sorted keys, LF, UTF-8, no aliases)."""
+    fast = _EMITTER.emit(obj)
+    return fast if fast is not None else pyyaml_dump(obj)
+
+
+def pyyaml_dump(obj: Any) -> str:
+    """`dump_yaml` through PyYAML alone (the reference the fast emitter must equal)."""
     width: Any = -1 if _Dumper.__name__ == "_CDumper" else float("inf")
     return yaml.dump(
         obj,
@@ -192,3 +199,6 @@ if _Base is not yaml.SafeDumper:
     _Dumper.__name__ = "_CDumper"
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(tuple, _represent_tuple)
+
+
+_EMITTER = Emitter(pyyaml_dump)

@@ -232,6 +232,9 @@ class Mirror:
         )
 
 
+_LOST_RACE = "failed to update ref"
+
+
 def _push_outcome(result: GitResult, target: str, url: str) -> PushResult:
     """Read `git push --porcelain` output for `target`: ok, rejected (moved) or GitError."""
     for line in result.stdout.decode("utf-8", "replace").splitlines():
@@ -243,6 +246,10 @@ def _push_outcome(result: GitResult, target: str, url: str) -> PushResult:
         if flag in (" ", "*", "=") and result.returncode == 0:
             return PushResult(True, False, f"{target}: {summary}")
         if flag == "!" and summary.startswith("[rejected]"):
+            return PushResult(False, True, f"{target}: {summary}")
+        if flag == "!" and summary.startswith("[remote rejected]") and _LOST_RACE in summary:
+            # The lease held when checked, but another writer's update landed first inside
+            # receive-pack: the branch moved, exactly like a [rejected] push.
             return PushResult(False, True, f"{target}: {summary}")
         raise GitError(f"push of {target} to {url} refused: {summary}")
     raise GitError(f"git push to {url} failed: {_tail(result.stderr)}")

@@ -45,7 +45,17 @@ def _quantity(text: Any, what: str) -> Quantity:
 
 
 def property_value(view: ClusterView, name: str) -> Quantity | None:
-    """The value of property `name` on the cluster, None when it has none (spec §1.3.1)."""
+    """The value of property `name` on the cluster, None when it has none (spec §1.3.1);
+    memoised on the view (errors are not, so they are raised every time)."""
+    key = "property:" + name
+    memo = view.memo
+    if key not in memo:
+        memo[key] = _property_value(view, name)
+    value: Quantity | None = memo[key]
+    return value
+
+
+def _property_value(view: ClusterView, name: str) -> Quantity | None:
     status = view.cluster.status
     if name.startswith(RESOURCE_PREFIX):
         parts = name[len(RESOURCE_PREFIX) :].split("-")
@@ -75,7 +85,8 @@ _OPERATORS = {
 }
 
 
-def _expression_holds(view: ClusterView, expr: Any) -> bool:
+def expression_holds(view: ClusterView, expr: Any) -> bool:
+    """One property selector expression on the cluster (False when it lacks the property)."""
     if len(expr.values) != 1:
         raise ScheduleError(f"property selector {expr.name!r} must have exactly one value")
     wanted = _quantity(expr.values[0], f"property selector {expr.name!r} value")
@@ -93,7 +104,7 @@ def term_matches(view: ClusterView, term: Any) -> bool:
     selector = term.property_selector
     if selector is None or not selector.match_expressions:
         return True
-    return all(_expression_holds(view, e) for e in selector.match_expressions)
+    return all(expression_holds(view, e) for e in selector.match_expressions)
 
 
 def _cluster_affinity(policy: Any) -> Any:

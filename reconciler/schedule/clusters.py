@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
+from typing import Any
 
 from gitfleet.api import MemberCluster
 
@@ -26,6 +27,12 @@ class ClusterView:
     @cached_property
     def labels(self) -> Mapping[str, str]:
         return self.cluster.metadata.labels or {}
+
+    @cached_property
+    def memo(self) -> dict[str, Any]:
+        """Values derived from this cluster alone (parsed properties), shared by every
+        placement of the pass; filled by the plugins."""
+        return {}
 
 
 @dataclass(frozen=True)

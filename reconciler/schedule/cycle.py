@@ -5,7 +5,10 @@ bindings, the ClusterDecisions, the Scheduled condition and an explanation for e
 Where KubeFleet would requeue (topology spread picks one cluster per cycle) the cycles run to
 convergence inside one call. Decisions and explanations are computed from the converged bindings
 (one final Filter/Score evaluation), so a second pass with unchanged inputs gives the same bytes.
-Raises `ScheduleError` when a plugin cannot evaluate. Pure; called by `reconciler.placement`.
+The default profile is evaluated incrementally (`incremental`); on any plugin error, or with
+`REFERENCE = True` (tests, benchmarks), the plain runner evaluates every cycle from scratch and
+decides. Raises `ScheduleError` when a plugin cannot evaluate. Pure; called by
+`reconciler.placement`.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from .framework import (
     run_post_batch,
     unschedulable,
 )
+from .incremental import Incremental, supports
 from .outcome import (
     BOUND,
     SCHEDULED,
@@ -48,6 +52,8 @@ from .profile import DEFAULT_PROFILE
 from .report import Explanations, decisions_for, explain
 
 AnyPlacement = ClusterResourcePlacement | ResourcePlacement
+REFERENCE = False
+"""True: always use the plain per-cycle runner (the reference the property tests compare with)."""
 
 
 @dataclass
@@ -58,9 +64,12 @@ class _Run:
     views: Mapping[str, ClusterView]
     bindings: BindingSet
     profile: Profile
+    use_fast: bool = False
+    """Evaluate with `incremental.Incremental` (built on first use) instead of `evaluate`."""
     clusters: list[ClusterView] = field(init=False)
     memo: dict[Any, Any] = field(default_factory=dict)
     cycles: int = 0
+    fast: Incremental | None = None
 
     def __post_init__(self) -> None:
         self.clusters = [self.views[n] for n in sorted(self.views)]
@@ -75,14 +84,27 @@ class _Run:
             self.memo,
         )
 
+    def incremental(self, with_scores: bool) -> Incremental | None:
+        """The incremental evaluator (None on the plain path); raises `ScheduleError`."""
+        if self.use_fast and self.fast is None:
+            self.fast = Incremental(self.profile, self.new_state(), with_scores)
+        return self.fast
+
+    def evaluate(self, with_scores: bool, state: CycleState | None = None) -> Evaluation:
+        """Filter (and Score) against the current bindings."""
+        fast = self.incremental(with_scores)
+        if fast is not None:
+            return fast.evaluation(self.bindings.current, self.bindings.obsolete, with_scores)
+        return evaluate(self.profile, state or self.new_state(), with_scores)
+
     def final_evaluation(self, with_scores: bool, tolerate_errors: bool) -> Evaluation | None:
         """Filter (and Score) against the converged bindings, for decisions and explanations.
         On paths where KubeFleet runs no plugin (PickN no-op, downscale) a plugin error only
         leaves the clusters unexplained instead of failing the placement."""
         try:
-            return evaluate(self.profile, self.new_state(), with_scores)
+            return self.evaluate(with_scores)
         except ScheduleError:
-            if tolerate_errors:
+            if tolerate_errors and not self.use_fast:
                 return None
             raise
 
@@ -99,9 +121,10 @@ def _zero_score_decision(name: str) -> BindingDecision:
 def pick_all(run: _Run) -> ScheduleOutcome:
     """Spec §1.5: every cluster passing the filters is picked; no scoring, no batching."""
     run.cycles = 1
-    ev = evaluate(run.profile, run.new_state(), with_scores=False)
+    ev = run.evaluate(with_scores=False)
     for name in ev.passed:
-        run.bindings.pick(name, _zero_score_decision(name))
+        if name not in run.bindings.current:
+            run.bindings.pick(name, _zero_score_decision(name))
     run.bindings.release_obsolete()
     final = run.final_evaluation(with_scores=False, tolerate_errors=False)
     found = len(run.bindings.current)
@@ -122,12 +145,27 @@ def _downscale(bs: BindingSet, count: int) -> None:
         bs.release(victim.cluster)
 
 
+def _fast_scale_cycle(run: _Run, fast: Incremental, wanted: int) -> bool:
+    """`_scale_cycle` with the incremental evaluator: same picks, same requeue verdict."""
+    desired = wanted - len(run.bindings.current)
+    picks, limit = fast.pick_cycle(run.bindings.current, run.bindings.obsolete, desired)
+    changed = 0
+    for name, score in picks:
+        changed += run.bindings.pick(name, _scored_decision(name, score))
+        fast.picked(name)
+    run.bindings.release_obsolete()
+    return 0 < limit < desired and changed == limit
+
+
 def _scale_cycle(run: _Run, wanted: int) -> bool:
     """One PickN scheduling cycle; True when KubeFleet would requeue immediately."""
+    fast = run.incremental(with_scores=True)
+    if fast is not None:
+        return _fast_scale_cycle(run, fast, wanted)
     state = run.new_state()
     state.desired_batch = wanted - len(run.bindings.current)
     limit = run_post_batch(run.profile, state)
-    ev = evaluate(run.profile, state, with_scores=True)
+    ev = run.evaluate(with_scores=True, state=state)
     scores = ev.scores
     count = min(state.desired_batch, limit, len(scores))
     changed = 0
@@ -221,6 +259,24 @@ def pick_fixed(run: _Run, names: Sequence[str]) -> ScheduleOutcome:
     )
 
 
+def _attempt(
+    policy: Any,
+    namespace: str | None,
+    bindings: Sequence[Binding],
+    views: Mapping[str, ClusterView],
+    policy_index: int,
+    profile: Profile,
+    use_fast: bool,
+) -> ScheduleOutcome:
+    classified = BindingSet.classify(bindings, views, policy_index)
+    run = _Run(PlacementInfo(policy, namespace), views, classified, profile, use_fast)
+    if policy.placement_type == "PickFixed":
+        return pick_fixed(run, list(policy.cluster_names or []))
+    if policy.placement_type == "PickN":
+        return pick_n(run, max(policy.number_of_clusters or 0, 0))
+    return pick_all(run)
+
+
 def run_policy(
     policy: Any,
     namespace: str | None,
@@ -229,19 +285,16 @@ def run_policy(
     policy_index: int,
     profile: Profile = DEFAULT_PROFILE,
 ) -> ScheduleOutcome:
-    """Schedule a placement policy (None = PickAll) for a placement in `namespace` (None = CRP)."""
+    """Schedule a placement policy (None = PickAll) for a placement in `namespace` (None = CRP).
+    Incremental first; when a plugin errors there, the plain runner decides (and raises)."""
     policy = policy if policy is not None else PlacementPolicy()
-    run = _Run(
-        PlacementInfo(policy, namespace),
-        views,
-        BindingSet.classify(bindings, views, policy_index),
-        profile,
-    )
-    if policy.placement_type == "PickFixed":
-        return pick_fixed(run, list(policy.cluster_names or []))
-    if policy.placement_type == "PickN":
-        return pick_n(run, max(policy.number_of_clusters or 0, 0))
-    return pick_all(run)
+    args = (policy, namespace, bindings, views, policy_index, profile)
+    if not REFERENCE and supports(profile):
+        try:
+            return _attempt(*args, use_fast=True)
+        except ScheduleError:
+            pass
+    return _attempt(*args, use_fast=False)
 
 
 def schedule(
@@ -259,14 +312,10 @@ def schedule_pick_all(
     policy: Any, bindings: Sequence[Binding], views: Mapping[str, ClusterView], policy_index: int
 ) -> ScheduleOutcome:
     """PickAll for a cluster-scoped placement (kept for existing callers; prefer `schedule`)."""
-    return pick_all(
-        _Run(
-            PlacementInfo(policy if policy is not None else PlacementPolicy(), None),
-            views,
-            BindingSet.classify(bindings, views, policy_index),
-            DEFAULT_PROFILE,
-        )
-    )
+    policy = policy if policy is not None else PlacementPolicy()
+    if policy.placement_type != "PickAll":
+        policy = policy.model_copy(update={"placement_type": "PickAll"})
+    return run_policy(policy, None, bindings, views, policy_index)
 
 
 def schedule_pick_fixed(

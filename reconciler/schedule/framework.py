@@ -10,7 +10,8 @@ runner memoises them across the cycles of one `schedule` call. Used by `cycle` a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import heapq
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -306,6 +307,21 @@ def evaluate(profile: Profile, state: CycleState, with_scores: bool) -> Evaluati
     return Evaluation(tuple(passed), filtered, frozenset(already), scores)
 
 
+def _rank_key(scores: Mapping[str, ClusterScore]) -> Callable[[str], tuple[int, int, int, str]]:
+    """(score, name) as a plain tuple: the same order, compared without Python calls."""
+
+    def key(name: str) -> tuple[int, int, int, str]:
+        s = scores[name]
+        return (s.topology, s.affinity, s.obsolete, name)
+
+    return key
+
+
 def rank_scored(scores: Mapping[str, ClusterScore]) -> list[str]:
     """Best first; equal scores put the lexicographically larger name first (§1.4)."""
-    return sorted(scores, key=lambda name: (scores[name], name), reverse=True)
+    return sorted(scores, key=_rank_key(scores), reverse=True)
+
+
+def top_scored(scores: Mapping[str, ClusterScore], count: int) -> list[str]:
+    """The first `count` names of `rank_scored(scores)`."""
+    return heapq.nlargest(count, scores, key=_rank_key(scores))

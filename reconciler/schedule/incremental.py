@@ -14,9 +14,11 @@ the plain runner, which then decides exactly as before. Used by `cycle` for the 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Hashable, Iterable, Sequence
+from dataclasses import dataclass
 
+from .classes import filter_class, score_class
+from .clusters import ClusterView
 from .framework import (
     ZERO,
     ClusterScore,
@@ -27,8 +29,8 @@ from .framework import (
     Profile,
     Status,
     _raise_on_error,
+    _run_filters,
     _split_static_prefix,
-    _static_filter,
     _sum_scores,
     run_pre_filter,
     run_pre_score,
@@ -45,6 +47,8 @@ from .topologyspreadconstraints import (
 )
 
 Signature = tuple[str | None, ...]
+Table = dict[Signature, tuple[Status | None, int]]
+"""Per signature: the Filter status (None = passes) and the topology score."""
 Key = tuple[int, int, int, str]
 """A candidate's rank key: (topology, affinity, obsolete, name); larger is better."""
 _OBSOLETE = ClusterScore(obsolete=1)
@@ -72,14 +76,6 @@ class _Group:
         return self.keys[self.next] if self.next < len(self.keys) else None
 
 
-@dataclass
-class _Table:
-    """Per signature: the Filter status (None = passes) and the topology score, for one
-    binding state."""
-
-    rows: dict[Signature, tuple[Status | None, int]] = field(default_factory=dict)
-
-
 class Incremental:
     """The default profile's Filter/Score for one `schedule` call, updated pick by pick.
 
@@ -92,14 +88,18 @@ class Incremental:
         self.state = state
         run_pre_filter(profile, state)
         static, _ = _split_static_prefix(profile.filter, state.skipped_filters)
-        candidates, self.static_failed = _static_filter(static, state)
-        self.candidates = [v.name for v in candidates]
+        self.candidates, self.static_failed = self._static_filter(static, state)
         self.spread_filters = SPREAD not in state.skipped_filters
         self.specs = ordered_specs(state.placement.policy) if self.spread_filters else []
-        self.sig = {
-            v.name: tuple(v.labels.get(k) for k, _, _ in self.specs) for v in state.clusters
-        }
+        self.sig = self._signatures(state.clusters)
+        self.domains = [
+            sorted({v for s in self.sig.values() if (v := s[i]) is not None})
+            for i in range(len(self.specs))
+        ]
         self.counts = self._count(state.current)
+        self.static_filtered = {
+            n: s for n, s in self.static_failed.items() if s.code is Code.UNSCHEDULABLE
+        }
         self.statuses = [
             unschedulable(SPREAD, violation_reason(ConstraintState(k, s, d, {})))
             for k, s, d in self.specs
@@ -112,14 +112,44 @@ class Incremental:
         self.groups: dict[Signature, _Group] = {}
         self.groups_obsolete: frozenset[str] | None = None
 
+    @staticmethod
+    def _static_filter(
+        plugins: Sequence[Plugin], state: CycleState
+    ) -> tuple[list[str], dict[str, Status]]:
+        """The static Filter plugins, run once per class of clusters that read the same."""
+        key_of = filter_class(state.placement)
+        memo: dict[Hashable, Status] = {}
+        passed: list[str] = []
+        failed: dict[str, Status] = {}
+        for view in state.clusters:
+            key = key_of(view)
+            status = memo.get(key)
+            if status is None:
+                status = memo[key] = _run_filters(plugins, state, view)
+            if status.ok:
+                passed.append(view.name)
+            else:
+                failed[view.name] = status
+        return passed, failed
+
     def _prepare_scores(self, profile: Profile, state: CycleState) -> None:
-        """PreScore, then the static Score plugins for every candidate (memoised per call)."""
+        """PreScore, then the static Score plugins once per class of candidates."""
         run_pre_score(profile, state)
         active = [p for p in profile.score if p.name not in state.skipped_scores]
         static = [p for p in active if p.static]
         self.spread_scores = any(p.name == SPREAD for p in active)
+        if not static:
+            self.base = dict.fromkeys(self.candidates, ZERO)
+            return
+        key_of = score_class(state.placement)
+        memo: dict[Hashable, ClusterScore] = {}
         for name in self.candidates:
-            self.base[name] = _sum_scores(static, state, state.views[name]) if static else ZERO
+            view = state.views[name]
+            key = key_of(view)
+            score = memo.get(key)
+            if score is None:
+                score = memo[key] = _sum_scores(static, state, view)
+            self.base[name] = score
 
     @staticmethod
     def _post_batch_cap(plugins: Sequence[Plugin], state: CycleState) -> int | None:
@@ -133,13 +163,18 @@ class Incremental:
                 cap = value if cap is None else min(cap, value)
         return cap
 
+    def _signatures(self, clusters: Sequence[ClusterView]) -> dict[str, Signature]:
+        """Every cluster's values of the topology keys (in constraint order)."""
+        if not self.specs:
+            return dict.fromkeys((v.name for v in clusters), ())
+        keys = [k for k, _, _ in self.specs]
+        return {v.name: tuple([v.labels.get(k) for k in keys]) for v in clusters}
+
     def _count(self, current: Iterable[str]) -> list[dict[str, int]]:
         """Bindings per domain and constraint; every label value in the fleet is a domain."""
-        counts: list[dict[str, int]] = [{} for _ in self.specs]
-        for sig in self.sig.values():
-            for i, value in enumerate(sig):
-                if value is not None:
-                    counts[i][value] = 0
+        counts: list[dict[str, int]] = [dict.fromkeys(d, 0) for d in self.domains]
+        if not self.specs:
+            return counts
         for name in current:
             self._add(counts, name)
         return counts
@@ -149,10 +184,10 @@ class Incremental:
             if value is not None:
                 counts[i][value] += 1
 
-    def _table(self, counts: list[dict[str, int]], sigs: Iterable[Signature]) -> _Table:
+    def _table(self, counts: list[dict[str, int]], sigs: Iterable[Signature]) -> Table:
         """Filter status and topology score of every signature in `sigs`."""
         per = [verdicts(c, spec[1]) for c, spec in zip(counts, self.specs, strict=True)]
-        table = _Table()
+        table: Table = {}
         for sig in sigs:
             status: Status | None = None
             score = 0
@@ -164,14 +199,14 @@ class Incremental:
                     status = self.statuses[i]
                     break
                 score += SCHEDULE_ANYWAY_PENALTY if verdict.violated else -verdict.change
-            table.rows[sig] = (status, score)
+            table[sig] = (status, score)
         return table
 
     def evaluation(
         self, current: Collection[str], obsolete: Collection[str], with_scores: bool
     ) -> Evaluation:
         """What `framework.evaluate` returns for these bindings (same order, same values)."""
-        filtered = {n: s for n, s in self.static_failed.items() if s.code is Code.UNSCHEDULABLE}
+        filtered = dict(self.static_filtered)
         already = {n for n, s in self.static_failed.items() if s.code is Code.ALREADY_SELECTED}
         table = self._table(self._count(current), {self.sig[n] for n in self.candidates})
         passed: list[str] = []
@@ -180,7 +215,7 @@ class Incremental:
             if name in current:
                 already.add(name)
                 continue
-            status, score = table.rows[self.sig[name]]
+            status, score = table[self.sig[name]]
             if status is not None and self.spread_filters:
                 filtered[name] = status
             else:
@@ -221,7 +256,7 @@ class Incremental:
         table = self._table(self.counts, self.groups)
         live: dict[Signature, int] = {}
         for sig, group in self.groups.items():
-            status, score = table.rows[sig]
+            status, score = table[sig]
             if (status is None or not self.spread_filters) and group.head() is not None:
                 live[sig] = score if self.spread_scores else 0
         remaining = sum(len(self.groups[s].keys) - self.groups[s].next for s in live)

@@ -16,7 +16,7 @@ from reconciler.state import Binding
 
 from .bindingset import BindingSet
 from .clusters import ClusterView
-from .framework import Evaluation, rank_scored
+from .framework import Evaluation, rank_scored, top_scored
 from .outcome import (
     MAX_DECISIONS,
     MAX_UNSELECTED_DECISIONS,
@@ -46,7 +46,8 @@ def unselected_decisions(ev: Evaluation | None, seen: set[str], slots: int) -> l
         return []
     budget = max(min(MAX_UNSELECTED_DECISIONS, slots), 0)
     out: list[Decision] = []
-    for name in rank_scored(ev.scores):
+    listed = sum(1 for name in seen if name in ev.scores)
+    for name in top_scored(ev.scores, budget + listed):
         if len(out) >= budget:
             break
         if name not in seen:
@@ -153,12 +154,13 @@ def explain(
     clusters: Sequence[ClusterView], bs: BindingSet, ev: Evaluation | None, ranked: bool
 ) -> Explanations:
     """One explanation per cluster of the fleet (computed lazily)."""
-    views = {v.name: v for v in clusters}
     ranks: list[Mapping[str, int]] = []
+    views: dict[str, ClusterView] = {}
 
     def build(name: str) -> ClusterExplanation:
         if not ranks:
             ranks.append(pick_order(bs, ev) if ranked else {})
+            views.update((v.name, v) for v in clusters)
         return explain_one(views[name], bs, ev, ranks[0])
 
-    return Explanations(list(views), build)
+    return Explanations([v.name for v in clusters], build)

@@ -490,3 +490,76 @@ def test_killed_reconciler_restarts_and_converges(daemon: Daemon, tmp_path: Path
     assert rows[-1][3] == final
     fresh, commit = fresh_render(tmp_path, world.work, final, Clock())
     assert manifests(world.remote, OUTPUT) == manifests(fresh, commit)
+
+
+# --------------------------------------------------------------------------- history and status
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, dict[str, str]]:
+    """Three output commits: initial, a `web` edit (east, west), a `tools` edit (lab); then a
+    README edit that commits nothing. Returns the world and the output commits by name."""
+    world, clock = World.create(tmp_path_factory.mktemp("audit")), Clock()
+    hub = world.hub("hub", clock)
+    commits = {"initial": hub.run_once().output or ""}
+    world.edit(1)
+    commits["web"] = hub.run_once().output or ""
+    world.commit({"resources/tools/cm.yaml": CONFIGMAP.format(name="cm", ns="tools", rev=1)}, "t")
+    commits["tools"] = hub.run_once().output or ""
+    world.commit({"README.md": "# fleet\n\nDocs only.\n"}, "docs")
+    assert hub.run_once().outcome == "unchanged"
+    assert all(commits.values()) and len(set(commits.values())) == 3
+    return world, commits
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((), ["tools", "web", "initial"]),
+        (("--placement", "web"), ["web", "initial"]),
+        (("--placement", "tools"), ["tools", "initial"]),
+        (("--placement", "nope"), []),
+        (("--cluster", "east"), ["web", "initial"]),
+        (("--cluster", "lab"), ["tools", "initial"]),
+        (("--placement", "web", "--cluster", "lab"), ["initial"]),
+        (("--max", "1"), ["tools"]),
+    ],
+)
+def test_history_lists_exactly_the_commits(
+    audited: tuple[World, dict[str, str]], args: tuple[str, ...], expected: list[str]
+) -> None:
+    world, commits = audited
+    cache = world.tmp / "cli-cache"
+    result = run_cli(world.tmp, "history", "--repo", world.remote, "--cache-dir", cache, *args)
+    assert result.code == 0, result.output
+    heads = [line.split()[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
+    if not expected:
+        assert heads == ["no"] and "no reconciler commits found" in result.stdout
+        return
+    assert heads == [commits[name][:12] for name in expected], result.stdout
+    assert result.stdout.count("by Dev <dev@example.com>") == len(expected)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needles"),
+    [
+        (
+            ("placement", "web"),
+            0,
+            ["Name:                    web", "Placement Type:          PickAll", "east", "west"],
+        ),
+        (("placement", "tools"), 0, ["Name:                    tools", "lab"]),
+        (("cluster", "lab"), 0, ["Name:        lab", "env=dev", "tools"]),
+        (("placement", "nope"), 1, ["placement nope has no status in the output"]),
+        (("cluster", "nowhere"), 1, ["cluster nowhere has no status in the output"]),
+    ],
+)
+def test_status_describes_from_the_remote(
+    audited: tuple[World, dict[str, str]], args: tuple[str, ...], code: int, needles: list[str]
+) -> None:
+    world, _ = audited
+    cache = world.tmp / "cli-cache"
+    result = run_cli(world.tmp, "status", *args, "--repo", world.remote, "--cache-dir", cache)
+    assert result.code == code, result.output
+    missing = [n for n in needles if n not in result.output]
+    assert not missing, result.output

@@ -1,12 +1,13 @@
 """Two hub reconcilers racing on one remote while an author pushes 100 source commits.
 
 Two `Hub` objects (each with its own private mirror, the same fixed clock) run passes in threads
-against the same bare remote, or the same `git daemon` remote, while the main thread pushes 100
+against the same `git daemon` remote on 127.0.0.1, while the main thread pushes 100
 source commits that each change one resource. Afterwards: the output branch is linear and only
 ever moved forward (the remote's reflog), no two consecutive output commits have the same tree,
 every output commit records its source, no pass's commit was lost, and the output equals both a
 single-process replay of the same source sequence (tree for tree) and, for the rendered
-manifests, a fresh render of the final source.
+manifests, a fresh render of the final source. A second test reproduces deterministically (with
+an `update` hook on the remote) the push that loses the race inside receive-pack.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from tests.integration.test_hub_faults import (
     recorded_source,
     rev,
     wait_for,
-    world,  # noqa: F401  (fixture)
 )
 
 SOURCE_COMMITS = 100
@@ -65,21 +65,11 @@ def replay(tmp: Path, world: World, sources: list[str], clock: Clock) -> list[st
     return trees
 
 
-def _lost_at_the_remote(report: PassReport) -> bool:
-    """The known bug (see the xfail test below): a push that lost the race inside the remote's
-    receive-pack is reported as source-unavailable instead of being retried."""
-    return report.outcome == "source-unavailable" and "[remote rejected]" in report.message
-
-
-@pytest.mark.parametrize("transport", ["path", "git-daemon"])
 def test_two_hubs_race_for_100_source_commits(
-    transport: str, tmp_path: Path, request: pytest.FixtureRequest
+    tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    if transport == "path":
-        world, url = World.create(tmp_path), str(tmp_path / "remote.git")
-    else:
-        served: Daemon = request.getfixturevalue("daemon")
-        world, url = World.create(tmp_path, served.base / "fleet.git"), served.url("fleet.git")
+    served: Daemon = request.getfixturevalue("daemon")
+    world, url = World.create(tmp_path, served.base / "fleet.git"), served.url("fleet.git")
     clock = Clock()
     hubs = [
         Hub(HubConfig(url, tmp_path / f"hub-{i}"), clock=clock, rng=random.Random(i))
@@ -105,9 +95,8 @@ def test_two_hubs_race_for_100_source_commits(
     assert [hub.run_once().outcome for hub in hubs] == ["skipped"] * HUBS
 
     outcomes = Counter(r.outcome for mine in reports for r in mine)
-    lost_race = [r for mine in reports for r in mine if _lost_at_the_remote(r)]
-    assert outcomes["committed"] >= 2 and outcomes["skipped"] >= 1, outcomes
-    assert outcomes - Counter({"source-unavailable": len(lost_race)}) <= Counter(
+    assert outcomes["committed"] >= 2, outcomes
+    assert outcomes <= Counter(
         committed=outcomes["committed"],
         skipped=outcomes["skipped"],
         unchanged=outcomes["unchanged"],
@@ -123,16 +112,10 @@ def test_two_hubs_race_for_100_source_commits(
     assert manifests(world.remote, rows[-1][0]) == manifests(fresh, commit)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: gitfleet/repo/mirror.py _push_outcome raises GitError on '[remote rejected] "
-    "(failed to update ref)' (the branch moved between the lease check and the ref update), "
-    "so Hub.run_once reports source-unavailable instead of fetching and retrying",
-)
-def test_push_that_loses_inside_receive_pack_is_retried(world: World) -> None:
+def test_push_that_loses_inside_receive_pack_is_retried(tmp_path: Path) -> None:
     """Deterministic form of the race: an `update` hook on the remote lets another writer's
     output commit land after the pushing hub's lease was checked, just before the ref update."""
-    clock = Clock()
+    world, clock = World.create(tmp_path), Clock()
     mine, other = world.hub("mine", clock), world.hub("other", clock)
     first = mine.run_once().output
     source = world.edit(1)

@@ -67,7 +67,7 @@ def test_policy_mix(size: FleetSize, expected: dict[str, int]) -> None:
     assert len([f for f in fleet.files if f.startswith("overrides/")]) == size.overrides
 
 
-@pytest.mark.parametrize(("size", "seed"), [(TINY, 1), (SMALL, 5)])
+@pytest.mark.parametrize(("size", "seed"), [(TINY, 1), (FleetSize(12, 8, 24, 6), 5)])
 def test_fleet_loads_and_passes_without_conflicts(
     tmp_path: Path, size: FleetSize, seed: int
 ) -> None:

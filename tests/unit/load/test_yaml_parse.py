@@ -80,10 +80,13 @@ def test_errors_never_echo_values(secret_text: str, secret: str) -> None:
     assert errors and secret not in str(errors[0])
 
 
-def test_alias_bomb_is_refused_quickly() -> None:
+def test_alias_bomb_is_refused_without_expanding_it() -> None:
+    """Refused by counting, not by expanding (10**9 nodes would never finish); the generous
+    bound only catches a hang, it is not a performance measurement."""
     start = time.perf_counter()
-    _, errors = parse_documents("a.yaml", BILLION_LAUGHS, Limits())
-    assert errors and time.perf_counter() - start < 1.0
+    docs, errors = parse_documents("a.yaml", BILLION_LAUGHS, Limits())
+    assert not docs and errors and "maxYamlNodes" in errors[0].message
+    assert time.perf_counter() - start < 30.0
 
 
 @pytest.mark.parametrize(

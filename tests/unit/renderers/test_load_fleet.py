@@ -105,7 +105,7 @@ def test_git_commit_renders_like_the_working_directory(tmp_path: Path) -> None:
         pytest.param(
             {"resources/big.yaml": "a: " + "x" * 5000 + "\n"},
             "resources/big.yaml",
-            "limits.max_file_bytes (4096)",
+            "limits.maxFileBytes (4096)",
             id="fleet-limits-apply-to-other-files",
         ),
         pytest.param(
@@ -114,7 +114,7 @@ def test_git_commit_renders_like_the_working_directory(tmp_path: Path) -> None:
                 "{% endfor %}{% endfor %}"
             },
             "resources/slow.yaml.j2",
-            "limits.template_timeout_seconds (0.5s)",
+            "limits.templateTimeoutSeconds (0.5s)",
             id="fleet-template-timeout",
         ),
         pytest.param(

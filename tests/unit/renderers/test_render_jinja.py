@@ -141,13 +141,13 @@ def test_one_configmap_per_cluster_with_structured_data(tmp_path: Path) -> None:
         pytest.param(
             "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
             None,
-            "limits.template_timeout_seconds (1s)",
+            "limits.templateTimeoutSeconds (1s)",
             id="silent-infinite-loop",
         ),
         pytest.param(
             "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}",
             None,
-            "limits.template_max_output_bytes (65536 bytes)",
+            "limits.templateMaxOutputBytes (65536 bytes)",
             id="output-cap",
         ),
         pytest.param("{{ 'x' * 10 ** 11 }}", None, "too much memory", id="memory-bomb"),

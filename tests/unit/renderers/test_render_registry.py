@@ -118,7 +118,7 @@ MULTI = "---\n" + CM + "---\n\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n
             CM * 1,
             Limits(max_file_bytes=10),
             [],
-            "limits.max_file_bytes",
+            "limits.maxFileBytes",
             id="file-over-size-cap-not-read",
         ),
     ],

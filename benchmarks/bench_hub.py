@@ -1,0 +1,392 @@
+"""Git scenario benchmark: one real `Hub.run_once()` pass per scenario on a real bare repository.
+
+`python benchmarks/bench_hub.py --size fleet-1k --trials 5 [--json out.json]` generates a fleet
+(`benchmarks.generate`), commits it to `main` in a work clone and pushes it to a bare remote.
+The cold full pass runs in a fresh process per trial (a fresh remote each, so render + commit +
+push from nothing, peak RSS from os.wait4); the other scenarios run in this process on the first
+cold trial's remote, each trial = push one source change, then time one pass: no-op, an unrelated
+source commit, edit one resource, edit a fleet-wide resource, edit one override, change one
+placement, relabel one cluster, add a cluster, remove a cluster. Every Hub uses the same fixed
+clock. Three checks make a run count (exit 1 otherwise): the incremental `clusters/` tree equals
+a fresh process's full render of the final source; every fresh process gives the same tree id;
+the no-op pass leaves the output ref alone. Prints a markdown table; `--json` saves everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.generate import SIZES, GeneratedFleet, build_fleet, resolve_size, write_fleet
+from benchmarks.hub_scenarios import scenarios
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_NOW = "2026-01-01T00:00:00Z"
+OUTPUT_REF = "refs/heads/gitfleet/rendered"
+IDENTITY = ("-c", "user.name=bench", "-c", "user.email=bench@example.invalid")
+HISTORY_FIELDS = ("resourceSnapshotIndex", "policySnapshotIndex")
+"""index.yaml fields that count snapshots, so they depend on history, not on the input."""
+
+
+class CheckFailed(RuntimeError):
+    """One of the three checks did not hold: the run does not count."""
+
+
+def git(repo: Path, *args: str, bare: bool = True) -> str:
+    """Run git on `repo` (a bare repository, or a work tree with bare=False); stdout."""
+    where = ["--git-dir", str(repo)] if bare else ["-C", str(repo)]
+    done = subprocess.run(["git", *IDENTITY, *where, *args], capture_output=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace')}")
+    return done.stdout.decode()
+
+
+def resolve(repo: Path, ref: str) -> str | None:
+    """The commit `ref` names in `repo`, or None."""
+    try:
+        return git(repo, "rev-parse", "--verify", "--quiet", ref).strip()
+    except RuntimeError:
+        return None
+
+
+def repo_bytes(repo: Path) -> int:
+    """Loose plus packed object bytes (`git count-objects -v`, KiB)."""
+    fields = dict(line.split(": ") for line in git(repo, "count-objects", "-v").splitlines())
+    return (int(fields["size"]) + int(fields["size-pack"])) * 1024
+
+
+def changed_files(repo: Path, before: str | None, after: str | None) -> int:
+    """Files that differ between two output commits (all files when there was none before)."""
+    if after is None or before == after:
+        return 0
+    if before is None:
+        return len(git(repo, "ls-tree", "-r", "--name-only", after).splitlines())
+    return len(git(repo, "diff", "--name-only", before, after).splitlines())
+
+
+def make_hub(remote: Path, cache: Path, now: str) -> Any:
+    """A Hub on `remote` with a fixed clock (imported late: the child times its own import)."""
+    from gitfleet.api import parse_time
+    from reconciler.loop import Hub, HubConfig
+
+    fixed: datetime = parse_time(now)
+    return Hub(HubConfig(url=str(remote), cache_dir=cache), clock=lambda: fixed)
+
+
+def fresh_render(source: Path, commit: str, work: Path, now: str) -> dict[str, Any]:
+    """Push `commit` as `main` into a new bare remote under `work`, run one cold pass there."""
+    remote = work / "remote.git"
+    git(remote, "init", "--bare", "--quiet")
+    git(source, "push", "--quiet", str(remote), f"{commit}:refs/heads/main")
+    size = repo_bytes(remote)
+    import reconciler.loop  # noqa: F401  (imports are not part of the pass)
+
+    started = time.perf_counter()
+    hub = make_hub(remote, work / "cache", now)
+    report = hub.run_once()
+    wall = time.perf_counter() - started
+    out = resolve(remote, OUTPUT_REF)
+    if report.outcome != "committed" or out is None:
+        raise CheckFailed(f"cold pass ended {report.outcome}: {report.message}")
+    return {
+        "remote": str(remote),
+        "output": out,
+        "tree": resolve(remote, f"{out}^{{tree}}"),
+        "clusters": resolve(remote, f"{out}:clusters"),
+        "seconds": wall,
+        "files": changed_files(remote, None, out),
+        "bytesAdded": repo_bytes(remote) - size,
+        "errors": len(report.errors),
+    }
+
+
+def run_fresh(source: Path, commit: str, work: Path, now: str) -> dict[str, Any]:
+    """`fresh_render` in a new Python process; adds its wall time and peak RSS (os.wait4)."""
+    work.mkdir(parents=True)
+    argv = [sys.executable, str(Path(__file__).resolve()), "fresh-render"]
+    argv += [str(source), commit, str(work), "--now", now]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))  # fmt: skip
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err)
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        process_wall = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise CheckFailed(f"fresh render failed: {err.read().decode(errors='replace')[-2000:]}")
+    result: dict[str, Any] = json.loads(out)
+    return {**result, "processSeconds": process_wall, "maxRssMiB": usage.ru_maxrss / 1024}
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One measured pass."""
+
+    scenario: str
+    seconds: float
+    outcome: str
+    files: int
+    bytes_added: int
+    max_rss_mib: float
+    before: str | None
+    after: str | None
+
+
+def push_source(clone: Path, message: str) -> None:
+    """Commit everything in the work clone and push `main`."""
+    git(clone, "add", "-A", bare=False)
+    git(clone, "commit", "--quiet", "-m", message, bare=False)
+    git(clone, "push", "--quiet", "origin", "main", bare=False)
+
+
+def measure(hub: Any, remote: Path, name: str) -> Trial:
+    """Time one `run_once` and what it did to the remote."""
+    before, size = resolve(remote, OUTPUT_REF), repo_bytes(remote)
+    started = time.perf_counter()
+    report = hub.run_once()
+    seconds = time.perf_counter() - started
+    after = resolve(remote, OUTPUT_REF)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    files = changed_files(remote, before, after)
+    return Trial(
+        name, seconds, report.outcome, files, repo_bytes(remote) - size, rss, before, after
+    )
+
+
+def run_scenarios(
+    fleet: GeneratedFleet, clone: Path, remote: Path, hub: Any, trials: int, budget: float
+) -> list[Trial]:
+    """Every scenario `trials` times (a further trial only while the budget in seconds, if
+    any, leaves room for one more of the same length)."""
+    out = []
+    for name, edit in scenarios(fleet):
+        started, done = time.perf_counter(), list[Trial]()
+        for k in range(trials):
+            last = done[-1].seconds if done else 0.0
+            if k and budget and time.perf_counter() - started + last > budget:
+                break
+            if (
+                name == "remove a cluster"
+                and not (clone / f"clusters/bench-added-{k}.yaml").exists()
+            ):
+                break  # only as many removals as there were additions
+            if edit is not None:
+                push_source(clone, edit(clone, k) or "")
+            done.append(measure(hub, remote, name))
+            print(
+                f"  {name} trial {k + 1}: {done[-1].seconds:.3f}s {done[-1].outcome}",
+                file=sys.stderr,
+            )
+        out += done
+    return out
+
+
+def _history_only(remote: Path, ours: str, theirs: str) -> list[str]:
+    """Paths under clusters/ that differ between two output commits; raises CheckFailed unless
+    every difference is an index.yaml differing only in HISTORY_FIELDS."""
+    paths = git(remote, "diff", "--name-only", ours, theirs, "--", "clusters").splitlines()
+    for path in paths:
+        if not path.endswith("/index.yaml") or _normal(remote, ours, path) != _normal(
+            remote, theirs, path
+        ):
+            raise CheckFailed(f"check 1: {path} differs between incremental and full render")
+    return paths
+
+
+def _normal(remote: Path, commit: str, path: str) -> Any:
+    """An index.yaml without its history-dependent snapshot counters."""
+    doc = yaml.safe_load(git(remote, "show", f"{commit}:{path}"))
+    for entry in doc.get("placements") or []:
+        for key in HISTORY_FIELDS:
+            entry.pop(key, None)
+    return doc
+
+
+def check_incremental(remote: Path, inc: str, fresh: dict[str, Any]) -> dict[str, Any]:
+    """Check 1: the incremental clusters/ tree equals the fresh full render's (exactly, or up to
+    the snapshot counters in index.yaml, which count history)."""
+    ours = resolve(remote, f"{inc}:clusters")
+    if ours == fresh["clusters"]:
+        return {"clustersTree": ours, "identical": True, "historyOnlyIndexes": 0}
+    git(remote, "fetch", "--quiet", fresh["remote"], f"{OUTPUT_REF}:refs/bench/fresh")
+    paths = _history_only(remote, inc, "refs/bench/fresh")
+    return {"clustersTree": ours, "freshTree": fresh["clusters"], "identical": False, "historyOnlyIndexes": len(paths)}  # fmt: skip
+
+
+def _stat(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def summarise(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-scenario figures from trial dicts (seconds, files, bytesAdded, maxRssMiB, outcome)."""
+    return {
+        "scenario": name,
+        "trials": len(rows),
+        "seconds": _stat([r["seconds"] for r in rows]),
+        "files": _stat([r["files"] for r in rows]),
+        "bytesAdded": _stat([r["bytesAdded"] for r in rows]),
+        "maxRssMiB": max(r["maxRssMiB"] for r in rows),
+        "outcomes": sorted({r["outcome"] for r in rows}),
+    }
+
+
+def render_markdown(summary: dict[str, Any]) -> str:
+    """The table printed to stdout."""
+    lines = [
+        f"fleet `{summary['size']}` (seed {summary['seed']}): {summary['fleet']}",
+        "",
+        "| scenario | trials | median s | min s | max s | files changed (median) | KiB added (median) | peak RSS MiB | outcome |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summary["scenarios"]:
+        t = s["seconds"]
+        lines.append(
+            f"| {s['scenario']} | {s['trials']} | {t['median']:.3f} | {t['min']:.3f} | {t['max']:.3f} | "
+            f"{s['files']['median']:.0f} | {s['bytesAdded']['median'] / 1024:.0f} | {s['maxRssMiB']:.0f} | {', '.join(s['outcomes'])} |"
+        )
+    c = summary["checks"]
+    lines += [
+        "",
+        f"check 1 (incremental clusters/ == fresh full render): {c['incremental']}",
+        f"check 2 (same tree id in {c['processes']} processes): {c['treeIds']}",
+        f"check 3 (no-op pass makes no commit): {c['noop']}",
+    ]
+    return "\n".join(lines)
+
+
+Render = Callable[[Path, str, Path, str], dict[str, Any]]
+"""(source remote, commit, work dir, now) -> a cold pass's figures: `run_fresh` (or, in the
+test, an in-process stand-in)."""
+
+
+def cold_trials(
+    source: Path, commit: str, work: Path, now: str, trials: int, budget: float, render: Render
+) -> list[dict[str, Any]]:
+    """Cold passes, one fresh process and remote each; the first remote is kept."""
+    started, out = time.perf_counter(), list[dict[str, Any]]()
+    for k in range(trials):
+        if k and budget and time.perf_counter() - started + out[-1]["processSeconds"] > budget:
+            break
+        out.append(render(source, commit, work / f"cold-{k}", now))
+        print(f"  cold trial {k + 1}: {out[-1]['seconds']:.2f}s", file=sys.stderr)
+    return out
+
+
+def run_bench(
+    fleet: GeneratedFleet, work: Path, args: argparse.Namespace, render: Render = run_fresh
+) -> dict[str, Any]:
+    """Set up the repositories, run everything, enforce the checks; the summary."""
+    budget = args.max_minutes * 60
+    clone, source = work / "clone", work / "source.git"
+    write_fleet(fleet, clone)
+    git(source, "init", "--bare", "--quiet")
+    git(clone, "init", "--quiet", "-b", "main", bare=False)
+    git(clone, "remote", "add", "origin", str(source), bare=False)
+    push_source(clone, "generated fleet")
+    first = git(clone, "rev-parse", "HEAD", bare=False).strip()
+    cold = cold_trials(source, first, work, args.now, args.trials, budget, render)
+    remote = Path(cold[0]["remote"])
+    git(clone, "remote", "set-url", "origin", str(remote), bare=False)
+    hub = make_hub(remote, work / "hub-cache", args.now)
+    if hub.run_once().outcome != "skipped":  # warm the mirror: the output is already there
+        raise CheckFailed("the first pass on a rendered remote should skip")
+    trials = run_scenarios(fleet, clone, remote, hub, args.trials, budget)
+    final = resolve(remote, "refs/heads/main") or ""
+    fresh = [render(remote, final, work / f"final-{k}", args.now) for k in range(2)]
+    return checks_and_summary(fleet, remote, cold, trials, fresh)
+
+
+def checks_and_summary(
+    fleet: GeneratedFleet, remote: Path, cold: list[dict[str, Any]], trials: list[Trial], fresh: list[dict[str, Any]]
+) -> dict[str, Any]:  # fmt: skip
+    """Checks 1-3 (CheckFailed when one fails) and the per-scenario summary."""
+    noop = [t for t in trials if t.scenario == "no-op"]
+    if any(t.after != t.before or t.outcome != "skipped" for t in noop):
+        raise CheckFailed(f"check 3: the no-op pass moved the output ref: {noop}")
+    trees = {f"cold-{k}": c["tree"] for k, c in enumerate(cold)}
+    trees.update({f"final-{k}": f["tree"] for k, f in enumerate(fresh)})
+    if len({c["tree"] for c in cold}) != 1 or fresh[0]["tree"] != fresh[1]["tree"]:
+        raise CheckFailed(f"check 2: tree ids differ across processes: {trees}")
+    last = str(trials[-1].after if trials else cold[0]["output"])
+    incremental = check_incremental(remote, last, fresh[0])
+    rows = [{**c, "outcome": "committed"} for c in cold]
+    names = [n for n, _ in scenarios(fleet)]
+    by_name = {n: [{**asdict(t), "bytesAdded": t.bytes_added, "maxRssMiB": t.max_rss_mib} for t in trials if t.scenario == n] for n in names}  # fmt: skip
+    summary = [summarise("cold full pass (fresh process)", rows)]
+    summary += [summarise(n, r) for n, r in by_name.items() if r]
+    return {
+        "scenarios": summary,
+        "checks": {
+            "incremental": "identical" if incremental["identical"] else f"equal up to snapshot counters in {incremental['historyOnlyIndexes']} index.yaml files",
+            "treeIds": "identical", "processes": len(trees), "noop": f"ok ({len(noop)} passes skipped, ref unchanged)",
+            "details": {"incremental": incremental, "trees": trees},
+        },
+        "cold": cold, "fresh": fresh, "trials": [asdict(t) for t in trials],
+    }  # fmt: skip
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Command-line arguments of the benchmark."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--size", choices=sorted(SIZES), default="fleet-1k")
+    for flag in ("clusters", "placements", "resources", "overrides"):
+        p.add_argument(f"--{flag}", type=int, help=f"number of {flag} (default: from --size)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--now", default=DEFAULT_NOW, help="the fixed clock of every Hub")
+    p.add_argument("--max-minutes", type=float, default=0.0, help="per scenario group: stop repeating trials past this (0: no limit)")  # fmt: skip
+    p.add_argument("--json", type=Path, help="also write every measurement here")
+    p.add_argument("--workdir", type=Path, help="parent of the temp dir (default: system temp)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark (or, as `fresh-render SOURCE COMMIT WORK --now T`, one cold pass)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["fresh-render"]:
+        source, commit, work, now = argv[1], argv[2], Path(argv[3]), argv[5]
+        print(json.dumps(fresh_render(Path(source), commit, work, now), sort_keys=True))
+        return 0
+    args = parse_args(argv)
+    size = resolve_size(args)
+    label = args.size if size == SIZES[args.size] else f"custom {size}"
+    work = Path(tempfile.mkdtemp(prefix="gitfleet-hub-", dir=args.workdir))
+    try:
+        fleet = build_fleet(size, args.seed)
+        result = run_bench(fleet, work, args)
+    except CheckFailed as exc:
+        print(f"bench_hub: CHECK FAILED, the run does not count: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    counts = fleet.policy_counts()
+    summary = {"size": label, "seed": args.seed, "now": args.now, "fleet": f"{size.clusters} clusters, placements {counts}, {size.resources} resources, {size.overrides} overrides", **result}  # fmt: skip
+    print(render_markdown(summary))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Fast canonical YAML: the same bytes as `yamlio.dump_yaml`'s PyYAML path, an order faster.
+
+PyYAML spends most of its time representing and emitting structure node by node in Python. Here
+the block structure (sorted mappings, indentless sequences, `{}`/`[]` for empties) is written
+directly, and each distinct scalar is formatted once by PyYAML itself (cached), so quoting rules
+stay exactly PyYAML's. Anything outside that shape (non-string keys, keys over 128 characters,
+unknown types) returns None and the caller uses PyYAML. Called by `yamlio.dump_yaml`; the golden
+tests and `tests/unit/load/test_yaml_emit.py` check it byte for byte against PyYAML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+SCALARS = (str, int, float, bool, type(None))
+MAX_SIMPLE_KEY = 128
+"""PyYAML writes longer keys in the `? key` form; such documents go to PyYAML."""
+_CACHE_LIMIT = 200_000
+_BREAKS = frozenset("\n\r\x85\u2028\u2029")
+
+
+class _Unsupported(Exception):
+    """The document needs PyYAML."""
+
+
+class Emitter:
+    """Emits documents; `scalar_dump` is PyYAML dumping one scalar as a document."""
+
+    def __init__(self, scalar_dump: Callable[[Any], str]) -> None:
+        self._dump = scalar_dump
+        self._cache: dict[tuple[type, Any], tuple[str, list[str]]] = {}
+
+    def _scalar(self, value: Any) -> tuple[str, list[str]]:
+        """(first line, continuation lines at indent 0) of a scalar as PyYAML writes it."""
+        key = (type(value), value)
+        hit = self._cache.get(key)
+        if hit is None:
+            text = self._dump(value)
+            text = text.removesuffix("\n...\n").removesuffix("\n")
+            first, *rest = text.split("\n")
+            if rest:
+                raise _Unsupported("multi-line scalar")  # block scalars: chomping, `...` markers
+            hit = (first, [])
+            if len(self._cache) > _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
+
+    def _value(self, lead: str, value: Any, indent: int, out: list[str]) -> None:
+        """`lead` is `key:` or `-`; writes the value after it, nested at `indent`."""
+        if isinstance(value, dict):
+            if not value:
+                out.append(f"{lead} {{}}")
+                return
+            if lead.endswith(":"):
+                out.append(lead)
+                self._map(value, indent + 2, out)
+            else:
+                self._first_inline(lead, indent, lambda o: self._map(value, indent + 2, o), out)
+        elif isinstance(value, list):
+            if not value:
+                out.append(f"{lead} []")
+            elif lead.endswith(":"):
+                out.append(lead)
+                self._seq(value, indent, out)  # sequences in mappings are not indented
+            else:
+                self._first_inline(lead, indent, lambda o: self._seq(value, indent + 2, o), out)
+        elif isinstance(value, SCALARS):
+            first, rest = self._scalar(value)
+            out.append(f"{lead} {first}")
+            pad = " " * (indent + 2)
+            out += [pad + line if line else line for line in rest]
+        else:
+            raise _Unsupported(type(value).__name__)
+
+    @staticmethod
+    def _first_inline(
+        lead: str, indent: int, write: Callable[[list[str]], None], out: list[str]
+    ) -> None:
+        """A sequence item holding a collection: its first line goes after the `- `."""
+        inner: list[str] = []
+        write(inner)
+        out.append(f"{lead} {inner[0].lstrip(' ')}")
+        out += inner[1:]
+
+    def _map(self, value: dict[Any, Any], indent: int, out: list[str]) -> None:
+        pad = " " * indent
+        for key in sorted(value):
+            if not isinstance(key, str) or len(key) > MAX_SIMPLE_KEY or _BREAKS.intersection(key):
+                raise _Unsupported("not a simple key")  # PyYAML writes these as `? key`
+            first, rest = self._scalar(key)
+            if rest:
+                raise _Unsupported("multi-line key")
+            start = len(out)
+            self._value(f"{first}:", value[key], indent, out)
+            out[start] = pad + out[start]
+
+    def _seq(self, value: list[Any], indent: int, out: list[str]) -> None:
+        pad = " " * indent
+        for item in value:
+            start = len(out)
+            self._value("-", item, indent, out)
+            out[start] = pad + out[start]
+
+    def emit(self, doc: Any) -> str | None:
+        """The document's YAML, or None when PyYAML must write it."""
+        if not isinstance(doc, dict) or not doc:
+            return None
+        out: list[str] = []
+        try:
+            self._map(doc, 0, out)
+        except (_Unsupported, TypeError):
+            return None
+        return "\n".join(out) + "\n"

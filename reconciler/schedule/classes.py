@@ -1,0 +1,80 @@
+"""Cluster classes: which clusters the static plugins of the default profile cannot tell apart.
+
+For one placement, the static Filter plugins (ClusterAffinity required terms, ClusterEligibility,
+NamespaceAffinity, TaintToleration) read of a cluster only its eligibility verdict, its taints,
+its namespaces, the labels the required terms name and the properties their property selectors
+name; the ClusterAffinity score reads only the labels the preferred terms name and the properties
+their sorters name (the fleet-wide min/max is the same for every cluster). Clusters with equal
+class keys therefore get equal statuses and scores, so `incremental` runs the plugins once per
+class. A property that cannot be read raises `ScheduleError` (the caller then uses the plain
+runner). Tainted clusters and, for ResourcePlacements, every cluster form a class of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+from .clusteraffinity import expression_holds, preferred_terms, property_value, required_terms
+from .clusters import ClusterView
+from .framework import PlacementInfo
+
+ClassKey = Callable[[ClusterView], Hashable]
+
+
+def selector_keys(selector: Any) -> list[str]:
+    """The label keys a LabelSelector reads (None selector: none)."""
+    if selector is None:
+        return []
+    keys = list(selector.match_labels or {})
+    keys += [req.key for req in selector.match_expressions or []]
+    return keys
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(items)))
+
+
+def _reader(labels: tuple[str, ...], props: tuple[str, ...]) -> ClassKey:
+    """A key of the named label values and property values."""
+
+    def key(view: ClusterView) -> Hashable:
+        got = view.labels.get
+        return (
+            tuple(got(k) for k in labels),
+            tuple(property_value(view, p) for p in props),
+        )
+
+    return key
+
+
+def filter_class(placement: PlacementInfo) -> ClassKey:
+    """Class key for the static Filter plugins of the default profile: the label values the
+    required terms read and the verdict of every property expression they hold."""
+    terms = required_terms(placement.policy)
+    labels = _unique(k for t in terms for k in selector_keys(t.label_selector))
+    exprs = [
+        e
+        for t in terms
+        if t.property_selector is not None
+        for e in t.property_selector.match_expressions or []
+    ]
+    per_cluster = placement.namespace is not None
+
+    def key(view: ClusterView) -> Hashable:
+        own = view.name if per_cluster or view.cluster.spec.taints else None
+        got = view.labels.get
+        holds = tuple([expression_holds(view, e) for e in exprs]) if exprs else ()
+        return (own, view.ineligible_reason, tuple([got(k) for k in labels]), holds)
+
+    return key
+
+
+def score_class(placement: PlacementInfo) -> ClassKey:
+    """Class key for the static Score plugins (ClusterAffinity preferred terms)."""
+    terms = preferred_terms(placement.policy)
+    labels = _unique(k for t in terms for k in selector_keys(t.preference.label_selector))
+    props = _unique(
+        t.preference.property_sorter.name for t in terms if t.preference.property_sorter
+    )
+    return _reader(labels, props)
