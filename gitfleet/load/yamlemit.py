@@ -10,6 +10,7 @@ tests and `tests/unit/load/test_yaml_emit.py` check it byte for byte against PyY
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,8 @@ class Emitter:
     def __init__(self, scalar_dump: Callable[[Any], str]) -> None:
         self._dump = scalar_dump
         self._cache: dict[tuple[type, Any], tuple[str, list[str]]] = {}
+        self._subtrees: dict[tuple[str, int, str], list[str]] = {}
+        """(lead, indent, canonical JSON) -> emitted lines of a collection value near the top."""
 
     def _scalar(self, value: Any) -> tuple[str, list[str]]:
         """(first line, continuation lines at indent 0) of a scalar as PyYAML writes it."""
@@ -84,8 +87,27 @@ class Emitter:
         out.append(f"{lead} {inner[0].lstrip(' ')}")
         out += inner[1:]
 
+    def _memo_value(self, lead: str, value: Any, indent: int, out: list[str]) -> None:
+        """`_value` for a collection near the top of a document, memoised by content: manifests
+        of many clusters share most subtrees (`spec`, list entries), so each is emitted once."""
+        try:
+            content = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError):
+            self._value(lead, value, indent, out)
+            return
+        key = (lead, indent, content)
+        lines = self._subtrees.get(key)
+        if lines is None:
+            lines = []
+            self._value(lead, value, indent, lines)
+            if len(self._subtrees) > _CACHE_LIMIT // 10:
+                self._subtrees.clear()
+            self._subtrees[key] = lines
+        out += lines
+
     def _map(self, value: dict[Any, Any], indent: int, out: list[str]) -> None:
         pad = " " * indent
+        memo = indent <= 2
         for key in sorted(value):
             if not isinstance(key, str) or len(key) > MAX_SIMPLE_KEY or _BREAKS.intersection(key):
                 raise _Unsupported("not a simple key")  # PyYAML writes these as `? key`
@@ -93,14 +115,22 @@ class Emitter:
             if rest:
                 raise _Unsupported("multi-line key")
             start = len(out)
-            self._value(f"{first}:", value[key], indent, out)
+            item = value[key]
+            if memo and isinstance(item, (dict, list)) and item:
+                self._memo_value(f"{first}:", item, indent, out)
+            else:
+                self._value(f"{first}:", item, indent, out)
             out[start] = pad + out[start]
 
     def _seq(self, value: list[Any], indent: int, out: list[str]) -> None:
         pad = " " * indent
+        memo = indent <= 2
         for item in value:
             start = len(out)
-            self._value("-", item, indent, out)
+            if memo and isinstance(item, dict) and item:
+                self._memo_value("-", item, indent, out)
+            else:
+                self._value("-", item, indent, out)
             out[start] = pad + out[start]
 
     def emit(self, doc: Any) -> str | None:
