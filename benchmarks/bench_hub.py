@@ -30,56 +30,23 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.generate import SIZES, GeneratedFleet, build_fleet, resolve_size, write_fleet
+from benchmarks.hub_checks import (
+    OUTPUT_REF,
+    CheckFailed,
+    changed_files,
+    check_incremental,
+    git,
+    repo_bytes,
+    resolve,
+)
 from benchmarks.hub_scenarios import scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_NOW = "2026-01-01T00:00:00Z"
-OUTPUT_REF = "refs/heads/gitfleet/rendered"
-IDENTITY = ("-c", "user.name=bench", "-c", "user.email=bench@example.invalid")
-HISTORY_FIELDS = ("resourceSnapshotIndex", "policySnapshotIndex")
-"""index.yaml fields that count snapshots, so they depend on history, not on the input."""
-
-
-class CheckFailed(RuntimeError):
-    """One of the three checks did not hold: the run does not count."""
-
-
-def git(repo: Path, *args: str, bare: bool = True) -> str:
-    """Run git on `repo` (a bare repository, or a work tree with bare=False); stdout."""
-    where = ["--git-dir", str(repo)] if bare else ["-C", str(repo)]
-    done = subprocess.run(["git", *IDENTITY, *where, *args], capture_output=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace')}")
-    return done.stdout.decode()
-
-
-def resolve(repo: Path, ref: str) -> str | None:
-    """The commit `ref` names in `repo`, or None."""
-    try:
-        return git(repo, "rev-parse", "--verify", "--quiet", ref).strip()
-    except RuntimeError:
-        return None
-
-
-def repo_bytes(repo: Path) -> int:
-    """Loose plus packed object bytes (`git count-objects -v`, KiB)."""
-    fields = dict(line.split(": ") for line in git(repo, "count-objects", "-v").splitlines())
-    return (int(fields["size"]) + int(fields["size-pack"])) * 1024
-
-
-def changed_files(repo: Path, before: str | None, after: str | None) -> int:
-    """Files that differ between two output commits (all files when there was none before)."""
-    if after is None or before == after:
-        return 0
-    if before is None:
-        return len(git(repo, "ls-tree", "-r", "--name-only", after).splitlines())
-    return len(git(repo, "diff", "--name-only", before, after).splitlines())
 
 
 def make_hub(remote: Path, cache: Path, now: str) -> Any:
@@ -94,6 +61,7 @@ def make_hub(remote: Path, cache: Path, now: str) -> Any:
 def fresh_render(source: Path, commit: str, work: Path, now: str) -> dict[str, Any]:
     """Push `commit` as `main` into a new bare remote under `work`, run one cold pass there."""
     remote = work / "remote.git"
+    remote.mkdir(parents=True)
     git(remote, "init", "--bare", "--quiet")
     git(source, "push", "--quiet", str(remote), f"{commit}:refs/heads/main")
     size = repo_bytes(remote)
@@ -123,7 +91,8 @@ def run_fresh(source: Path, commit: str, work: Path, now: str) -> dict[str, Any]
     work.mkdir(parents=True)
     argv = [sys.executable, str(Path(__file__).resolve()), "fresh-render"]
     argv += [str(source), commit, str(work), "--now", now]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))  # fmt: skip
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)
     with tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err)
@@ -202,38 +171,6 @@ def run_scenarios(
     return out
 
 
-def _history_only(remote: Path, ours: str, theirs: str) -> list[str]:
-    """Paths under clusters/ that differ between two output commits; raises CheckFailed unless
-    every difference is an index.yaml differing only in HISTORY_FIELDS."""
-    paths = git(remote, "diff", "--name-only", ours, theirs, "--", "clusters").splitlines()
-    for path in paths:
-        if not path.endswith("/index.yaml") or _normal(remote, ours, path) != _normal(
-            remote, theirs, path
-        ):
-            raise CheckFailed(f"check 1: {path} differs between incremental and full render")
-    return paths
-
-
-def _normal(remote: Path, commit: str, path: str) -> Any:
-    """An index.yaml without its history-dependent snapshot counters."""
-    doc = yaml.safe_load(git(remote, "show", f"{commit}:{path}"))
-    for entry in doc.get("placements") or []:
-        for key in HISTORY_FIELDS:
-            entry.pop(key, None)
-    return doc
-
-
-def check_incremental(remote: Path, inc: str, fresh: dict[str, Any]) -> dict[str, Any]:
-    """Check 1: the incremental clusters/ tree equals the fresh full render's (exactly, or up to
-    the snapshot counters in index.yaml, which count history)."""
-    ours = resolve(remote, f"{inc}:clusters")
-    if ours == fresh["clusters"]:
-        return {"clustersTree": ours, "identical": True, "historyOnlyIndexes": 0}
-    git(remote, "fetch", "--quiet", fresh["remote"], f"{OUTPUT_REF}:refs/bench/fresh")
-    paths = _history_only(remote, inc, "refs/bench/fresh")
-    return {"clustersTree": ours, "freshTree": fresh["clusters"], "identical": False, "historyOnlyIndexes": len(paths)}  # fmt: skip
-
-
 def _stat(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
@@ -266,6 +203,8 @@ def render_markdown(summary: dict[str, Any]) -> str:
             f"{s['files']['median']:.0f} | {s['bytesAdded']['median'] / 1024:.0f} | {s['maxRssMiB']:.0f} | {', '.join(s['outcomes'])} |"
         )
     c = summary["checks"]
+    if "failed" in c:
+        return "\n".join([*lines, "", f"**CHECK FAILED, the run does not count**: {c['failed']}"])
     lines += [
         "",
         f"check 1 (incremental clusters/ == fresh full render): {c['incremental']}",
@@ -293,10 +232,21 @@ def cold_trials(
     return out
 
 
-def run_bench(
+@dataclass(frozen=True)
+class Measured:
+    """Everything the checks and the summary read."""
+
+    remote: Path
+    cold: list[dict[str, Any]]
+    trials: list[Trial]
+    fresh: list[dict[str, Any]]
+    """Two full renders of the final source, each in a fresh remote."""
+
+
+def measure_all(
     fleet: GeneratedFleet, work: Path, args: argparse.Namespace, render: Render = run_fresh
-) -> dict[str, Any]:
-    """Set up the repositories, run everything, enforce the checks; the summary."""
+) -> Measured:
+    """Set up the repositories, run the cold trials, the scenarios and the final renders."""
     budget = args.max_minutes * 60
     clone, source = work / "clone", work / "source.git"
     write_fleet(fleet, clone)
@@ -314,36 +264,55 @@ def run_bench(
     trials = run_scenarios(fleet, clone, remote, hub, args.trials, budget)
     final = resolve(remote, "refs/heads/main") or ""
     fresh = [render(remote, final, work / f"final-{k}", args.now) for k in range(2)]
-    return checks_and_summary(fleet, remote, cold, trials, fresh)
+    return Measured(remote, cold, trials, fresh)
 
 
-def checks_and_summary(
-    fleet: GeneratedFleet, remote: Path, cold: list[dict[str, Any]], trials: list[Trial], fresh: list[dict[str, Any]]
-) -> dict[str, Any]:  # fmt: skip
-    """Checks 1-3 (CheckFailed when one fails) and the per-scenario summary."""
-    noop = [t for t in trials if t.scenario == "no-op"]
+def enforce_checks(got: Measured) -> dict[str, Any]:
+    """Checks 3, 2 and 1 in that order (CheckFailed on the first that fails); their report."""
+    noop = [t for t in got.trials if t.scenario == "no-op"]
     if any(t.after != t.before or t.outcome != "skipped" for t in noop):
-        raise CheckFailed(f"check 3: the no-op pass moved the output ref: {noop}")
-    trees = {f"cold-{k}": c["tree"] for k, c in enumerate(cold)}
-    trees.update({f"final-{k}": f["tree"] for k, f in enumerate(fresh)})
-    if len({c["tree"] for c in cold}) != 1 or fresh[0]["tree"] != fresh[1]["tree"]:
+        raise CheckFailed(f"check 3: the no-op pass rendered or moved the output ref: {noop}")
+    trees = {f"cold-{k}": c["tree"] for k, c in enumerate(got.cold)}
+    trees.update({f"final-{k}": f["tree"] for k, f in enumerate(got.fresh)})
+    if len({c["tree"] for c in got.cold}) != 1 or got.fresh[0]["tree"] != got.fresh[1]["tree"]:
         raise CheckFailed(f"check 2: tree ids differ across processes: {trees}")
-    last = str(trials[-1].after if trials else cold[0]["output"])
-    incremental = check_incremental(remote, last, fresh[0])
-    rows = [{**c, "outcome": "committed"} for c in cold]
-    names = [n for n, _ in scenarios(fleet)]
-    by_name = {n: [{**asdict(t), "bytesAdded": t.bytes_added, "maxRssMiB": t.max_rss_mib} for t in trials if t.scenario == n] for n in names}  # fmt: skip
-    summary = [summarise("cold full pass (fresh process)", rows)]
-    summary += [summarise(n, r) for n, r in by_name.items() if r]
+    last = str(got.trials[-1].after if got.trials else got.cold[0]["output"])
+    inc = check_incremental(got.remote, last, got.fresh[0])
+    counters = f"equal up to snapshot counters in {inc['historyOnlyIndexes']} index.yaml files"
     return {
-        "scenarios": summary,
-        "checks": {
-            "incremental": "identical" if incremental["identical"] else f"equal up to snapshot counters in {incremental['historyOnlyIndexes']} index.yaml files",
-            "treeIds": "identical", "processes": len(trees), "noop": f"ok ({len(noop)} passes skipped, ref unchanged)",
-            "details": {"incremental": incremental, "trees": trees},
-        },
-        "cold": cold, "fresh": fresh, "trials": [asdict(t) for t in trials],
-    }  # fmt: skip
+        "incremental": "identical" if inc["identical"] else counters,
+        "treeIds": "identical",
+        "processes": len(trees),
+        "noop": f"ok ({len(noop)} passes skipped, ref unchanged)",
+        "details": {"incremental": inc, "trees": trees},
+    }
+
+
+def summarise_all(fleet: GeneratedFleet, got: Measured) -> list[dict[str, Any]]:
+    """One summary row per scenario, the cold pass first."""
+    cold = [{**c, "outcome": "committed"} for c in got.cold]
+    rows = [summarise("cold full pass (fresh process)", cold)]
+    for name, _ in scenarios(fleet):
+        trials = [t for t in got.trials if t.scenario == name]
+        dicts = [
+            {**asdict(t), "bytesAdded": t.bytes_added, "maxRssMiB": t.max_rss_mib} for t in trials
+        ]
+        rows += [summarise(name, dicts)] if dicts else []
+    return rows
+
+
+def run_bench(
+    fleet: GeneratedFleet, work: Path, args: argparse.Namespace, render: Render = run_fresh
+) -> dict[str, Any]:
+    """Measure, enforce the checks; the summary (scenarios, checks or `checks.failed`, raw
+    figures)."""
+    got = measure_all(fleet, work, args, render)
+    try:
+        checks = enforce_checks(got)
+    except CheckFailed as exc:
+        checks = {"failed": str(exc)}
+    raw = {"cold": got.cold, "fresh": got.fresh, "trials": [asdict(t) for t in got.trials]}
+    return {"scenarios": summarise_all(fleet, got), "checks": checks, **raw}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -355,7 +324,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--trials", type=int, default=5)
     p.add_argument("--now", default=DEFAULT_NOW, help="the fixed clock of every Hub")
-    p.add_argument("--max-minutes", type=float, default=0.0, help="per scenario group: stop repeating trials past this (0: no limit)")  # fmt: skip
+    p.add_argument(
+        "--max-minutes",
+        type=float,
+        default=0.0,
+        help="per scenario: no further trial past this (0: no limit)",
+    )
     p.add_argument("--json", type=Path, help="also write every measurement here")
     p.add_argument("--workdir", type=Path, help="parent of the temp dir (default: system temp)")
     return p.parse_args(argv)
@@ -372,19 +346,23 @@ def main(argv: list[str] | None = None) -> int:
     size = resolve_size(args)
     label = args.size if size == SIZES[args.size] else f"custom {size}"
     work = Path(tempfile.mkdtemp(prefix="gitfleet-hub-", dir=args.workdir))
-    try:
-        fleet = build_fleet(size, args.seed)
-        result = run_bench(fleet, work, args)
-    except CheckFailed as exc:
-        print(f"bench_hub: CHECK FAILED, the run does not count: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    fleet = build_fleet(size, args.seed)
+    result = run_bench(fleet, work, args)
     counts = fleet.policy_counts()
-    summary = {"size": label, "seed": args.seed, "now": args.now, "fleet": f"{size.clusters} clusters, placements {counts}, {size.resources} resources, {size.overrides} overrides", **result}  # fmt: skip
+    described = (
+        f"{size.clusters} clusters, placements {counts}, {size.resources} resources, "
+        f"{size.overrides} overrides"
+    )
+    summary = {"size": label, "seed": args.seed, "now": args.now, "fleet": described, **result}
     print(render_markdown(summary))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    failed = result["checks"].get("failed")
+    if failed:
+        print(f"bench_hub: CHECK FAILED, the run does not count: {failed}", file=sys.stderr)
+        print(f"bench_hub: repositories kept in {work}", file=sys.stderr)
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

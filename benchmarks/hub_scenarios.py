@@ -48,7 +48,8 @@ def _resource_of(fleet: GeneratedFleet, policies: tuple[str, ...]) -> str:
 
 
 def _edit_override(fleet: GeneratedFleet) -> Edit | None:
-    rel = next((p for p in fleet.files if p.startswith("overrides/") and "cluster-labels" in p), None)  # fmt: skip
+    cros = [p for p in fleet.files if p.startswith("overrides/") and "cluster-labels" in p]
+    rel = cros[0] if cros else None
     if rel is None:
         return None
 
@@ -81,12 +82,17 @@ def _edit_placement(fleet: GeneratedFleet) -> Edit | None:
 
 
 def _relabel(fleet: GeneratedFleet) -> Edit:
-    cluster = fleet.clusters[0]
-    others = [r for r in ("eastus", "westus2") if r != cluster.labels["region"]]
+    """Toggle the `tier` label (gold <-> bronze) of the first dev cluster: the Deployment
+    overrides read it (per-cluster env on gold/silver), no scheduling does. Labels that
+    scheduling reads are sticky in KubeFleet (PickAll keeps a binding whose cluster stops
+    matching a required affinity; PickN weighs preferences only when it picks), so after such a
+    relabel a fresh render legitimately differs from the incremental output (check 1)."""
+    cluster = next((c for c in fleet.clusters if c.labels["env"] == "dev"), fleet.clusters[0])
+    first = "bronze" if cluster.labels["tier"] == "gold" else "gold"
 
     def edit(clone: Path, k: int) -> str:
         def change(obj: dict[str, Any]) -> None:
-            obj["metadata"]["labels"]["region"] = cluster.labels["region"] if k % 2 else others[0]
+            obj["metadata"]["labels"]["tier"] = cluster.labels["tier"] if k % 2 else first
 
         _edit_yaml(clone / f"clusters/{cluster.name}.yaml", change)
         return f"relabel {cluster.name}"

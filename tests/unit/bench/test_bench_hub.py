@@ -1,0 +1,159 @@
+"""The Git scenario benchmark on a tiny fleet: every scenario runs one real Hub pass on a real bare
+repository with the expected outcome, and each of the three checks (incremental == full render,
+same tree id across renders, no-op makes no commit) fails the run when its condition is broken.
+Cold renders run in-process here (the benchmark runs them in fresh processes) to stay fast."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchmarks.bench_hub import (
+    DEFAULT_NOW,
+    Measured,
+    enforce_checks,
+    fresh_render,
+    measure_all,
+    render_markdown,
+    summarise_all,
+)
+from benchmarks.generate import FleetSize, GeneratedFleet, build_fleet
+from benchmarks.hub_checks import CheckFailed, git
+from benchmarks.hub_scenarios import scenarios
+from gitfleet.repo.gitwrite import Identity, commit_files
+
+TINY = FleetSize(clusters=4, placements=4, resources=8, overrides=4)
+EXPECTED = {
+    "no-op": "skipped",
+    "unrelated source commit": "unchanged",
+    "edit one resource": "committed",
+    "edit fleet-wide resource": "committed",
+    "edit one override": "committed",
+    "change one placement": "committed",
+    "relabel one cluster": "committed",
+    "add a cluster": "committed",
+    "remove a cluster": "committed",
+}
+
+
+def in_process(source: Path, commit: str, work: Path, now: str) -> dict[str, Any]:
+    """`fresh_render` without the subprocess, with the fields `run_fresh` adds."""
+    result = fresh_render(source, commit, work, now)
+    return {**result, "processSeconds": result["seconds"], "maxRssMiB": 0.0}
+
+
+@dataclasses.dataclass
+class Run:
+    fleet: GeneratedFleet
+    measured: Measured
+    result: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """One benchmark run, one trial per scenario."""
+    fleet = build_fleet(TINY, 1)
+    args = argparse.Namespace(now=DEFAULT_NOW, trials=1, max_minutes=0.0)
+    measured = measure_all(fleet, tmp_path_factory.mktemp("hub"), args, in_process)
+    checks = enforce_checks(measured)
+    return Run(fleet, measured, {"scenarios": summarise_all(fleet, measured), "checks": checks})
+
+
+def test_every_scenario_runs_with_its_outcome(run: Run) -> None:
+    names = [name for name, _ in scenarios(run.fleet)]
+    assert names == list(EXPECTED)
+    got = {s["scenario"]: s["outcomes"] for s in run.result["scenarios"]}
+    assert got.pop("cold full pass (fresh process)") == ["committed"]
+    assert got == {name: [outcome] for name, outcome in EXPECTED.items()}
+    files = {s["scenario"]: s["files"]["median"] for s in run.result["scenarios"]}
+    assert files["no-op"] == 0 and files["unrelated source commit"] == 0
+    assert all(files[n] > 0 for n, o in EXPECTED.items() if o == "committed")
+    assert "check 3 (no-op pass makes no commit): ok" in render_markdown(
+        {"size": "tiny", "seed": 1, "fleet": "tiny", **run.result}
+    )
+
+
+def _tamper(remote: Path, commit: str, path: str, edit: Any) -> str:
+    """A new output commit (no ref) with `path` changed by `edit(doc)`."""
+    doc = yaml.safe_load(git(remote, "show", f"{commit}:{path}"))
+    edit(doc)
+    data = yaml.safe_dump(doc, sort_keys=False).encode()
+    identity = Identity("t", "t@example.invalid")
+    return commit_files(remote, commit, {path: data}, "tamper", identity).commit
+
+
+def _manifest(remote: Path, commit: str) -> str:
+    paths = git(remote, "ls-tree", "-r", "--name-only", commit, "clusters").splitlines()
+    return next(p for p in paths if not p.endswith("/index.yaml"))
+
+
+def _index(remote: Path, commit: str) -> str:
+    paths = git(remote, "ls-tree", "-r", "--name-only", commit, "clusters").splitlines()
+    indexes = [p for p in paths if p.endswith("/index.yaml")]
+    return next(p for p in indexes if "placements: []" not in git(remote, "show", f"{commit}:{p}"))
+
+
+def _bump_counter(doc: dict[str, Any]) -> None:
+    doc["placements"][0]["resourceSnapshotIndex"] += 7
+
+
+def _change_file(doc: dict[str, Any]) -> None:
+    doc["placements"][0]["objects"][0]["file"] += "x"
+
+
+def _label(doc: dict[str, Any]) -> None:
+    doc["metadata"].setdefault("labels", {})["tampered"] = "yes"
+
+
+TAMPER = {
+    "index differs only in snapshot counter": (_index, _bump_counter),
+    "index differs in an object entry": (_index, _change_file),
+    "manifest differs": (_manifest, _label),
+}
+
+
+@pytest.mark.parametrize(
+    ("case", "error"),
+    [
+        ("as run", None),
+        ("index differs only in snapshot counter", None),
+        ("index differs in an object entry", "check 1"),
+        ("manifest differs", "check 1"),
+        ("cold trees differ", "check 2"),
+        ("final renders differ", "check 2"),
+        ("no-op moved the ref", "check 3"),
+        ("no-op rendered", "check 3"),
+    ],
+)
+def test_checks_are_enforced(run: Run, case: str, error: str | None) -> None:
+    got = run.measured
+    remote, trials, last = got.remote, list(got.trials), got.trials[-1].after
+    assert last is not None
+    cold, fresh = got.cold, got.fresh
+    if case in TAMPER:
+        path, edit = TAMPER[case]
+        moved = _tamper(remote, last, path(remote, last), edit)
+        trials[-1] = dataclasses.replace(trials[-1], after=moved)
+    elif case == "cold trees differ":
+        cold = [*cold, {**cold[0], "tree": "0" * 40}]
+    elif case == "final renders differ":
+        fresh = [fresh[0], {**fresh[1], "tree": "0" * 40}]
+    elif case.startswith("no-op"):
+        k = next(n for n, t in enumerate(trials) if t.scenario == "no-op")
+        change = {"after": last} if case == "no-op moved the ref" else {"outcome": "unchanged"}
+        trials[k] = dataclasses.replace(trials[k], **change)
+    tampered = Measured(remote, cold, trials, fresh)
+    if error is not None:
+        with pytest.raises(CheckFailed, match=error):
+            enforce_checks(tampered)
+        return
+    checks = enforce_checks(tampered)
+    if case == "as run":
+        assert checks == run.result["checks"]
+    else:
+        assert checks["incremental"].startswith("equal up to snapshot counters in ")
