@@ -1,0 +1,60 @@
+"""One command for every benchmark at one size: render phases with the kustomize baseline ratio
+(`bench_render.py`) and the Git scenarios with their three checks (`bench_hub.py`).
+
+    python benchmarks/run_all.py --size fleet-1k --trials 5
+    python benchmarks/run_all.py --clusters 200 --placements 50 --resources 500 --overrides 20
+
+Each benchmark runs as its own process and prints its markdown table; the exit code is non-zero
+when either fails (a failed check of the Git scenarios makes the run not count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SIZE_FLAGS = ("size", "clusters", "placements", "resources", "overrides", "seed", "trials")
+
+
+def forwarded(args: argparse.Namespace) -> list[str]:
+    out: list[str] = []
+    for flag in SIZE_FLAGS:
+        value = getattr(args, flag)
+        if value is not None:
+            out += [f"--{flag}", str(value)]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--size", default="fleet-1k")
+    for flag in ("clusters", "placements", "resources", "overrides", "seed", "trials"):
+        p.add_argument(f"--{flag}", type=int)
+    p.add_argument("--baseline-clusters", type=int, default=20)
+    p.add_argument("--json-dir", type=Path, help="write render.json and hub.json here")
+    args = p.parse_args(argv)
+    common = forwarded(args)
+    runs = [
+        (
+            "bench_render.py",
+            [*common, "--baseline-clusters", str(args.baseline_clusters)],
+            "render.json",
+        ),
+        ("bench_hub.py", common, "hub.json"),
+    ]
+    failed = 0
+    for script, extra, json_name in runs:
+        if args.json_dir is not None:
+            args.json_dir.mkdir(parents=True, exist_ok=True)
+            extra = [*extra, "--json", str(args.json_dir / json_name)]
+        print(f"\n## {script}\n", flush=True)
+        done = subprocess.run([sys.executable, str(HERE / script), *extra], check=False)
+        failed += done.returncode != 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
