@@ -16,6 +16,7 @@ import yaml
 
 from reconciler.output import cluster_path, index_doc, yaml_bytes
 from reconciler.placement import PlacementPlan
+from reconciler.priorparse import parse_own
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import PlacementState, State
 
@@ -44,7 +45,7 @@ def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[st
         if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
             continue
         try:
-            doc = yaml.load(output[path], Loader=yaml.CSafeLoader) or {}
+            doc = parse_own(output[path]) or {}
             entries = {str(p["key"]): p for p in doc.get("placements") or []}
         except (yaml.YAMLError, KeyError, TypeError, AttributeError):
             continue

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from gitfleet.load.yamlio import dump_yaml
+from reconciler.priorparse import parse_own
 
 STATE_API_VERSION = "gitfleet.io/v1alpha1"
 PLACEMENT_STATE_KIND = "PlacementState"
@@ -174,7 +175,7 @@ def _read_overrides(
     if OVERRIDES_FILE not in files:
         return {}
     try:
-        doc = yaml.load(files[OVERRIDES_FILE], Loader=yaml.CSafeLoader) or {}
+        doc = parse_own(files[OVERRIDES_FILE]) or {}
         return {str(k): _snapshots(v) for k, v in (doc.get("overrides") or {}).items()}
     except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
         problems.append(f"{OVERRIDES_FILE}: unreadable state file ignored ({type(exc).__name__})")
@@ -225,7 +226,7 @@ def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
         p for p in files if p.startswith("state/placements/") and p.endswith(".yaml")
     ):
         try:
-            doc = yaml.load(files[path], Loader=yaml.CSafeLoader)
+            doc = parse_own(files[path])
             ps = parse_placement_state(doc)
         except (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as exc:
             problems.append(f"{path}: unreadable state file ignored ({type(exc).__name__})")

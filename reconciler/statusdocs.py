@@ -20,6 +20,7 @@ from gitfleet.api.report import AgentReport
 from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
+from reconciler.priorparse import parse_own
 from reconciler.reports import failure_details, placement_report, reported_conditions
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import State
@@ -51,7 +52,7 @@ def _read_status(prior: State, path: str) -> dict[str, Any]:
     if not data:
         return {}
     try:
-        doc = yaml.load(data, Loader=yaml.CSafeLoader) or {}
+        doc = parse_own(data) or {}
     except yaml.YAMLError:
         return {}
     status = doc.get("status") if isinstance(doc, dict) else None

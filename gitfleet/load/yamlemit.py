@@ -18,6 +18,9 @@ SCALARS = (str, int, float, bool, type(None))
 MAX_SIMPLE_KEY = 128
 """PyYAML writes longer keys in the `? key` form; such documents go to PyYAML."""
 _CACHE_LIMIT = 200_000
+"""Distinct scalars kept (cleared when exceeded)."""
+_SUBTREE_LIMIT = 8192
+"""Distinct memoised subtrees kept (cleared when exceeded): bounds a long-running hub's memory."""
 _BREAKS = frozenset("\n\r\x85\u2028\u2029")
 
 
@@ -100,7 +103,7 @@ class Emitter:
         if lines is None:
             lines = []
             self._value(lead, value, indent, lines)
-            if len(self._subtrees) > _CACHE_LIMIT // 10:
+            if len(self._subtrees) > _SUBTREE_LIMIT:
                 self._subtrees.clear()
             self._subtrees[key] = lines
         out += lines

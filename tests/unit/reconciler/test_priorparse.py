@@ -1,0 +1,28 @@
+"""The prior-output parse cache: same content parsed once, large documents never cached, and the
+byte budget bounds what is held."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconciler import priorparse
+
+
+def test_same_content_is_parsed_once_and_shared() -> None:
+    first = priorparse.parse_own(b"a: 1\nb: [x]\n")
+    again = priorparse.parse_own(b"".join([b"a: 1\n", b"b: [x]\n"]))  # equal, not identical
+    assert first == {"a": 1, "b": ["x"]} and again is first
+
+
+def test_large_documents_are_not_cached() -> None:
+    big = b"k: " + b"x" * (priorparse.MAX_CACHED_BYTES + 1) + b"\n"
+    assert priorparse.parse_own(big) is not priorparse.parse_own(big)
+
+
+def test_budget_drops_the_oldest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(priorparse, "BUDGET_BYTES", 64)
+    docs = [f"key: value-{i:04d}\n".encode() for i in range(20)]
+    for data in docs:
+        priorparse.parse_own(data)
+    assert priorparse._held <= 64
+    assert docs[0] not in priorparse._cache and docs[-1] in priorparse._cache
