@@ -224,6 +224,11 @@ def _report(run: Run, fmt: str, verb: str) -> None:
     sys.exit(1 if run.errors else 0)
 
 
+def _repo_url(repo: str) -> str:
+    """`--repo` as the mirror sees it: an existing local path made absolute, else the URL."""
+    return str(Path(repo).resolve()) if Path(repo).exists() else repo
+
+
 def _duration_seconds(text: str) -> float:
     try:
         return parse_duration(text).total_seconds()
@@ -236,7 +241,7 @@ def _duration_seconds(text: str) -> float:
 def _hub_config(
     repo: str, source_branch: str, output_branch: str, cache: Path | None, accept: bool
 ) -> HubConfig:
-    url = str(Path(repo).resolve()) if Path(repo).exists() else repo
+    url = _repo_url(repo)
     return HubConfig(
         url=url,
         cache_dir=service.cache_dir(url, cache),
@@ -397,7 +402,7 @@ def history(
     cache: Path | None,
 ) -> None:
     """The audit trail: reconciler commits with their source commit and what changed."""
-    url = str(Path(repo).resolve()) if Path(repo).exists() else repo
+    url = _repo_url(repo)
     try:
         entries = service.history(url, output_branch, placement, cluster, limit, cache)
     except (GitError, ValueError) as exc:
@@ -448,7 +453,7 @@ def agent_cmd(
     from gitfleet.agent.gitloop import Agent, AgentConfig
     from gitfleet.agent.kube import KubeClusterClient
 
-    url = str(Path(repo).resolve()) if Path(repo).exists() else repo
+    url = _repo_url(repo)
     try:
         client = (
             KubeClusterClient.from_kubeconfig(str(kubeconfig), context)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
-from reconciler.output import content_hash, object_file_name, object_identity, yaml_bytes
+from gitfleet.api.canonical import content_hash
+from reconciler.output import object_file_name, object_identity, yaml_bytes
 from reconciler.override import PlacementOverrides, wrapped_resource
 from reconciler.schedule.clusters import ClusterView
 from reconciler.select import ResourceIndex, SelectedResource, Selection

@@ -1,14 +1,13 @@
-"""Canonical layout of the output tree (DESIGN.md §2): paths, file names, index and hashes.
+"""Canonical layout of the output tree (DESIGN.md §2): paths, file names and the cluster index.
 
 File and directory names are derived from validated names only; anything else is replaced by a
-hash-derived token, so no input can steer a path. `canonical_json` is the one serialisation
-hashes are computed from. Called by `reconciler.pass_`.
+hash-derived token, so no input can steer a path. Content hashes come from
+`gitfleet.api.canonical`, the one definition the agent checks them with. Called by the pass.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -20,16 +19,6 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 INDEX_KIND = "ClusterIndex"
 API_VERSION = "gitfleet.io/v1alpha1"
-
-
-def canonical_json(obj: Any) -> bytes:
-    """Stable JSON bytes: sorted keys, no spaces, UTF-8."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def content_hash(obj: Any) -> str:
-    """`sha256:<hex>` of the canonical JSON of `obj`."""
-    return "sha256:" + hashlib.sha256(canonical_json(obj)).hexdigest()
 
 
 def _token(text: str, pattern: re.Pattern[str], limit: int = 253) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
+from gitfleet.api.canonical import canonical_json
 from gitfleet.load.model import Resource
 from reconciler.manifests import (
     NO_OVERRIDES,
@@ -21,9 +22,6 @@ from reconciler.manifests import (
     Manifest,
     OverrideRenderer,
     default_manifests,
-)
-from reconciler.output import (
-    canonical_json,
 )
 from reconciler.override import OverrideIndex
 from reconciler.schedule.clusters import ClusterView
@@ -42,8 +40,6 @@ from reconciler.state import Binding, PlacementState, Snapshot
 from reconciler.status import Cond
 
 AnyPlacement = ClusterResourcePlacement | ResourcePlacement
-ENVELOPE_KINDS = frozenset({"ResourceEnvelope", "ClusterResourceEnvelope"})
-ENVELOPE_GROUP = "placement.kubernetes-fleet.io"
 
 
 @dataclass(frozen=True)
@@ -99,17 +95,13 @@ class PlacementPlan:
         return sorted(b.cluster for b in self.state.bindings if b.state == BOUND)
 
 
-def resource_id(sel: SelectedResource) -> str:
-    """`group/kind/namespace/name` of a selected resource (version-independent)."""
-    return f"{sel.group}/{sel.kind}/{sel.namespace}/{sel.name}"
-
-
-def _issue_id(res: Resource) -> str:
+def resource_id(res: SelectedResource | Resource) -> str:
+    """`group/kind/namespace/name` of a resource (version-independent)."""
     return f"{res.group}/{res.kind}/{res.namespace}/{res.name}"
 
 
 def _sha(obj: Any) -> str:
-    return hashlib.sha256(canonical_json(obj)).hexdigest()
+    return hashlib.sha256(canonical_json(obj).encode()).hexdigest()
 
 
 def policy_hash(placement: AnyPlacement) -> str:
@@ -185,7 +177,9 @@ def _hold_reasons(
     """Why this placement must keep its previous output instead of the new selection."""
     reasons = []
     before = {rid for rid, _ in prior.selected}
-    invalid = sorted({i.origin.file for i in selection.invalid if _issue_id(i.resource) in before})
+    invalid = sorted(
+        {i.origin.file for i in selection.invalid if resource_id(i.resource) in before}
+    )
     if invalid:
         # It placed these objects before and they are invalid now: keep the last good output.
         # Objects that were never placed are only reported (the index lists them as errors).

@@ -9,8 +9,6 @@ only fails that object (`Desired.error`). Called by `gitfleet.agent.run`.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from pydantic import Field, ValidationError
 
 from gitfleet.agent.client import identity_of
 from gitfleet.api import DEFAULT_LIMITS, ApplyStrategy, KubeModel
+from gitfleet.api.canonical import content_hash
 from gitfleet.load import decode_text, parse_documents
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -92,12 +91,6 @@ class Directory:
 
     index: ClusterIndex
     objects: tuple[Desired, ...]
-
-
-def content_hash(obj: Any) -> str:
-    """`sha256:<hex>` of canonical JSON (sorted keys, no spaces): the reconciler's hash."""
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def check_paths(cluster: str, files: Mapping[str, bytes]) -> None:

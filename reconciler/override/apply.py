@@ -18,13 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitfleet.api.canonical import canonical_json
 from reconciler.override.cache import Applied, OverrideCache, Plan, Route
 from reconciler.override.compiled import CompiledOverride, CompiledRule, TargetKey, namespace_key
 from reconciler.override.patch import apply_operation
 from reconciler.override.variables import VariableError, substitute
 from reconciler.schedule.clusters import ClusterView
 from reconciler.select.model import SelectedResource
-from reconciler.select.strip import canonical_json
 
 
 def _object_key(sel: SelectedResource) -> tuple[str, ...]:

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.api import ClusterResourceOverride, ResourceOverride
+from gitfleet.api.canonical import canonical_json
 from gitfleet.api.override import OverrideRule
 from gitfleet.api.selectors import ClusterSelector
 from gitfleet.load.model import Origin
 from reconciler.override.patch import compile_pointer
 from reconciler.override.variables import VariableUse, scan_variables
-from reconciler.select.strip import canonical_json
 
 CRO_KIND = "ClusterResourceOverride"
 RO_KIND = "ResourceOverride"

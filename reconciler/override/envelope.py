@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from gitfleet.api.canonical import canonical_json
 from reconciler.override.compiled import TargetKey, namespace_key
 from reconciler.select.model import SelectedResource
-from reconciler.select.strip import canonical_json
 
 
 def _identity(manifest: Any) -> tuple[str, str, str, str, str] | None:

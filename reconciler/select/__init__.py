@@ -6,6 +6,7 @@ hashed `Selection`; `unwrap_envelope` opens ResourceEnvelope / ClusterResourceEn
 Called by the reconcile pass. Pure: imports only `gitfleet.api` (and `gitfleet.load` types).
 """
 
+from gitfleet.api.canonical import canonical_json
 from reconciler.select.envelope import check_envelope, is_envelope, unwrap_envelope
 from reconciler.select.index import IndexEntry, ResourceIndex, build_index
 from reconciler.select.model import (
@@ -19,7 +20,7 @@ from reconciler.select.policy import is_disabled, is_reserved_namespace
 from reconciler.select.protocols import PlacementLike, SelectorTermLike
 from reconciler.select.scope import BUILTIN_CLUSTER_SCOPED, ScopeTable, build_scope_table
 from reconciler.select.selector import hash_selection, select_resources
-from reconciler.select.strip import canonical_json, strip_object
+from reconciler.select.strip import strip_object
 
 __all__ = [
     "BUILTIN_CLUSTER_SCOPED",

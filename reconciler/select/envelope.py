@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gitfleet.api.canonical import canonical_json
 from gitfleet.api.errors import FieldIssue
 from reconciler.select.model import ENVELOPE_GROUP, SelectedResource
 from reconciler.select.scope import BUILTIN_SCOPES, ScopeTable
-from reconciler.select.strip import canonical_json, copy_json
+from reconciler.select.strip import copy_json
 
 CLUSTER_ENVELOPE = "ClusterResourceEnvelope"
 NAMESPACED_ENVELOPE = "ResourceEnvelope"

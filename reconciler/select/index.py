@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gitfleet.api.canonical import canonical_json
 from gitfleet.api.errors import FieldIssue
 from reconciler.select.envelope import check_envelope, is_envelope, unwrap_envelope
 from reconciler.select.model import ResourceIssue, SelectedResource
@@ -26,7 +27,7 @@ from reconciler.select.policy import (
     never_propagated,
 )
 from reconciler.select.scope import GroupKind, ScopeTable, build_scope_table
-from reconciler.select.strip import canonical_json, strip_object
+from reconciler.select.strip import strip_object
 
 if TYPE_CHECKING:
     from gitfleet.load.model import Resource

@@ -7,7 +7,6 @@ payload object per pass by `reconciler.select.index.build_index`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,17 +34,6 @@ def copy_json(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [copy_json(item) for item in value]
     return value
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted keys, compact separators, UTF-8 kept: the one JSON form hashed and compared.
-
-    Raises ValueError / TypeError for data JSON cannot represent (NaN, infinities, non-JSON
-    types); callers turn that into a per-resource error.
-    """
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
 
 
 def strip_object(obj: Mapping[str, Any]) -> dict[str, Any]:

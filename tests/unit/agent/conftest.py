@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from gitfleet.agent.desired import content_hash
 from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.agent.retry import Backoff
 from gitfleet.agent.run import AgentOptions
 from gitfleet.agent.sync import CrdWait
+from gitfleet.api.canonical import content_hash
 from gitfleet.load.yamlio import dump_yaml
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.output import content_hash, object_file_name, placement_key
+from gitfleet.api.canonical import content_hash
+from reconciler.output import object_file_name, placement_key
 
 
 def obj(api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from gitfleet.api.canonical import canonical_json
 from reconciler.select import SelectedResource, unwrap_envelope
-from reconciler.select.strip import canonical_json
 from tests.unit.select.select_helpers import Term, crp, index_of, names, ns_term, obj, rp, select
 
 GROUP = "placement.kubernetes-fleet.io"
