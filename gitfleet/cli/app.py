@@ -1,0 +1,176 @@
+"""Shared parts of the `gitfleet` command: the click group, common options, running one pass
+and printing its errors. The command modules (`fleet`, `hub`, `agent`) register on `main`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from gitfleet import service
+from gitfleet.api import MemberCluster, parse_duration, parse_time
+from gitfleet.api.errors import FleetError
+from gitfleet.load.model import FleetSnapshot
+from gitfleet.load.statusdir import read_cluster_statuses
+from gitfleet.repo.gitcmd import GitError
+from gitfleet.repo.gitread import open_fleet_at
+from gitfleet.repo.tree import Tree
+from gitfleet.repo.workdir import WorkdirTree
+from reconciler.loop import HubConfig, PassReport
+from reconciler.pass_ import PassResult, reconcile
+from reconciler.state import State
+from renderers import load_fleet
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "fleet-repo-template"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One pass as the CLI ran it."""
+
+    fleet: FleetSnapshot
+    result: PassResult
+    errors: tuple[FleetError, ...]
+
+
+def _now(value: str | None) -> datetime:
+    if value is None:
+        return datetime.now(UTC).replace(microsecond=0)
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"not an RFC 3339 time: {value!r} ({exc})", param_hint="--now"
+        ) from None
+
+
+def _open_tree(fleet_dir: Path, ref: str | None) -> Tree:
+    if ref is None:
+        return WorkdirTree(fleet_dir)
+    try:
+        return open_fleet_at(fleet_dir, ref)
+    except (GitError, ValueError, OSError) as exc:
+        raise click.ClickException(f"cannot read the fleet at --ref {ref}: {exc}") from None
+
+
+def _statuses(status_dir: Path | None) -> tuple[dict[str, MemberCluster] | None, list[FleetError]]:
+    if status_dir is None:
+        return None, []
+    if not status_dir.is_dir():
+        raise click.BadParameter(f"{status_dir} is not a directory", param_hint="--cluster-status")
+    statuses, errors = read_cluster_statuses(WorkdirTree(status_dir))
+    prefixed = [
+        FleetError(f"{status_dir}/{e.file}", e.line, e.field, e.message, e.doc) for e in errors
+    ]
+    return statuses, prefixed
+
+
+def run_pass(
+    fleet_dir: Path, ref: str | None, status_dir: Path | None, prior: State, now: datetime
+) -> Run:
+    tree = _open_tree(fleet_dir, ref)
+    try:
+        fleet = load_fleet(tree)
+    finally:
+        close = getattr(tree, "close", None)
+        if close is not None:
+            close()
+    statuses, status_errors = _statuses(status_dir)
+    result = reconcile(fleet, prior, statuses, now)
+    return Run(fleet, result, tuple(sorted(set(result.errors) | set(status_errors))))
+
+
+def _print_errors(errors: tuple[FleetError, ...]) -> None:
+    for err in errors:
+        click.echo(str(err), err=True)
+
+
+def _summary(run: Run) -> dict[str, object]:
+    clusters = sorted({p.split("/")[1] for p in run.result.files if p.startswith("clusters/")})
+    return {
+        "commit": run.fleet.commit,
+        "clusters": len(run.fleet.clusters),
+        "clustersWithObjects": len(clusters),
+        "placements": len(run.fleet.placements) + len(run.fleet.resource_placements),
+        "resources": len(run.fleet.resources),
+        "files": len(run.result.files),
+        "errors": [str(e) for e in run.errors],
+    }
+
+
+fleet_argument = click.argument(
+    "fleet",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=".",
+    required=False,
+)
+ref_option = click.option(
+    "--ref", help="Read the fleet at this Git revision (no checkout) instead of the working tree."
+)
+status_option = click.option(
+    "--cluster-status",
+    "status_dir",
+    type=click.Path(path_type=Path),
+    help="Folder of <cluster>.yaml MemberClusters with status (as in status/clusters/).",
+)
+now_option = click.option("--now", help="The pass's clock, RFC 3339 (makes output reproducible).")
+output_option = click.option(
+    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gitfleet")
+def main() -> None:
+    """Multi-cluster placement for Kubernetes with Git as the hub."""
+
+
+def _repo_url(repo: str) -> str:
+    """`--repo` as the mirror sees it: an existing local path made absolute, else the URL."""
+    return str(Path(repo).resolve()) if Path(repo).exists() else repo
+
+
+def _duration_seconds(text: str) -> float:
+    try:
+        return parse_duration(text).total_seconds()
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"not a duration like 30s or 2m: {text!r} ({exc})", param_hint="--interval"
+        ) from None
+
+
+def _hub_config(
+    repo: str, source_branch: str, output_branch: str, cache: Path | None, accept: bool
+) -> HubConfig:
+    url = _repo_url(repo)
+    return HubConfig(
+        url=url,
+        cache_dir=service.cache_dir(url, cache),
+        source_branch=source_branch,
+        output_branch=output_branch,
+        accept_source_rewrite=accept,
+    )
+
+
+def _print_pass(report: PassReport) -> None:
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    output = f" output {report.output[:12]}" if report.output else ""
+    click.echo(f"{stamp} {report.outcome}{output}: {report.message}")
+    _print_errors(report.errors)
+
+
+cache_option = click.option(
+    "--cache-dir",
+    "cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where private mirrors live (default: ~/.cache/gitfleet).",
+)
+output_branch_option = click.option(
+    "--output-branch",
+    default="gitfleet/rendered",
+    show_default=True,
+    help="The branch the reconciler writes.",
+)

@@ -1,0 +1,158 @@
+"""Commands on a fleet folder or revision: `init`, `validate`, `render`, `explain`. Registered on `gitfleet.cli.app.main`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from gitfleet.cli.app import (
+    TEMPLATE_DIR,
+    Run,
+    _now,
+    _print_errors,
+    _summary,
+    fleet_argument,
+    main,
+    now_option,
+    output_option,
+    ref_option,
+    run_pass,
+    status_option,
+)
+from gitfleet.repo.outdir import OutputError, read_output, write_output
+from reconciler import describe
+from reconciler.output import placement_key
+from reconciler.state import State, read_state
+
+
+@main.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+def init(directory: Path) -> None:
+    """Create a starter fleet repository in DIRECTORY (copied from fleet-repo-template/)."""
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise click.ClickException(f"{directory} exists and is not an empty directory")
+    if not TEMPLATE_DIR.is_dir():
+        raise click.ClickException(f"the fleet repository template is missing at {TEMPLATE_DIR}")
+    shutil.copytree(TEMPLATE_DIR, directory, dirs_exist_ok=True, symlinks=False)
+    click.echo(
+        f"created {directory}: edit clusters/, resources/ and placements/, then `gitfleet validate {directory}`"
+    )
+
+
+@main.command()
+@fleet_argument
+@ref_option
+@status_option
+@now_option
+@output_option
+def validate(
+    fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str
+) -> None:
+    """Load FLEET and run the full pass without writing; list every error as FILE:LINE: field: message."""
+    run = run_pass(fleet, ref, status_dir, State(), _now(now))
+    _report(run, fmt, "valid")
+
+
+@main.command()
+@fleet_argument
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory to write the output tree to.",
+)
+@ref_option
+@status_option
+@now_option
+@output_option
+@click.option("--fresh", is_flag=True, help="Ignore the state/ a previous render left in --out.")
+def render(
+    fleet: Path,
+    out_dir: Path,
+    ref: str | None,
+    status_dir: Path | None,
+    now: str | None,
+    fmt: str,
+    fresh: bool,
+) -> None:
+    """Render FLEET offline into OUT: clusters/, status/ and state/ as on the output branch."""
+    prior = State()
+    if not fresh and out_dir.is_dir():
+        prior, problems = read_state(read_output(out_dir, ""))
+        for problem in problems:
+            click.echo(f"warning: {problem}", err=True)
+    run = run_pass(fleet, ref, status_dir, prior, _now(now))
+    try:
+        written = write_output(out_dir, run.result.files)
+    except (OutputError, ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if fmt == "text":
+        click.echo(
+            f"wrote {out_dir}: {len(written.written)} changed, {len(written.unchanged)} unchanged, {len(written.removed)} removed"
+        )
+    _report(run, fmt, "rendered")
+
+
+def _report(run: Run, fmt: str, verb: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(_summary(run), indent=2, sort_keys=True))
+    else:
+        _print_errors(run.errors)
+        s = _summary(run)
+        click.echo(
+            f"{verb if not run.errors else 'errors found'}: {s['clusters']} cluster(s), "
+            f"{s['placements']} placement(s), {s['resources']} resource(s), {len(run.errors)} error(s)"
+        )
+    sys.exit(1 if run.errors else 0)
+
+
+@main.command()
+@click.argument("what", type=click.Choice(["placement"]))
+@click.argument("name")
+@click.argument(
+    "fleet",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=".",
+    required=False,
+)
+@click.option("--namespace", "-n", default="", help="The namespace of a ResourcePlacement.")
+@click.option("--cluster", help="Explain only this cluster.")
+@ref_option
+@status_option
+@now_option
+@click.option(
+    "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def explain(
+    what: str,
+    name: str,
+    fleet: Path,
+    namespace: str,
+    cluster: str | None,
+    ref: str | None,
+    status_dir: Path | None,
+    now: str | None,
+    fmt: str,
+) -> None:
+    """Why each cluster was or was not picked: the first filter that rejected it (KubeFleet's
+    reason strings), its scores and its rank."""
+    run = run_pass(fleet, ref, status_dir, State(), _now(now))
+    key = placement_key(name, namespace)
+    if key not in run.result.explanations:
+        raise click.ClickException(
+            f"placement {key} is not in the fleet (or failed to load: run `gitfleet validate`)"
+        )
+    rows = describe.explanation_rows(run.result.explanations[key], cluster)
+    if cluster is not None and not rows:
+        raise click.ClickException(f"cluster {cluster} is not a member of the fleet")
+    click.echo(
+        json.dumps({"placement": key, "clusters": rows}, indent=2, sort_keys=True)
+        if fmt == "json"
+        else describe.describe_explanations(key, rows),
+        nl=False,
+    )

@@ -1,0 +1,163 @@
+"""Commands on a fleet repository and its output branch: `reconcile`, `plan`, `status`, `history`. Registered on `gitfleet.cli.app.main`."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from gitfleet import service
+from gitfleet.cli.app import (
+    _duration_seconds,
+    _hub_config,
+    _now,
+    _print_pass,
+    _repo_url,
+    cache_option,
+    main,
+    output_branch_option,
+)
+from gitfleet.repo.gitcmd import GitError
+from gitfleet.watch import start_watcher
+from reconciler import planreport
+from reconciler.loop import Hub
+
+
+@main.command("reconcile")
+@click.option(
+    "--repo",
+    required=True,
+    help="The fleet repository: a URL (https, ssh, git://127.0.0.1) or a local path.",
+)
+@click.option("--source-branch", default="main", show_default=True)
+@output_branch_option
+@click.option(
+    "--once", is_flag=True, help="Run one pass and exit (exit 1 if the fleet has errors)."
+)
+@click.option(
+    "--interval", default="30s", show_default=True, help="Time between polls (Go duration)."
+)
+@click.option(
+    "--accept-source-rewrite",
+    is_flag=True,
+    help="Continue after the source branch was force-pushed.",
+)
+@cache_option
+def reconcile_cmd(
+    repo: str,
+    source_branch: str,
+    output_branch: str,
+    once: bool,
+    interval: str,
+    accept_source_rewrite: bool,
+    cache: Path | None,
+) -> None:
+    """Keep OUTPUT-BRANCH equal to what the pass computes from SOURCE-BRANCH: one commit per
+    pass that changed something, pushed fast-forward only."""
+    seconds = _duration_seconds(interval)
+    try:
+        hub = Hub(_hub_config(repo, source_branch, output_branch, cache, accept_source_rewrite))
+    except (GitError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if once:
+        report = hub.run_once()
+        _print_pass(report)
+        failed = report.outcome in (
+            "source-unavailable",
+            "rejected",
+            "source-rewritten",
+            "no-source",
+        )
+        sys.exit(1 if failed or report.errors else 0)
+    stop, trigger = threading.Event(), threading.Event()
+    watcher = start_watcher(Path(repo), trigger, stop) if Path(repo).exists() else None
+    try:
+        hub.run(seconds, trigger, stop, _print_pass)
+    except KeyboardInterrupt:
+        stop.set()
+    finally:
+        if watcher is not None:
+            watcher.join(timeout=2)
+
+
+@main.command()
+@click.option(
+    "--repo",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+)
+@click.option("--base", required=True, help="The revision the change starts from (e.g. main).")
+@click.option("--head", required=True, help="The revision with the change (e.g. a PR branch).")
+@click.option("--now", help="The pass's clock, RFC 3339.")
+@click.option(
+    "--output",
+    "fmt",
+    type=click.Choice(["markdown", "json", "text"]),
+    default="text",
+    show_default=True,
+)
+def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
+    """Show which clusters gain or lose what between two revisions, without cluster credentials."""
+    try:
+        result = service.plan_revisions(repo, base, head, _now(now))
+    except (GitError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    render = {
+        "markdown": planreport.to_markdown,
+        "json": planreport.to_json,
+        "text": planreport.to_text,
+    }[fmt]
+    click.echo(render(result.plan, result.base, result.head), nl=False)
+    sys.exit(1 if result.plan.errors else 0)
+
+
+@main.command()
+@click.argument("what", type=click.Choice(["placement", "cluster"]))
+@click.argument("name")
+@click.option("--namespace", "-n", default="", help="The namespace of a ResourcePlacement.")
+@click.option(
+    "--repo",
+    default=".",
+    show_default=True,
+    help="Repository (path or URL) whose output branch to read, or a `render --out` directory.",
+)
+@output_branch_option
+@cache_option
+def status(
+    what: str, name: str, namespace: str, repo: str, output_branch: str, cache: Path | None
+) -> None:
+    """Describe a placement or a cluster from the output branch, like `kubectl describe`."""
+    source: Path | str = Path(repo) if Path(repo).exists() else repo
+    if isinstance(source, Path) and not (source / ".gitfleet-output").is_file():
+        source = str(source.resolve())
+    try:
+        click.echo(service.describe(what, name, namespace, source, output_branch, cache), nl=False)
+    except (GitError, LookupError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.command()
+@click.option("--placement", help="Only commits that changed this placement.")
+@click.option("--cluster", help="Only commits that changed this cluster's directory.")
+@click.option("--repo", default=".", show_default=True, help="Repository (path or URL).")
+@click.option("--max", "limit", default=50, show_default=True, type=int)
+@output_branch_option
+@cache_option
+def history(
+    placement: str | None,
+    cluster: str | None,
+    repo: str,
+    limit: int,
+    output_branch: str,
+    cache: Path | None,
+) -> None:
+    """The audit trail: reconciler commits with their source commit and what changed."""
+    url = _repo_url(repo)
+    try:
+        entries = service.history(url, output_branch, placement, cluster, limit, cache)
+    except (GitError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(service.format_history(entries), nl=False)

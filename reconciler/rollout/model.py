@@ -1,0 +1,131 @@
+"""The rollout stage's shared vocabulary: what a binding looks like to a rollout, and what an
+external driver (a staged update run, a cluster group upgrade) asks of an External placement.
+
+Every rollout driver is a pure function from these frozen values to frozen results:
+- the rolling-update controller (spec/kubefleet.md §2) decides which `BindingView`s move to
+  the placement's latest content this pass;
+- staged update runs (§4) and ClusterGroupUpgrades (spec/cluster-group-upgrade.md) return
+  `ExternalUpdate`s naming the clusters of an External placement to move now, and to which
+  resource snapshot index;
+- evictions (§5) read the same views to judge budgets.
+`BindingView.failed`, `.diff_reported` and `.ready` are KubeFleet's definitions (§2.3), so every
+driver judges a cluster the same way. Conditions here are the hub's view of the agent's report
+for the content the hub gave that cluster (a report about other content never becomes one).
+Called by `reconciler.rollout.*` and the pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+SCHEDULED = "Scheduled"
+BOUND = "Bound"
+UNSCHEDULED = "Unscheduled"
+
+# §2.3: a False condition with one of these reasons is "not yet", not "failed".
+NOT_FAILED_REASONS = frozenset(
+    {"OverriddenPending", "WorkNotSynchronizedYet", "ApplyPending", "ResourceNotAvailableYet"}
+)
+FAILURE_CONDITION_TYPES = ("Overridden", "WorkSynchronized", "Applied", "Available")
+UNTRACKABLE_REASONS = frozenset({"NotAllWorkAreAvailabilityTrackable", "WorkNotTrackable"})
+
+
+@dataclass(frozen=True)
+class ObservedCondition:
+    """One binding condition as the hub holds it (KubeFleet's binding condition types).
+
+    `last_transition_time` is the hub's own record of when it first saw this status/reason
+    (from its committed state), never an agent's clock."""
+
+    type: str
+    status: str
+    reason: str
+    message: str = ""
+    last_transition_time: datetime | None = None
+
+
+@dataclass(frozen=True)
+class BindingView:
+    """One cluster's binding of one placement, as every rollout driver sees it."""
+
+    cluster: str
+    state: str
+    """Scheduled, Bound or Unscheduled (KubeFleet's binding states)."""
+    resource_index: int | None = None
+    """The resource snapshot index this cluster currently has (None: nothing rolled yet)."""
+    content: str | None = None
+    """Hash of the files the hub gave this cluster for this placement (None: nothing yet)."""
+    desired_content: str | None = None
+    """Hash of the files the cluster would get at the latest snapshot with today's overrides."""
+    previous_state: str | None = None
+    deleting: bool = False
+    conditions: tuple[ObservedCondition, ...] = ()
+
+    def condition(self, type_: str) -> ObservedCondition | None:
+        return next((c for c in self.conditions if c.type == type_), None)
+
+    @property
+    def failed(self) -> bool:
+        """§2.3 HasBindingFailed: a failure condition False with a reason outside the list."""
+        return any(
+            c.type in FAILURE_CONDITION_TYPES
+            and c.status == "False"
+            and c.reason not in NOT_FAILED_REASONS
+            for c in self.conditions
+        )
+
+    @property
+    def diff_reported(self) -> bool:
+        return self.condition("DiffReported") is not None
+
+    @property
+    def up_to_date(self) -> bool:
+        """The cluster already has exactly the content it should have now."""
+        return self.content is not None and self.content == self.desired_content
+
+    def ready(self, now: datetime, unavailable_period: timedelta) -> tuple[bool, timedelta | None]:
+        """§2.3 isBindingReady: (ready, time until it will be) — the wait is None when no timer
+        can make it ready (it waits for a report instead)."""
+        diff = self.condition("DiffReported")
+        if diff is not None and diff.status == "True":
+            return True, None
+        available = self.condition("Available")
+        if available is None or available.status != "True":
+            return False, None
+        if available.reason not in UNTRACKABLE_REASONS:
+            return True, None
+        since = available.last_transition_time
+        if since is None:
+            return False, None
+        due = since + unavailable_period
+        if due <= now:
+            return True, None
+        return False, due - now
+
+
+@dataclass(frozen=True)
+class ExternalUpdate:
+    """What one external driver asks of one External placement this pass."""
+
+    placement: str
+    """The placement key (`<name>` or `<namespace>.<name>`)."""
+    source: str
+    """Who asks, for status and commit messages: `ClusterStagedUpdateRun/<name>`,
+    `ClusterGroupUpgrade/<namespace>/<name>`."""
+    clusters: Mapping[str, int] = field(default_factory=dict)
+    """cluster -> resource snapshot index to roll to now."""
+    delete: frozenset[str] = frozenset()
+    """Clusters whose Unscheduled bindings may be removed now (their objects pruned)."""
+    apply_strategy: Mapping[str, object] | None = None
+    """The apply strategy the driver recorded (a staged run's `status.applyStrategy`)."""
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Why a cluster is not moving yet, in plain words, and when the hub should look again."""
+
+    cluster: str
+    message: str
+    due: datetime | None = None
