@@ -129,3 +129,54 @@ class Wait:
     cluster: str
     message: str
     due: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PlacementView:
+    """One placement after scheduling, as an external driver sees it."""
+
+    key: str
+    kind: str
+    """ClusterResourcePlacement or ResourcePlacement."""
+    name: str
+    namespace: str
+    strategy_type: str
+    """RollingUpdate or External."""
+    placement_type: str
+    """PickAll, PickN or PickFixed."""
+    number_of_clusters: int | None
+    cluster_names: tuple[str, ...]
+    apply_strategy: Mapping[str, object]
+    policy_index: int
+    policy_fulfilled: bool
+    """The latest policy snapshot's Scheduled condition is True (§4.2 step 2)."""
+    latest_resource_index: int | None
+    resource_indexes: tuple[int, ...]
+    """Resource snapshot indexes still in the history (a run may deploy any of them)."""
+    bindings: tuple[BindingView, ...]
+
+
+@dataclass(frozen=True)
+class RolloutInputs:
+    """Everything a driver reads besides its own objects and its own previous state."""
+
+    placements: Mapping[str, PlacementView]
+    """By placement key."""
+    cluster_labels: Mapping[str, Mapping[str, str]]
+    """Every declared MemberCluster's labels (stage and batch selectors match these)."""
+    now: datetime
+
+
+@dataclass(frozen=True)
+class DriverResult:
+    """What one driver (all staged runs, or all cluster group upgrades) returns for a pass."""
+
+    updates: tuple[ExternalUpdate, ...] = ()
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    """Its status and state documents for the output tree (`status/updateruns/...`, ...)."""
+    errors: tuple[tuple[str, int | None, str, str], ...] = ()
+    """(file, line, field path, message) user errors about the driver's own objects."""
+    wakeup: datetime | None = None
+    """The earliest time a timer of this driver is due (the hub wakes up then)."""
+    trailers: tuple[tuple[str, str], ...] = ()
+    """Commit trailers for the output commit (e.g. `Gitfleet-Approved-By`)."""
