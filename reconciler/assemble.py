@@ -16,7 +16,7 @@ import yaml
 
 from reconciler.output import cluster_path, index_doc, yaml_bytes
 from reconciler.placement import PlacementPlan
-from reconciler.priorparse import parse_own
+from reconciler.priorparse import derive_own, freeze, shared
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import PlacementState, State
 
@@ -45,11 +45,21 @@ def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[st
         if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
             continue
         try:
-            doc = parse_own(output[path]) or {}
-            entries = {str(p["key"]): p for p in doc.get("placements") or []}
+            out[parts[1]] = derive_own(output, path, "index", _index_entries)
         except (yaml.YAMLError, KeyError, TypeError, AttributeError):
             continue
-        out[parts[1]] = entries
+    return out
+
+
+def _index_entries(doc: Any) -> dict[str, dict[str, Any]]:
+    """placement key -> index entry of one parsed `index.yaml`; the object entries (the same on
+    every cluster that got the same file) are shared."""
+    out: dict[str, dict[str, Any]] = {}
+    for entry in (doc or {}).get("placements") or []:
+        objects = entry.get("objects")
+        if isinstance(objects, list):
+            entry["objects"] = [shared(("object", freeze(o)), lambda o=o: o) for o in objects]
+        out[str(entry["key"])] = entry
     return out
 
 

@@ -88,6 +88,10 @@ class _TreeFiles(Mapping[str, bytes]):
     def __contains__(self, path: object) -> bool:
         return path in self._known
 
+    def oid(self, path: str) -> str:
+        """The blob id of `path` without reading it (`reconciler.priorparse.OidFiles`)."""
+        return self._tree.oid(path)
+
 
 def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
     values = trailers.get(key)

@@ -1,40 +1,85 @@
-"""Parsing the previous output tree, once per distinct file content.
+"""Reading the previous output tree: each file parsed once per distinct content, for the hub's life.
 
-The pass reads back its own earlier files (state, cluster indexes, status conditions). A
-long-running hub sees mostly the same bytes every pass, so parsed documents are cached by
-content in a least-recently-used cache bounded by the source bytes it holds (parsed objects take
-several times that). The returned documents are shared: callers only read them.
+The pass reads back its own earlier files (state, cluster indexes, status conditions). What each
+reader needs from a file (`derive_own(output, path, tag, derive)`: a PlacementState, a cluster's
+index entries, a placement's prior conditions) is cached by (reader tag, git blob id), so a
+long-running hub parses a file again only when its content changed: an unchanged file is not
+even read when the prior tree can name its blob id (`OidFiles`, the hub's lazy Git view);
+otherwise the id is computed from the bytes. Values are shared between passes: callers only
+read them. Repeated parts of values (index object entries, condition lists) are interned
+(`shared`), so a thousand clusters holding the same objects cost one copy.
 Called by `state`, `assemble` and `statusdocs`.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import yaml
 
-BUDGET_BYTES = 16 * 1024 * 1024
-"""Source bytes of the cached documents; the oldest are dropped beyond it."""
-MAX_CACHED_BYTES = 256 * 1024
-"""Larger documents (status of a placement on thousands of clusters) are not cached."""
+T = TypeVar("T")
 
-_cache: OrderedDict[bytes, Any] = OrderedDict()
-_held = 0
+MAX_DERIVED = 200_000
+"""Derived values kept (one per file and reader): more than the files of a 50k-cluster tree."""
+MAX_INTERNED = 2_000_000
 
 
-def parse_own(data: bytes) -> Any:
-    """A document gitfleet wrote earlier (read-only!). Raises yaml.YAMLError when unreadable."""
-    global _held
-    if len(data) > MAX_CACHED_BYTES:
-        return yaml.load(data, Loader=yaml.CSafeLoader)
-    if data in _cache:
-        _cache.move_to_end(data)
-        return _cache[data]
-    doc = yaml.load(data, Loader=yaml.CSafeLoader)
-    _cache[data] = doc
-    _held += len(data)
-    while _held > BUDGET_BYTES:
-        old, _ = _cache.popitem(last=False)
-        _held -= len(old)
-    return doc
+@runtime_checkable
+class OidFiles(Protocol):
+    """A prior tree that knows each file's git blob id without reading it."""
+
+    def oid(self, path: str) -> str: ...
+
+
+_derived: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_interned: dict[Hashable, Any] = {}
+
+
+def blob_key(output: Mapping[str, bytes], path: str) -> str:
+    """The git blob id of `output[path]` (KeyError when absent), read only when needed."""
+    if isinstance(output, OidFiles):
+        return output.oid(path)
+    data = output[path]
+    header = b"blob %d\0" % len(data)
+    return hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
+
+
+def derive_own(
+    output: Mapping[str, bytes], path: str, tag: str, derive: Callable[[Any], T]
+) -> T:
+    """`derive(parsed document)` of a file gitfleet wrote earlier, cached by (tag, blob id).
+    Raises KeyError when the file is absent, yaml.YAMLError or derive's exceptions (nothing is
+    cached then). The result is shared: read it, never change it."""
+    key = (tag, blob_key(output, path))
+    if key in _derived:
+        _derived.move_to_end(key)
+        return _derived[key]  # type: ignore[no-any-return]
+    value = derive(yaml.load(output[path], Loader=yaml.CSafeLoader))
+    _derived[key] = value
+    if len(_derived) > MAX_DERIVED:
+        _derived.popitem(last=False)
+    return value
+
+
+def shared(key: Hashable, make: Callable[[], T]) -> T:
+    """One shared instance per `key`: `make()` the first time, the same object afterwards."""
+    if key in _interned:
+        return _interned[key]  # type: ignore[no-any-return]
+    if len(_interned) >= MAX_INTERNED:
+        _interned.clear()
+    value = _interned[key] = make()
+    return value
+
+
+def freeze(value: Any) -> Hashable:
+    """A hashable stand-in for a parsed YAML value (for `shared`)."""
+    if isinstance(value, dict):
+        return tuple((k, freeze(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return ("\0list", *(freeze(v) for v in value))
+    if isinstance(value, str) or value is None:
+        return value
+    return (type(value).__name__, value)  # True == 1 == 1.0: keep the types apart

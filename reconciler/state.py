@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from gitfleet.load.yamlio import dump_yaml
-from reconciler.priorparse import parse_own
+from reconciler.priorparse import derive_own
 
 STATE_API_VERSION = "gitfleet.io/v1alpha1"
 PLACEMENT_STATE_KIND = "PlacementState"
@@ -175,11 +175,14 @@ def _read_overrides(
     if OVERRIDES_FILE not in files:
         return {}
     try:
-        doc = parse_own(files[OVERRIDES_FILE]) or {}
-        return {str(k): _snapshots(v) for k, v in (doc.get("overrides") or {}).items()}
+        return derive_own(files, OVERRIDES_FILE, "override-state", _override_snapshots)
     except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
         problems.append(f"{OVERRIDES_FILE}: unreadable state file ignored ({type(exc).__name__})")
         return {}
+
+
+def _override_snapshots(doc: Any) -> dict[str, tuple[Snapshot, ...]]:
+    return {str(k): _snapshots(v) for k, v in ((doc or {}).get("overrides") or {}).items()}
 
 
 def _snapshots(raw: Any) -> tuple[Snapshot, ...]:
@@ -226,8 +229,7 @@ def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
         p for p in files if p.startswith("state/placements/") and p.endswith(".yaml")
     ):
         try:
-            doc = parse_own(files[path])
-            ps = parse_placement_state(doc)
+            ps = derive_own(files, path, "placement-state", parse_placement_state)
         except (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as exc:
             problems.append(f"{path}: unreadable state file ignored ({type(exc).__name__})")
             continue

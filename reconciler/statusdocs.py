@@ -9,9 +9,9 @@ previous pass. Called by `pass_`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -20,7 +20,7 @@ from gitfleet.api.report import AgentReport
 from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
-from reconciler.priorparse import parse_own
+from reconciler.priorparse import derive_own, freeze, shared
 from reconciler.reports import failure_details, placement_report, reported_conditions
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import State
@@ -33,6 +33,7 @@ from reconciler.status import (
 )
 
 ELIGIBLE = "gitfleet.io/Eligible"
+T = TypeVar("T")
 
 
 PriorConditions = tuple[tuple[Condition, ...], dict[str, tuple[Condition, ...]]]
@@ -44,36 +45,43 @@ def _dump(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
 
 
 def _conditions_of(raw: Any) -> tuple[Condition, ...]:
-    return tuple(Condition.model_validate(c) for c in raw or [])
+    items = raw or []
+    return shared(
+        ("conditions", freeze(items)), lambda: tuple(Condition.model_validate(c) for c in items)
+    )
 
 
-def _read_status(prior: State, path: str) -> dict[str, Any]:
-    data = prior.output.get(path)
-    if not data:
-        return {}
-    try:
-        doc = parse_own(data) or {}
-    except yaml.YAMLError:
-        return {}
+def _status_of(doc: Any) -> dict[str, Any]:
     status = doc.get("status") if isinstance(doc, dict) else None
     return status if isinstance(status, dict) else {}
+
+
+def _derive_status(prior: State, path: str, tag: str, derive: Callable[[Any], T], empty: T) -> T:
+    """`derive(status)` of a previous status file, `empty` when missing or unreadable."""
+    if path not in prior.output:
+        return empty
+    try:
+        return derive_own(prior.output, path, tag, lambda doc: derive(_status_of(doc)))
+    except (yaml.YAMLError, AttributeError, TypeError, ValueError):
+        return empty
+
+
+def _placement_conditions(status: dict[str, Any]) -> PriorConditions:
+    per_cluster: dict[str, tuple[Condition, ...]] = {}
+    unnamed = 0
+    for entry in status.get("perClusterPlacementStatuses") or []:
+        name = entry.get("clusterName")
+        if name is None:
+            name, unnamed = f"#unselected-{unnamed}", unnamed + 1
+        per_cluster[str(name)] = _conditions_of(entry.get("conditions"))
+    return _conditions_of(status.get("conditions")), per_cluster
 
 
 def prior_placement_conditions(prior: State, key: str) -> PriorConditions:
     """Conditions as the previous pass wrote them in the placement's status file (missing or
     unreadable status only means new condition times)."""
-    status = _read_status(prior, f"status/placements/{key}.yaml")
-    try:
-        per_cluster: dict[str, tuple[Condition, ...]] = {}
-        unnamed = 0
-        for entry in status.get("perClusterPlacementStatuses") or []:
-            name = entry.get("clusterName")
-            if name is None:
-                name, unnamed = f"#unselected-{unnamed}", unnamed + 1
-            per_cluster[str(name)] = _conditions_of(entry.get("conditions"))
-        return _conditions_of(status.get("conditions")), per_cluster
-    except (AttributeError, TypeError, ValueError):
-        return (), {}
+    path = f"status/placements/{key}.yaml"
+    return _derive_status(prior, path, "placement-conditions", _placement_conditions, ((), {}))
 
 
 def _cluster_entries(
@@ -201,10 +209,9 @@ def placement_status_files(
 
 
 def _prior_conditions(prior: State, path: str) -> tuple[Condition, ...]:
-    try:
-        return _conditions_of(_read_status(prior, path).get("conditions"))
-    except (AttributeError, TypeError, ValueError):
-        return ()
+    return _derive_status(
+        prior, path, "conditions", lambda status: _conditions_of(status.get("conditions")), ()
+    )
 
 
 def _eligibility_cond(view: ClusterView, has_status: bool, mode: str) -> Cond:
