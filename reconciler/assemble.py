@@ -16,7 +16,7 @@ import yaml
 
 from reconciler.output import cluster_path, index_doc, yaml_bytes
 from reconciler.placement import PlacementPlan
-from reconciler.priorparse import derive_own, freeze, shared
+from reconciler.priorparse import derive_own, freeze, remember, shared
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import PlacementState, State
 
@@ -58,7 +58,8 @@ def _index_entries(doc: Any) -> dict[str, dict[str, Any]]:
     for entry in (doc or {}).get("placements") or []:
         objects = entry.get("objects")
         if isinstance(objects, list):
-            entry["objects"] = [shared(("object", freeze(o)), lambda o=o: o) for o in objects]
+            objects = [shared(("object", freeze(o)), lambda o=o: o) for o in objects]
+            entry = {**entry, "objects": objects}
         out[str(entry["key"])] = entry
     return out
 
@@ -231,7 +232,7 @@ def assemble_clusters(
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
     for cluster in sorted(set(index) | set(views)):
-        files[cluster_path(cluster, "index.yaml")] = yaml_bytes(
-            index_doc(cluster, index.get(cluster, []))
-        )
+        entries = index.get(cluster, [])
+        data = files[cluster_path(cluster, "index.yaml")] = yaml_bytes(index_doc(cluster, entries))
+        remember(data, "index", {str(e["key"]): e for e in entries})
     return files

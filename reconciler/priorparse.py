@@ -5,7 +5,8 @@ reader needs from a file (`derive_own(output, path, tag, derive)`: a PlacementSt
 index entries, a placement's prior conditions) is cached by (reader tag, git blob id), so a
 long-running hub parses a file again only when its content changed: an unchanged file is not
 even read when the prior tree can name its blob id (`OidFiles`, the hub's lazy Git view);
-otherwise the id is computed from the bytes. Values are shared between passes: callers only
+otherwise the id is computed from the bytes. The pass also `remember`s what it derives from the
+documents it writes, so a long-running hub does not even parse the files it wrote itself. Values are shared between passes: callers only
 read them. Repeated parts of values (index object entries, condition lists) are interned
 (`shared`), so a thousand clusters holding the same objects cost one copy.
 Called by `state`, `assemble` and `statusdocs`.
@@ -38,13 +39,15 @@ _derived: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _interned: dict[Hashable, Any] = {}
 
 
+def _blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
 def blob_key(output: Mapping[str, bytes], path: str) -> str:
     """The git blob id of `output[path]` (KeyError when absent), read only when needed."""
     if isinstance(output, OidFiles):
         return output.oid(path)
-    data = output[path]
-    header = b"blob %d\0" % len(data)
-    return hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
+    return _blob_id(output[path])
 
 
 def derive_own(
@@ -58,10 +61,21 @@ def derive_own(
         _derived.move_to_end(key)
         return _derived[key]  # type: ignore[no-any-return]
     value = derive(yaml.load(output[path], Loader=yaml.CSafeLoader))
+    _keep(key, value)
+    return value
+
+
+def remember(data: bytes, tag: str, value: Any) -> None:
+    """Record `value` as what `derive_own(..., tag, ...)` makes of `data`, a file this pass
+    writes from the very document `value` was derived from: the next pass does not parse it."""
+    _keep((tag, _blob_id(data)), value)
+
+
+def _keep(key: tuple[str, str], value: Any) -> None:
     _derived[key] = value
+    _derived.move_to_end(key)
     if len(_derived) > MAX_DERIVED:
         _derived.popitem(last=False)
-    return value
 
 
 def shared(key: Hashable, make: Callable[[], T]) -> T:

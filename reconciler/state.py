@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from gitfleet.load.yamlio import dump_yaml
-from reconciler.priorparse import derive_own
+from reconciler.priorparse import derive_own, remember
 
 STATE_API_VERSION = "gitfleet.io/v1alpha1"
 PLACEMENT_STATE_KIND = "PlacementState"
@@ -155,17 +155,18 @@ OVERRIDES_FILE = "state/overrides.yaml"
 
 def state_files(state: State) -> dict[str, bytes]:
     """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`."""
-    files = {
-        f"state/placements/{key}.yaml": dump_yaml(placement_state_doc(ps)).encode()
-        for key, ps in sorted(state.placements.items())
-    }
+    files = {}
+    for key, ps in sorted(state.placements.items()):
+        data = files[f"state/placements/{key}.yaml"] = dump_yaml(placement_state_doc(ps)).encode()
+        remember(data, "placement-state", ps)
     if state.overrides:
         doc = {
             "apiVersion": STATE_API_VERSION,
             "kind": "OverrideState",
             "overrides": {k: _snapshots_to_yaml(v) for k, v in sorted(state.overrides.items())},
         }
-        files[OVERRIDES_FILE] = dump_yaml(doc).encode()
+        data = files[OVERRIDES_FILE] = dump_yaml(doc).encode()
+        remember(data, "override-state", dict(state.overrides))
     return files
 
 

@@ -20,7 +20,7 @@ from gitfleet.api.report import AgentReport
 from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
-from reconciler.priorparse import derive_own, freeze, shared
+from reconciler.priorparse import derive_own, freeze, remember, shared
 from reconciler.reports import failure_details, placement_report, reported_conditions
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import State
@@ -200,12 +200,12 @@ def placement_status_files(
     reports: Mapping[str, AgentReport],
     now: datetime,
 ) -> dict[str, bytes]:
-    return {
-        f"status/placements/{key}.yaml": yaml_bytes(
-            placement_status_doc(plan, prior_placement_conditions(prior, key), reports, now)
-        )
-        for key, plan in sorted(plans.items())
-    }
+    files: dict[str, bytes] = {}
+    for key, plan in sorted(plans.items()):
+        doc = placement_status_doc(plan, prior_placement_conditions(prior, key), reports, now)
+        data = files[f"status/placements/{key}.yaml"] = yaml_bytes(doc)
+        remember(data, "placement-conditions", _placement_conditions(doc["status"]))
+    return files
 
 
 def _prior_conditions(prior: State, path: str) -> tuple[Condition, ...]:
@@ -249,5 +249,6 @@ def cluster_status_files(
             {k: v for k, v in c.items() if k != "observedGeneration"} for c in _dump(verdict)
         ]
         status["conditions"] = sorted(reported + verdict_dump, key=lambda c: str(c.get("type")))
-        files[path] = yaml_bytes({**doc, "status": status})
+        data = files[path] = yaml_bytes({**doc, "status": status})
+        remember(data, "conditions", _conditions_of(status["conditions"]))
     return files
