@@ -11,6 +11,7 @@ limits apply to the payload checks. Called by `renderers.load_fleet`.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -42,6 +43,10 @@ SLOTS: dict[str, str] = {
 (namespace, name); every other slot by name."""
 
 _NAMESPACED_SLOTS = frozenset({"resource_placements", "resource_overrides"})
+MAX_VALIDATED = 100_000
+"""Validated documents remembered (`_parse_once`); each entry holds its document alive, so its
+id cannot be reused while the entry exists."""
+_validated: OrderedDict[int, tuple[Any, tuple[KubeObject | None, list[FieldIssue]]]] = OrderedDict()
 
 
 def classify(doc: SourceDoc) -> Literal["fleet", "payload"] | FleetError:
@@ -120,6 +125,21 @@ def build_snapshot(
     return builder.snapshot(commit)
 
 
+def _parse_once(body: dict[str, Any]) -> tuple[KubeObject | None, list[FieldIssue]]:
+    """`parse_object`, memoised per document object: a renderer that hands back the same
+    documents for an unchanged file (the plain renderer on a Git tree) gets the same validated
+    model without validating again. Models and issues are shared: read them only."""
+    hit = _validated.get(id(body))
+    if hit is not None and hit[0] is body:
+        _validated.move_to_end(id(body))
+        return hit[1]
+    result = parse_object(body)
+    _validated[id(body)] = (body, result)
+    if len(_validated) > MAX_VALIDATED:
+        _validated.popitem(last=False)
+    return result
+
+
 def error_at(doc: SourceDoc, issue: FieldIssue) -> FleetError:
     """A FleetError for an issue of `doc`, on the line of the issue's field when found."""
     line = locate(doc.text, doc.doc, issue.field) if doc.text else None
@@ -137,7 +157,7 @@ class _Builder:
         self.payload_keys: dict[tuple[str, str, str, str], Origin] = {}
 
     def add_fleet(self, doc: SourceDoc) -> None:
-        model, issues = parse_object(doc.body)
+        model, issues = _parse_once(doc.body)
         if model is None:
             self.errors += [error_at(doc, issue) for issue in issues]
             return

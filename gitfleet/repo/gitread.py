@@ -185,6 +185,9 @@ class SubTree:
     def size(self, path: str) -> int:
         return self._tree.size(self._prefix + path)
 
+    def oid(self, path: str) -> str:
+        return self._tree.oid(self._prefix + path)
+
     def read(self, path: str) -> bytes:
         return self._tree.read(self._prefix + path)
 

@@ -10,7 +10,7 @@ Called by `renderers` and the CLI.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from gitfleet.api.errors import FleetError
 
@@ -35,6 +35,15 @@ class Tree(Protocol):
     @property
     def errors(self) -> list[FleetError]:
         """Entries refused while listing (symlinks, submodules, unreadable files)."""
+
+
+@runtime_checkable
+class BlobIds(Protocol):
+    """A tree that names each listed file's git blob id without reading it (a Git commit):
+    readers cache what they make of a file by it."""
+
+    def oid(self, path: str) -> str:
+        """The blob id of a listed file (KeyError for an unlisted path)."""
 
 
 def relpath_problem(path: str) -> str | None:
