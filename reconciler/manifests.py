@@ -4,12 +4,15 @@
 §6.5): every cluster without applicable overrides shares those bytes. `OverrideRenderer` gives a
 cluster with applicable overrides its own list: each object goes through
 `PlacementOverrides.apply` (memoised per distinct object, override set and variable values) and
-each distinct result is serialised once. A patch failure drops only that object for that
+each distinct result is serialised once. Serialised bytes are kept across passes by content
+hash, and a source object's manifest by object (`source_manifest`), so a long-running hub
+serialises only what changed. A patch failure drops only that object for that
 cluster and is reported (the caller keeps the previous file). Called by `reconciler.placement`.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -23,6 +26,14 @@ from reconciler.select import ResourceIndex, SelectedResource, Selection
 
 ENVELOPE_KINDS = frozenset({"ResourceEnvelope", "ClusterResourceEnvelope"})
 ENVELOPE_GROUP = "placement.kubernetes-fleet.io"
+MEMO_BYTES = 256 * 1024 * 1024
+"""Serialised bytes kept by content hash across passes (least recently used dropped first)."""
+MAX_SOURCES = 200_000
+"""Source objects whose manifest is remembered (`source_manifest`)."""
+
+_by_hash: OrderedDict[str, bytes] = OrderedDict()
+_held = 0
+_by_source: OrderedDict[int, tuple[Any, Manifest]] = OrderedDict()
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,34 @@ class Manifest:
 
 
 def manifest_of(obj: Mapping[str, Any]) -> Manifest:
-    return Manifest(object_file_name(obj), yaml_bytes(obj), object_identity(obj), content_hash(obj))
+    """`obj` serialised; the bytes of a content seen before (this pass or an earlier one) are
+    reused: canonical YAML is a function of the canonical JSON the content hash is taken of."""
+    global _held
+    digest = content_hash(obj)
+    data = _by_hash.get(digest)
+    if data is None:
+        data = _by_hash[digest] = yaml_bytes(obj)
+        _held += len(data)
+        while _held > MEMO_BYTES:
+            _held -= len(_by_hash.popitem(last=False)[1])
+    else:
+        _by_hash.move_to_end(digest)
+    return Manifest(object_file_name(obj), data, object_identity(obj), digest)
+
+
+def source_manifest(obj: Mapping[str, Any]) -> Manifest:
+    """`manifest_of` a source object, remembered per object: the loader hands back the same
+    object while its file is unchanged, so an unchanged resource is neither hashed nor
+    serialised again. Each entry keeps its object alive (its id cannot be reused meanwhile)."""
+    hit = _by_source.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        _by_source.move_to_end(id(obj))
+        return hit[1]
+    manifest = manifest_of(obj)
+    _by_source[id(obj)] = (obj, manifest)
+    if len(_by_source) > MAX_SOURCES:
+        _by_source.popitem(last=False)
+    return manifest
 
 
 def is_envelope(sel: SelectedResource) -> bool:
@@ -55,10 +93,11 @@ def default_manifests(
     out: list[Manifest] = []
     errors: list[tuple[str, str]] = []
     for sel in selection.resources:
-        objects: list[Any] = [sel.obj]
-        if is_envelope(sel):
-            objects, problems = index.unwrap(sel)
-            errors += [("spec.resourceSelectors", f"{sel.kind} {sel.name}: {p}") for p in problems]
+        if not is_envelope(sel):
+            out.append(source_manifest(sel.obj))
+            continue
+        objects, problems = index.unwrap(sel)
+        errors += [("spec.resourceSelectors", f"{sel.kind} {sel.name}: {p}") for p in problems]
         out += [manifest_of(obj) for obj in objects]
     return tuple(out), errors
 
