@@ -19,7 +19,8 @@ from functools import cached_property
 from typing import Any
 
 from gitfleet.api.canonical import content_hash
-from reconciler.output import object_file_name, object_identity, yaml_bytes
+from gitfleet.load.yamlio import dump_yaml
+from reconciler.output import object_file_name, object_identity
 from reconciler.override import PlacementOverrides, wrapped_resource
 from reconciler.schedule.clusters import ClusterView
 from reconciler.select import ResourceIndex, SelectedResource, Selection
@@ -58,7 +59,7 @@ def manifest_of(obj: Mapping[str, Any]) -> Manifest:
     digest = content_hash(obj)
     data = _by_hash.get(digest)
     if data is None:
-        data = _by_hash[digest] = yaml_bytes(obj)
+        data = _by_hash[digest] = dump_yaml(obj).encode()
         _held += len(data)
         while _held > MEMO_BYTES:
             _held -= len(_by_hash.popitem(last=False)[1])

@@ -8,7 +8,9 @@ hash-derived token, so no input can steer a path. Content hashes come from
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +21,12 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 INDEX_KIND = "ClusterIndex"
 API_VERSION = "gitfleet.io/v1alpha1"
+EMITTED_BYTES = 384 * 1024 * 1024
+"""YAML bytes `yaml_bytes` keeps (least recently used dropped first): more than the index and
+status documents of a 1,000-cluster output, so a pass over an unchanged fleet emits nothing."""
+
+_emitted: OrderedDict[bytes, bytes] = OrderedDict()
+_held = 0
 
 
 def _token(text: str, pattern: re.Pattern[str], limit: int = 253) -> str:
@@ -59,8 +67,24 @@ def object_identity(obj: Mapping[str, Any]) -> dict[str, str]:
 
 
 def yaml_bytes(doc: Any) -> bytes:
-    """The canonical YAML bytes of one document."""
-    return dump_yaml(doc).encode()
+    """The canonical YAML bytes of one document, remembered across passes by the digest of its
+    canonical JSON (the emitter sorts keys, so that JSON determines the YAML; documents JSON
+    cannot express are not remembered). A long-running hub emits only documents that changed."""
+    global _held
+    try:
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return dump_yaml(doc).encode()
+    key = hashlib.sha256(text.encode()).digest()
+    data = _emitted.get(key)
+    if data is not None:
+        _emitted.move_to_end(key)
+        return data
+    data = _emitted[key] = dump_yaml(doc).encode()
+    _held += len(data)
+    while _held > EMITTED_BYTES:
+        _held -= len(_emitted.popitem(last=False)[1])
+    return data
 
 
 def cluster_path(cluster: str, *parts: str) -> str:
