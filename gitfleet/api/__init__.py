@@ -6,6 +6,7 @@ scaling, Go durations, name checks, errors and limits.
 """
 
 from gitfleet.api.base import KubeModel
+from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.cluster import (
     AgentStatus,
     ClusterProfile,
@@ -31,6 +32,7 @@ from gitfleet.api.duration import (
     parse_duration,
     parse_duration_ns,
 )
+from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.errors import FieldIssue, FleetError
 from gitfleet.api.eviction import (
     ClusterResourcePlacementDisruptionBudget,
@@ -107,6 +109,7 @@ __all__ = [
     "AgentStatus",
     "ApplyStrategy",
     "ClusterApprovalRequest",
+    "ClusterGroupUpgrade",
     "ClusterProfile",
     "ClusterResourceOverride",
     "ClusterResourcePlacement",
@@ -155,6 +158,7 @@ __all__ = [
     "ResourcePlacement",
     "ResourceSelectorTerm",
     "ResourceUsage",
+    "ReplicaDistribution",
     "RolloutStrategy",
     "StageConfig",
     "StageTask",

@@ -208,7 +208,7 @@ def distribute(inp: DistributionInput) -> DistributionOutcome:
             part if writes else None,
             subset_digest(by_name[subset]) if subset is not None else "",
         )
-    ignored = rd.spec.update_strategy is not None and not writes
+    ignored = rd.spec.update_strategy is not None and w.kind == "Deployment"
     return DistributionOutcome(
         _conditions(rd, alloc),
         results,

@@ -165,7 +165,7 @@ def validate(rd: ReplicaDistribution, total: int) -> list[tuple[str, str]]:
     if has_specific and is_minmax(rd):
         message = "subset replicas and minReplicas/maxReplicas cannot be used together"
         out.append(("spec.topology.subsets", message))
-    elif not values and not out and total >= 0:
+    elif not values and total >= 0:
         out += _minmax(subsets, total) if is_minmax(rd) else _specific(subsets, total)
     out += _strategies(rd)
     out += _contents(subsets)

@@ -26,7 +26,9 @@ def cluster_doc(name: str, labels: Mapping[str, str]) -> str:
             "apiVersion": "cluster.kubernetes-fleet.io/v1",
             "kind": "MemberCluster",
             "metadata": {"name": name, "labels": dict(labels)},
-            "spec": {"identity": {"kind": "ServiceAccount", "name": "fleet", "namespace": "fleet-system"}},
+            "spec": {
+                "identity": {"kind": "ServiceAccount", "name": "fleet", "namespace": "fleet-system"}
+            },
         }
     )
 
