@@ -25,6 +25,7 @@ from gitfleet.api.conditions import (
     parse_time,
     set_condition,
 )
+from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.duration import (
     DurationError,
     format_duration,
@@ -32,7 +33,6 @@ from gitfleet.api.duration import (
     parse_duration,
     parse_duration_ns,
 )
-from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.errors import FieldIssue, FleetError
 from gitfleet.api.eviction import (
     ClusterResourcePlacementDisruptionBudget,
@@ -153,12 +153,12 @@ __all__ = [
     "PropertyValue",
     "Quantity",
     "QuantityError",
+    "ReplicaDistribution",
     "ResourceIdentifier",
     "ResourceOverride",
     "ResourcePlacement",
     "ResourceSelectorTerm",
     "ResourceUsage",
-    "ReplicaDistribution",
     "RolloutStrategy",
     "StageConfig",
     "StageTask",
