@@ -13,10 +13,10 @@ from typing import Any
 import yaml
 
 from gitfleet.api import parse_time
+from gitfleet.api.limits import Limits
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.load.snapshot import build_snapshot
 from gitfleet.load.yamlio import parse_documents
-from gitfleet.api.limits import Limits
 from reconciler.rollout.cgu import drive_cluster_group_upgrades
 from reconciler.rollout.model import (
     BOUND,
@@ -39,7 +39,9 @@ def available(index: int, ok: bool = True) -> tuple[ObservedCondition, ...]:
     status = "True" if ok else "False"
     return (
         ObservedCondition("Applied", "True", "AppliedWorkSuccessfully"),
-        ObservedCondition("Available", status, "AvailableWorkSuccessfully" if ok else "NotAvailableYet"),
+        ObservedCondition(
+            "Available", status, "AvailableWorkSuccessfully" if ok else "NotAvailableYet"
+        ),
     )
 
 
@@ -58,11 +60,18 @@ class Placement:
 
     def view(self) -> PlacementView:
         return PlacementView(
-            key=self.key, kind="ResourcePlacement" if self.namespace else "ClusterResourcePlacement",
-            name=self.name, namespace=self.namespace, strategy_type=self.strategy,
-            placement_type="PickAll", number_of_clusters=None,
-            cluster_names=tuple(sorted(self.bindings)), apply_strategy={}, policy_index=0,
-            policy_fulfilled=True, latest_resource_index=self.latest,
+            key=self.key,
+            kind="ResourcePlacement" if self.namespace else "ClusterResourcePlacement",
+            name=self.name,
+            namespace=self.namespace,
+            strategy_type=self.strategy,
+            placement_type="PickAll",
+            number_of_clusters=None,
+            cluster_names=tuple(sorted(self.bindings)),
+            apply_strategy={},
+            policy_index=0,
+            policy_fulfilled=True,
+            latest_resource_index=self.latest,
             resource_indexes=tuple(range(self.latest + 1)),
             bindings=tuple(self.bindings[c] for c in sorted(self.bindings)),
         )
@@ -77,16 +86,27 @@ class Placement:
             "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
             "kind": "ResourcePlacement" if self.namespace else "ClusterResourcePlacement",
             "metadata": meta,
-            "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "x"}]}
-            if not self.namespace else
-            {"resourceSelectors": [{"group": "", "version": "v1", "kind": "ConfigMap", "name": "x"}]},
+            "spec": {
+                "resourceSelectors": [
+                    {"group": "", "version": "v1", "kind": "Namespace", "name": "x"}
+                ]
+            }
+            if not self.namespace
+            else {
+                "resourceSelectors": [
+                    {"group": "", "version": "v1", "kind": "ConfigMap", "name": "x"}
+                ]
+            },
         }
 
 
 def web(clusters: str = CLUSTERS, bound_at: int = 1, latest: int = 2) -> Placement:
     return Placement(
-        "web", latest,
-        bindings={c: BindingView(c, BOUND, bound_at, conditions=available(bound_at)) for c in clusters},
+        "web",
+        latest,
+        bindings={
+            c: BindingView(c, BOUND, bound_at, conditions=available(bound_at)) for c in clusters
+        },
     )
 
 
@@ -142,7 +162,9 @@ class Fleet:
         for update in result.updates:
             p = self.placement(update.placement)
             for c, index in update.clusters.items():
-                p.bindings[c] = replace(p.bindings[c], state=BOUND, resource_index=index, conditions=())
+                p.bindings[c] = replace(
+                    p.bindings[c], state=BOUND, resource_index=index, conditions=()
+                )
         self.output = dict(result.files)
         self.last = result
         return result
