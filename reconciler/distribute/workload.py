@@ -70,7 +70,9 @@ def subset_digest(subset: Subset | None) -> str:
         "tolerations": subset.tolerations,
         "patch": subset.patch,
     }
-    return content_hash(content)[:16]
+    if not any(content.values()):
+        return ""
+    return content_hash(content).removeprefix("sha256:")[:16]
 
 
 def _set_path(spec: dict[str, Any], path: tuple[str, ...], value: int) -> None:
