@@ -40,7 +40,10 @@ def test_cluster_joins_and_takes_from_nobodys_extra(tmp_path: Path) -> None:
     status = yaml.safe_load(second["status/replicadistributions/shop/web.yaml"])["status"]
     us = next(s for s in status["subsetStatuses"] if s["name"] == "us")
     assert [(c["name"], c["replicas"]) for c in us["clusters"]] == [
-        ("us-1", 1), ("us-2", 2), ("us-3", 1)]
+        ("us-1", 1),
+        ("us-2", 2),
+        ("us-3", 1),
+    ]
     expected_dir = CASE / "join" / "expected"
     if UPDATE:
         write_tree(expected_dir, second)
