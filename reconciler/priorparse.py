@@ -9,7 +9,8 @@ otherwise the id is computed from the bytes. The pass also `remember`s what it d
 documents it writes, so a long-running hub does not even parse the files it wrote itself. Values are shared between passes: callers only
 read them. Repeated parts of values (index object entries, condition lists) are interned
 (`shared`), so a thousand clusters holding the same objects cost one copy.
-Called by `state`, `assemble` and `statusdocs`.
+`parse_own` gives a whole parsed document (cached by content, byte-bounded) to readers that
+need more. Called by `state`, `assemble`, `statusdocs`, `distributions` and `rollout.cgu`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ T = TypeVar("T")
 MAX_DERIVED = 200_000
 """Derived values kept (one per file and reader): more than the files of a 50k-cluster tree."""
 MAX_INTERNED = 2_000_000
+BUDGET_BYTES = 16 * 1024 * 1024
+"""Source bytes of the documents `parse_own` caches; the oldest are dropped beyond it."""
+MAX_CACHED_BYTES = 256 * 1024
+"""Larger documents are not cached by `parse_own`."""
 
 
 @runtime_checkable
@@ -35,6 +40,8 @@ class OidFiles(Protocol):
     def oid(self, path: str) -> str: ...
 
 
+_cache: OrderedDict[bytes, Any] = OrderedDict()
+_held = 0
 _derived: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _interned: dict[Hashable, Any] = {}
 
@@ -97,3 +104,21 @@ def freeze(value: Any) -> Hashable:
     if isinstance(value, str) or value is None:
         return value
     return (type(value).__name__, value)  # True == 1 == 1.0: keep the types apart
+
+
+def parse_own(data: bytes) -> Any:
+    """A whole document gitfleet wrote earlier (read-only!), for readers that need more than a
+    derived value; cached by content within `BUDGET_BYTES`. Raises yaml.YAMLError."""
+    global _held
+    if len(data) > MAX_CACHED_BYTES:
+        return yaml.load(data, Loader=yaml.CSafeLoader)
+    if data in _cache:
+        _cache.move_to_end(data)
+        return _cache[data]
+    doc = yaml.load(data, Loader=yaml.CSafeLoader)
+    _cache[data] = doc
+    _held += len(data)
+    while _held > BUDGET_BYTES:
+        old, _ = _cache.popitem(last=False)
+        _held -= len(old)
+    return doc

@@ -28,6 +28,8 @@ _SCRATCH_REF = "refs/gitfleet/fast-import-scratch"
 _PART = r"[^/.\\\0\n\r][^/\\\0\n\r]*"
 _GOOD_PATH = re.compile(f"{_PART}(?:/{_PART})*")
 """Fast accept: non-empty components, none starting with '.', no backslash, NUL or line break."""
+_PLAIN_PATH = re.compile(rb'[^"\\\x00-\x1f\x7f]*')
+"""Bytes `quote_path` leaves as they are."""
 
 
 class PathError(ValueError):
@@ -166,7 +168,8 @@ def _stream(
     author: Identity,
     when: datetime,
 ) -> bytes:
-    """The fast-import input for one commit: deletes first, then inline files, sorted."""
+    """The fast-import input for one commit: each distinct content once as a marked blob, then
+    the commit: deletes first, then files naming their blob's mark, sorted."""
     text = message.rstrip("\n").encode("utf-8") + b"\n"
     stamp = _raw_date(when)
     who = f"{author.name} <{author.email}> {stamp}".encode()
@@ -180,9 +183,14 @@ def _stream(
         parts.append(f"from {parent}\n".encode())
     for path in sorted(p for p, data in changes.items() if data is None):
         parts.append(b"D " + quote_path(path) + b"\n")
+    marks: dict[bytes, bytes] = {}
     for path, data in sorted((p, d) for p, d in changes.items() if d is not None):
-        parts.append(b"M " + FILE_MODE.encode() + b" inline " + quote_path(path) + b"\n")
-        parts.append(b"data %d\n" % len(data) + data + b"\n")
+        mark = marks.get(data)
+        if mark is None:
+            mark = marks[data] = b":%d" % (len(marks) + 2)
+        parts.append(b"M " + FILE_MODE.encode() + b" " + mark + b" " + quote_path(path) + b"\n")
+    blobs = [b"blob\nmark %s\ndata %d\n%s\n" % (m, len(d), d) for d, m in marks.items()]
+    parts[1:1] = blobs  # every distinct content once, before the commit that names it
     parts.append(f"get-mark :1\nreset {_SCRATCH_REF}\nfrom {ZERO_OID}\n\ndone\n".encode())
     return b"".join(parts)
 
@@ -190,6 +198,8 @@ def _stream(
 def quote_path(path: str) -> bytes:
     """A fast-import path in C-style quotes (always accepted): `\\`, `"` and control bytes escaped."""
     raw = path.encode("utf-8", "surrogateescape")
+    if _PLAIN_PATH.fullmatch(raw):
+        return b'"' + raw + b'"'
     out = bytearray(b'"')
     for byte in raw:
         if byte in (0x22, 0x5C):

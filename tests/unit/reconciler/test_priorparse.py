@@ -96,3 +96,14 @@ def test_shared_keeps_one_instance_and_freeze_keeps_types_apart() -> None:
     assert priorparse.freeze({"a": True}) != priorparse.freeze({"a": 1})
     assert priorparse.freeze({"a": 1.0}) != priorparse.freeze({"a": 1})
     assert priorparse.freeze(["a"]) != priorparse.freeze({"a": None})
+
+
+def test_parse_own_caches_by_content_within_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = priorparse.parse_own(b"a: 1\nb: [x]\n")
+    assert priorparse.parse_own(b"".join([b"a: 1\n", b"b: [x]\n"])) is first
+    big = b"k: " + b"x" * (priorparse.MAX_CACHED_BYTES + 1) + b"\n"
+    assert priorparse.parse_own(big) is not priorparse.parse_own(big)
+    monkeypatch.setattr(priorparse, "BUDGET_BYTES", 64)
+    for i in range(10):
+        priorparse.parse_own(b"key%d: %s\n" % (i, b"v" * 20))
+    assert priorparse._held <= 64
