@@ -51,6 +51,10 @@ def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[st
     return out
 
 
+def _shared_object(obj: Any) -> Any:
+    return shared(("object", freeze(obj)), lambda: obj)
+
+
 def _index_entries(doc: Any) -> dict[str, dict[str, Any]]:
     """placement key -> index entry of one parsed `index.yaml`; the object entries (the same on
     every cluster that got the same file) are shared."""
@@ -58,7 +62,7 @@ def _index_entries(doc: Any) -> dict[str, dict[str, Any]]:
     for entry in (doc or {}).get("placements") or []:
         objects = entry.get("objects")
         if isinstance(objects, list):
-            objects = [shared(("object", freeze(o)), lambda o=o: o) for o in objects]
+            objects = [_shared_object(o) for o in objects]
             entry = {**entry, "objects": objects}
         out[str(entry["key"])] = entry
     return out

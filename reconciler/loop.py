@@ -17,7 +17,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -64,6 +64,9 @@ class PassReport:
     errors: tuple[FleetError, ...] = ()
     message: str = ""
     attempts: int = 1
+    timings: tuple[tuple[str, float], ...] = ()
+    """Seconds per step of the last attempt, in order: fetch, load, pass, diff, commit, push
+    (the steps it reached)."""
 
 
 class _TreeFiles(Mapping[str, bytes]):
@@ -119,6 +122,8 @@ class Hub:
         self._rng = rng or random.Random()
         self.unavailable_since: datetime | None = None
         self._last_inputs: tuple[str, str, str | None] | None = None
+        self._timings: list[tuple[str, float]] = []
+        self._mark = time.perf_counter()
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -173,7 +178,10 @@ class Hub:
 
     def _attempt(self) -> PassReport:
         """Fetch, decide, render, commit and push once."""
+        self._timings.clear()
+        self._mark = time.perf_counter()
         self.mirror.fetch(self._refspecs())
+        self._lap("fetch")
         src, out = self.config.source_branch, self.config.output_branch
         source = self.mirror.resolve(f"refs/remotes/origin/{src}")
         if source is None:
@@ -191,16 +199,24 @@ class Hub:
         self._last_inputs = (source, digest, report.output)
         return report
 
+    def _lap(self, step: str) -> None:
+        now = time.perf_counter()
+        self._timings.append((step, now - self._mark))
+        self._mark = now
+
     def _render_and_push(self, source: str, output: str | None, digest: str) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
             fleet = load_fleet(tree)
+        self._lap("load")
         prior_tree = GitTree.open(self.mirror.path, output) if output else None
         try:
             prior_files: Mapping[str, bytes] = _TreeFiles(prior_tree) if prior_tree else {}
             prior, _problems = read_state(prior_files)
             reports, report_errors = self._read_reports(fleet.clusters)
             result = reconcile(fleet, prior, None, self._clock(), reports)
+            self._lap("pass")
             summary = describe_changes(prior_tree, result.files)
+            self._lap("diff")
         finally:
             if prior_tree is not None:
                 prior_tree.close()
@@ -215,6 +231,7 @@ class Hub:
         written = commit_files(
             self.mirror.path, output, summary.changes, message, self.config.identity
         )
+        self._lap("commit")
         if not written.changed:
             return PassReport(
                 "unchanged", source, output, result.errors + report_errors, "nothing to commit"
@@ -224,7 +241,9 @@ class Hub:
             raise _Rejected(pushed.message)
         if not pushed.ok:
             raise GitError(pushed.message)
+        self._lap("push")
         self.mirror.maintain()  # fast-import leaves a pack per commit; `gc --auto` bounds them
+        self._lap("maintain")
         return PassReport(
             "committed", source, written.commit, result.errors + report_errors, subject
         )
@@ -246,9 +265,7 @@ class Hub:
                     message=f"SourceUnavailable since {self.unavailable_since.isoformat()}: {exc}",
                 )
             self.unavailable_since = None
-            return PassReport(
-                report.outcome, report.source, report.output, report.errors, report.message, attempt
-            )
+            return replace(report, attempts=attempt, timings=tuple(self._timings))
         return PassReport(
             "rejected",
             message=f"push still rejected after {MAX_PUSH_ATTEMPTS} attempts: {last}",

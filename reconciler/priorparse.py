@@ -57,9 +57,7 @@ def blob_key(output: Mapping[str, bytes], path: str) -> str:
     return _blob_id(output[path])
 
 
-def derive_own(
-    output: Mapping[str, bytes], path: str, tag: str, derive: Callable[[Any], T]
-) -> T:
+def derive_own(output: Mapping[str, bytes], path: str, tag: str, derive: Callable[[Any], T]) -> T:
     """`derive(parsed document)` of a file gitfleet wrote earlier, cached by (tag, blob id).
     Raises KeyError when the file is absent, yaml.YAMLError or derive's exceptions (nothing is
     cached then). The result is shared: read it, never change it."""

@@ -81,7 +81,8 @@ def prior_placement_conditions(prior: State, key: str) -> PriorConditions:
     """Conditions as the previous pass wrote them in the placement's status file (missing or
     unreadable status only means new condition times)."""
     path = f"status/placements/{key}.yaml"
-    return _derive_status(prior, path, "placement-conditions", _placement_conditions, ((), {}))
+    empty: PriorConditions = ((), {})
+    return _derive_status(prior, path, "placement-conditions", _placement_conditions, empty)
 
 
 def _cluster_entries(
