@@ -58,6 +58,22 @@ def make_hub(remote: Path, cache: Path, now: str) -> Any:
     return Hub(HubConfig(url=str(remote), cache_dir=cache), clock=lambda: fixed)
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and its waited-for children (git): less
+    sensitive than wall time to other jobs on a shared machine."""
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def steps(report: Any) -> dict[str, float]:
+    """`commitSeconds` / `pushSeconds` from the Hub's step timings (0 when it has none)."""
+    timings = dict(getattr(report, "timings", ()))
+    return {"commitSeconds": timings.get("commit", 0.0), "pushSeconds": timings.get("push", 0.0)}
+
+
 def fresh_render(source: Path, commit: str, work: Path, now: str) -> dict[str, Any]:
     """Push `commit` as `main` into a new bare remote under `work`, run one cold pass there."""
     remote = work / "remote.git"
@@ -67,10 +83,10 @@ def fresh_render(source: Path, commit: str, work: Path, now: str) -> dict[str, A
     size = repo_bytes(remote)
     import reconciler.loop  # noqa: F401  (imports are not part of the pass)
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     hub = make_hub(remote, work / "cache", now)
     report = hub.run_once()
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     out = resolve(remote, OUTPUT_REF)
     if report.outcome != "committed" or out is None:
         raise CheckFailed(f"cold pass ended {report.outcome}: {report.message}")
@@ -80,6 +96,8 @@ def fresh_render(source: Path, commit: str, work: Path, now: str) -> dict[str, A
         "tree": resolve(remote, f"{out}^{{tree}}"),
         "clusters": resolve(remote, f"{out}:clusters"),
         "seconds": wall,
+        "cpuSeconds": cpu,
+        **steps(report),
         "files": changed_files(remote, None, out),
         "bytesAdded": repo_bytes(remote) - size,
         "errors": len(report.errors),
@@ -120,6 +138,9 @@ class Trial:
     max_rss_mib: float
     before: str | None
     after: str | None
+    cpu_seconds: float = 0.0
+    commit_seconds: float = 0.0
+    push_seconds: float = 0.0
 
 
 def push_source(clone: Path, message: str) -> None:
@@ -132,14 +153,25 @@ def push_source(clone: Path, message: str) -> None:
 def measure(hub: Any, remote: Path, name: str) -> Trial:
     """Time one `run_once` and what it did to the remote."""
     before, size = resolve(remote, OUTPUT_REF), repo_bytes(remote)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     report = hub.run_once()
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     after = resolve(remote, OUTPUT_REF)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     files = changed_files(remote, before, after)
+    timed = steps(report)
     return Trial(
-        name, seconds, report.outcome, files, repo_bytes(remote) - size, rss, before, after
+        name,
+        seconds,
+        report.outcome,
+        files,
+        repo_bytes(remote) - size,
+        rss,
+        before,
+        after,
+        cpu,
+        timed["commitSeconds"],
+        timed["pushSeconds"],
     )
 
 
@@ -181,6 +213,9 @@ def summarise(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "scenario": name,
         "trials": len(rows),
         "seconds": _stat([r["seconds"] for r in rows]),
+        "cpuSeconds": _stat([r.get("cpuSeconds", 0.0) for r in rows]),
+        "commitSeconds": _stat([r.get("commitSeconds", 0.0) for r in rows]),
+        "pushSeconds": _stat([r.get("pushSeconds", 0.0) for r in rows]),
         "files": _stat([r["files"] for r in rows]),
         "bytesAdded": _stat([r["bytesAdded"] for r in rows]),
         "maxRssMiB": max(r["maxRssMiB"] for r in rows),
@@ -193,14 +228,15 @@ def render_markdown(summary: dict[str, Any]) -> str:
     lines = [
         f"fleet `{summary['size']}` (seed {summary['seed']}): {summary['fleet']}",
         "",
-        "| scenario | trials | median s | min s | max s | files changed (median) | KiB added (median) | peak RSS MiB | outcome |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| scenario | trials | median s | min s | max s | CPU s (median) | commit s | push s | files changed (median) | KiB added (median) | peak RSS MiB | outcome |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in summary["scenarios"]:
-        t = s["seconds"]
+        t, steps = s["seconds"], (s["cpuSeconds"], s["commitSeconds"], s["pushSeconds"])
         lines.append(
             f"| {s['scenario']} | {s['trials']} | {t['median']:.3f} | {t['min']:.3f} | {t['max']:.3f} | "
-            f"{s['files']['median']:.0f} | {s['bytesAdded']['median'] / 1024:.0f} | {s['maxRssMiB']:.0f} | {', '.join(s['outcomes'])} |"
+            + " | ".join(f"{x['median']:.3f}" for x in steps)
+            + f" | {s['files']['median']:.0f} | {s['bytesAdded']['median'] / 1024:.0f} | {s['maxRssMiB']:.0f} | {', '.join(s['outcomes'])} |"
         )
     c = summary["checks"]
     if "failed" in c:
@@ -295,7 +331,15 @@ def summarise_all(fleet: GeneratedFleet, got: Measured) -> list[dict[str, Any]]:
     for name, _ in scenarios(fleet):
         trials = [t for t in got.trials if t.scenario == name]
         dicts = [
-            {**asdict(t), "bytesAdded": t.bytes_added, "maxRssMiB": t.max_rss_mib} for t in trials
+            {
+                **asdict(t),
+                "bytesAdded": t.bytes_added,
+                "maxRssMiB": t.max_rss_mib,
+                "cpuSeconds": t.cpu_seconds,
+                "commitSeconds": t.commit_seconds,
+                "pushSeconds": t.push_seconds,
+            }
+            for t in trials
         ]
         rows += [summarise(name, dicts)] if dicts else []
     return rows
