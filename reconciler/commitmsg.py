@@ -9,7 +9,7 @@ gives the subject, body and trailers (`Gitfleet-Source`, `Gitfleet-Placement`,
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -85,12 +85,17 @@ def _record(summary: ChangeSummary, path: str) -> None:
         summary.other += 1
 
 
-def describe_changes(prior: ListedTree | None, files: Mapping[str, bytes]) -> ChangeSummary:
-    """Group what differs between the previous output tree and `files`."""
+def describe_changes(
+    prior: ListedTree | None,
+    files: Mapping[str, bytes],
+    ids: Callable[[bytes], str] = blob_id,
+) -> ChangeSummary:
+    """Group what differs between the previous output tree and `files`; `ids` gives a
+    content's blob id (the hub passes one that remembers them)."""
     summary = ChangeSummary(initial=prior is None)
     before = set(prior.files()) if prior is not None else set()
     for path, data in files.items():
-        if prior is None or path not in before or prior.oid(path) != blob_id(data):
+        if prior is None or path not in before or prior.oid(path) != ids(data):
             _record(summary, path)
             summary.changes[path] = data
     for path in before - set(files):

@@ -26,7 +26,7 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
-from gitfleet.repo.gitwrite import Identity, commit_files
+from gitfleet.repo.gitwrite import Identity, blob_id, commit_files
 from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from reconciler.commitmsg import describe_changes
@@ -96,6 +96,28 @@ class _TreeFiles(Mapping[str, bytes]):
         return self._tree.oid(path)
 
 
+class _BlobIds:
+    """Blob ids of output contents, remembered per bytes object: the pass hands back the very
+    same bytes for unchanged content (its memos), so only new content is hashed."""
+
+    def __init__(self) -> None:
+        self._ids: dict[int, tuple[bytes, str]] = {}
+
+    def __call__(self, data: bytes) -> str:
+        hit = self._ids.get(id(data))
+        if hit is not None and hit[0] is data:
+            return hit[1]
+        oid = blob_id(data)
+        self._ids[id(data)] = (data, oid)
+        return oid
+
+    def listing(self, files: Mapping[str, bytes]) -> dict[str, tuple[str, int]]:
+        """path -> (blob id, size) of `files`; forgets contents not among them."""
+        out = {path: (self(data), len(data)) for path, data in files.items()}
+        self._ids = {id(data): (data, out[path][0]) for path, data in files.items()}
+        return out
+
+
 def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
     values = trailers.get(key)
     return values[-1] if values else None
@@ -124,6 +146,9 @@ class Hub:
         self._last_inputs: tuple[str, str, str | None] | None = None
         self._timings: list[tuple[str, float]] = []
         self._mark = time.perf_counter()
+        self._ids = _BlobIds()
+        self._listing: tuple[str, dict[str, tuple[str, int]]] | None = None
+        """(output commit, its listing) when this hub wrote or last read that commit."""
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -208,14 +233,15 @@ class Hub:
         with GitTree.open(self.mirror.path, source) as tree:
             fleet = load_fleet(tree)
         self._lap("load")
-        prior_tree = GitTree.open(self.mirror.path, output) if output else None
+        prior_tree = self._open_output(output)
         try:
             prior_files: Mapping[str, bytes] = _TreeFiles(prior_tree) if prior_tree else {}
             prior, _problems = read_state(prior_files)
             reports, report_errors = self._read_reports(fleet.clusters)
             result = reconcile(fleet, prior, None, self._clock(), reports)
             self._lap("pass")
-            summary = describe_changes(prior_tree, result.files)
+            summary = describe_changes(prior_tree, result.files, self._ids)
+            listing = self._ids.listing(result.files)
             self._lap("diff")
         finally:
             if prior_tree is not None:
@@ -232,6 +258,7 @@ class Hub:
             self.mirror.path, output, summary.changes, message, self.config.identity
         )
         self._lap("commit")
+        self._listing = (written.commit, listing)
         if not written.changed:
             return PassReport(
                 "unchanged", source, output, result.errors + report_errors, "nothing to commit"
@@ -247,6 +274,14 @@ class Hub:
         return PassReport(
             "committed", source, written.commit, result.errors + report_errors, subject
         )
+
+    def _open_output(self, output: str | None) -> GitTree | None:
+        """The previous output commit; listed from memory when this hub wrote it."""
+        if output is None:
+            return None
+        if self._listing is not None and self._listing[0] == output:
+            return GitTree.listed(self.mirror.path, output, self._listing[1])
+        return GitTree.open(self.mirror.path, output)
 
     def run_once(self) -> PassReport:
         """One pass, retried (fetch, recompute) while another writer keeps moving the branch."""

@@ -11,6 +11,7 @@ Symbolic links (mode 120000) and submodules (160000, never initialised) are refu
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +42,7 @@ class GitTree:
         self._blobs = blobs
         self._errors = errors
         self._batch: subprocess.Popen[bytes] | None = None
+        self._sorted: list[str] | None = None
 
     @classmethod
     def open(cls, repo_dir: Path, ref: str) -> GitTree:
@@ -52,6 +54,12 @@ class GitTree:
         blobs, errors = _parse_listing(listing.stdout)
         return cls(repo_dir, commit, blobs, errors)
 
+    @classmethod
+    def listed(cls, repo_dir: Path, commit: str, blobs: Mapping[str, tuple[str, int]]) -> GitTree:
+        """A tree whose listing (path -> (blob id, size)) the caller already knows, because it
+        wrote the commit itself: no `ls-tree`. Blobs are still read from the repository."""
+        return cls(repo_dir, commit, {p: _Blob(oid, size) for p, (oid, size) in blobs.items()}, [])
+
     @property
     def commit(self) -> str | None:
         return self._commit
@@ -61,7 +69,9 @@ class GitTree:
         return list(self._errors)
 
     def files(self) -> list[str]:
-        return sorted(self._blobs)
+        if self._sorted is None:
+            self._sorted = sorted(self._blobs)
+        return list(self._sorted)
 
     def oid(self, path: str) -> str:
         """The blob id of a listed file (KeyError for an unlisted path), without reading it."""
