@@ -35,6 +35,9 @@ MAX_SOURCES = 200_000
 _by_hash: OrderedDict[str, bytes] = OrderedDict()
 _held = 0
 _by_source: OrderedDict[int, tuple[Any, Manifest]] = OrderedDict()
+MAX_OUTCOMES = 500_000
+"""Override outcomes remembered across passes (`OverrideRenderer._remembered`)."""
+_outcomes: OrderedDict[tuple[Any, ...], Manifest | str | None] = OrderedDict()
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,24 @@ class OverrideRenderer:
             self._rendered[id(obj)] = hit
         return hit[1]
 
+    def _remembered(self, sel: SelectedResource, view: ClusterView) -> Manifest | str | None:
+        """The manifest of `sel` after its overrides on this cluster, the failure message, or
+        None when a Delete rule removed it; remembered across passes by everything the result
+        depends on (`PlacementOverrides.result_key`), so a long-running hub re-applies and
+        re-serialises only what an edit touched."""
+        key = self._overrides.result_key(sel, view)
+        if key in _outcomes:
+            _outcomes.move_to_end(key)
+            return _outcomes[key]
+        applied = self._overrides.apply(sel, view)
+        outcome: Manifest | str | None = applied.error
+        if applied.error is None and applied.obj is not None:
+            outcome = self._manifest(applied.obj)
+        _outcomes[key] = outcome
+        if len(_outcomes) > MAX_OUTCOMES:
+            _outcomes.popitem(last=False)
+        return outcome
+
     def _wrapped(
         self, envelope: SelectedResource, view: ClusterView
     ) -> tuple[list[Manifest], list[tuple[str, str]]]:
@@ -167,17 +188,22 @@ class OverrideRenderer:
         manifests: list[Manifest] = []
         failures: list[tuple[str, str]] = []
         for sel in selection.resources:
+            if not is_envelope(sel):
+                outcome = self._remembered(sel, view)
+                if isinstance(outcome, Manifest):
+                    manifests.append(outcome)
+                elif outcome is not None:
+                    failures.append((object_file_name(sel.obj), outcome))
+                continue  # None: deleted by a Delete rule, not placed on this cluster
             applied = self._overrides.apply(sel, view)
             if applied.error is not None:
                 failures.append((object_file_name(sel.obj), applied.error))
             elif applied.obj is None:
-                continue  # deleted by a Delete rule: not placed on this cluster
-            elif is_envelope(sel):
+                continue
+            else:
                 more, problems = self._wrapped(replace(sel, obj=dict(applied.obj)), view)
                 manifests += more
                 failures += problems
-            else:
-                manifests.append(self._manifest(applied.obj))
         return ClusterManifests(
             cluster_overrides=tuple(self._names.get(k, k) for k in cro),
             resource_overrides=tuple(f"{k.split('/')[1]}/{self._names.get(k, k)}" for k in ro),

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Self
+from typing import IO, NamedTuple, Self
 
 from gitfleet.api.errors import FleetError
 from gitfleet.repo.gitcmd import GitError, git_argv, git_env, run_git, validate_ref
@@ -25,8 +24,7 @@ from gitfleet.repo.workdir import SYMLINK_MESSAGE
 SUBMODULE_MESSAGE = "submodules are not supported in a fleet repository (never initialised)"
 
 
-@dataclass(frozen=True)
-class _Blob:
+class _Blob(NamedTuple):
     oid: str
     size: int
 
@@ -58,7 +56,7 @@ class GitTree:
     def listed(cls, repo_dir: Path, commit: str, blobs: Mapping[str, tuple[str, int]]) -> GitTree:
         """A tree whose listing (path -> (blob id, size)) the caller already knows, because it
         wrote the commit itself: no `ls-tree`. Blobs are still read from the repository."""
-        return cls(repo_dir, commit, {p: _Blob(oid, size) for p, (oid, size) in blobs.items()}, [])
+        return cls(repo_dir, commit, {p: _Blob._make(entry) for p, entry in blobs.items()}, [])
 
     @property
     def commit(self) -> str | None:

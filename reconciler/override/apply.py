@@ -159,6 +159,15 @@ class PlacementOverrides:
             self.cache.results[key] = hit
         return hit
 
+    def result_key(self, sel: SelectedResource, view: ClusterView) -> tuple[Any, ...]:
+        """What `apply(sel, view)` depends on, across passes too: the object's content, the
+        matching rules of each applying override with that override's content hash, snapshot
+        name and origin (error messages name them), the variable values read, the op limit."""
+        planned = self.cache.planned(self.route(sel), view)
+        overrides = tuple((o.key, o.hash, o.snapshot, o.origin, m.rules) for o, m in planned.plan)
+        named = view.name if planned.named else None
+        return (_object_key(sel), overrides, planned.labels_key, named, self.cache.max_ops)
+
     def _copy(self, obj_key: tuple[str, ...], sel: SelectedResource) -> Any:
         """A private deep copy of `sel.obj` (json.loads of cached text: C speed, key order kept)."""
         source = self.cache.sources.get(obj_key)
