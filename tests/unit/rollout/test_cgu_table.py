@@ -649,3 +649,43 @@ def test_no_op_pass_is_byte_identical() -> None:
     first = dict(f.output)
     f.step(at(1))
     assert f.output == first
+
+
+def test_overlay_reaches_the_fleet_snapshot() -> None:
+    f = Fleet(
+        [
+            cgu(
+                managedPolicies=[],
+                clusters=["a"],
+                actions={
+                    "afterCompletion": {
+                        "addClusterLabels": {"done": "yes"},
+                        "addClusterAnnotations": {"note": "x"},
+                    }
+                },
+            )
+        ]
+    )
+    f.step(at())
+    from reconciler.rollout.cgu import with_label_overlay
+
+    snap = f.snapshot()
+    import yaml
+
+    cluster_doc = {
+        "apiVersion": "cluster.kubernetes-fleet.io/v1",
+        "kind": "MemberCluster",
+        "metadata": {"name": "a", "labels": {"env": "p"}},
+        "spec": {},
+    }
+    from gitfleet.api.limits import Limits
+    from gitfleet.load.snapshot import build_snapshot
+    from gitfleet.load.yamlio import parse_documents
+
+    docs, _ = parse_documents("rollouts/cgu.yaml", yaml.safe_dump_all(f.cgus), Limits())
+    more, _ = parse_documents("clusters/a.yaml", yaml.safe_dump(cluster_doc), Limits())
+    snap = build_snapshot([*docs, *more], [])
+    out = with_label_overlay(snap, f.output)
+    assert out.clusters["a"].metadata.labels == {"env": "p", "done": "yes"}
+    assert out.clusters["a"].metadata.annotations == {"note": "x"}
+    assert with_label_overlay(snap, {}) is snap
