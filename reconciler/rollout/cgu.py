@@ -266,7 +266,7 @@ def drive_cluster_group_upgrades(
                 ClusterGroupUpgradeSpec.model_validate(run.live),
                 inp.annotations,
             )
-        ctx = Context(inputs.placements, labels, soak, inputs.now, blockers)
+        ctx = Context(inputs.placements, labels, soak, inputs.now.replace(microsecond=0), blockers)
         step = advance(inp, run, ctx)
         blockers[key] = _blocker(run)
         events += step.events

@@ -689,3 +689,27 @@ def test_overlay_reaches_the_fleet_snapshot() -> None:
     assert out.clusters["a"].metadata.labels == {"env": "p", "done": "yes"}
     assert out.clusters["a"].metadata.annotations == {"note": "x"}
     assert with_label_overlay(snap, {}) is snap
+
+
+def test_started_cgu_keeps_running_while_its_file_fails_to_load() -> None:
+    f = Fleet([cgu(clusters=["a", "b"], remediationStrategy={"maxConcurrency": 1})])
+    f.step(at())
+    broken = cgu(clusters=["a", "b"], remediationStrategy={"maxConcurrency": 1})
+    broken["spec"]["bogus"] = 1
+    f.cgus = [broken]
+    f.done("a")
+    f.step(at(5))
+    assert f.status()["status"]["currentBatch"] == 2
+    assert f.moved() == {"b": 2}
+
+
+def test_refused_field_after_start_keeps_last_valid_spec() -> None:
+    f = Fleet([cgu(clusters=["a", "b"], remediationStrategy={"maxConcurrency": 1})])
+    f.step(at())
+    f.cgus = [
+        cgu(clusters=["a", "b"], remediationStrategy={"maxConcurrency": 1}, batchTimeoutAction="x")
+    ]
+    f.step(at(120))
+    assert f.status()["status"]["currentBatch"] == 2
+    assert any("CguValidationFailure" in e for e in f.events())
+    assert f.cond("Validated")[:2] == ("True", "ValidationCompleted")  # type: ignore[index]
