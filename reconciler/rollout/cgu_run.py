@@ -352,9 +352,9 @@ class Runner:
                     self.finish(True)
                 return
             if done:
-                self.event("CguSuccess", "RemediationInBatchCompleted", self.batch_done_message(b))
                 if self.paused():
-                    return
+                    return  # the next batch starts when enable is true again
+                self.event("CguSuccess", "RemediationInBatchCompleted", self.batch_done_message(b))
                 run.current_batch, run.batch_started_at = b + 1, None
                 continue
             if not self.batch_expired(b, total):
