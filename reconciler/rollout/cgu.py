@@ -27,7 +27,8 @@ from gitfleet.api.cgu import (
 )
 from gitfleet.load.model import FleetSnapshot
 from reconciler.priorparse import parse_own
-from reconciler.rollout.cgu_run import Context, advance
+from reconciler.rollout.cgu_base import Context
+from reconciler.rollout.cgu_run import advance
 from reconciler.rollout.cgu_select import apply_ops, go_list, ordered_ops
 from reconciler.rollout.cgu_spec import Blocker, CguInput
 from reconciler.rollout.cgu_state import CguRun, read_run, run_doc, status_body

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.rollout.cgu_run import TIMED_OUT
+from reconciler.rollout.cgu_base import TIMED_OUT
 from reconciler.rollout.cgu_select import build_plan
 from tests.unit.rollout.cgu_helpers import CLUSTERS, Fleet, Placement, at, cgu, web
 
