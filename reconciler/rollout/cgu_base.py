@@ -71,6 +71,10 @@ class RunnerBase:
 
     # -- events and actions -------------------------------------------------------------
     def event(self, reason: str, action: str, message: str) -> None:
+        """Record an event; batch events name the batch's clusters in the commit trailer."""
+        if action.startswith("RemediationInBatch") and self.run.current_batch:
+            batch = self.run.plan[self.run.current_batch - 1]
+            message = f"{message} [{' '.join(batch)}]"
         self.out.events.append((reason, action, message))
 
     def record(self, cluster: str, phase: str, action: ClusterActions | None) -> None:

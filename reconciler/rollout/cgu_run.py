@@ -77,62 +77,76 @@ class Runner(PreStart):
         return self.run.live.get("enable", True) is False
 
     def progress(self) -> None:
-        """§9.2: repeat until a step ends the pass."""
-        run, now = self.run, self.ctx.now
+        """§9.2: run batches until one says the pass ends (at most B + 1 rounds)."""
+        for _ in range(len(self.run.plan) + 1):
+            if not self.batch_round():
+                return
+
+    def begin_batch(self, b: int, batch: list[str]) -> None:
+        """§9.2 step 2: initialise the batch's progress and start time (not while paused)."""
+        run = self.run
+        if run.current_batch == 0:
+            run.current_batch = 1
+        if run.batch_started_at is None and not self.paused():
+            run.progress = {c: {"state": "NotStarted"} for c in batch}
+            run.batch_started_at = self.ctx.now
+            message = f"ClusterGroupUpgrade {self.name}: batch index {b} upgrade started"
+            self.event("CguStarted", "RemediationInBatchStarted", message)
+
+    def overall_expired(self, b: int, batch: list[str]) -> bool:
+        """§10.2: checked before any progress; records the batch's timeouts when expired."""
+        run = self.run
         assert run.started_at is not None
-        total = len(run.plan)
-        for _ in range(total + 1):
-            if run.current_batch == 0:
-                run.current_batch = 1
-            b = run.current_batch
-            batch = run.plan[b - 1]
-            if run.batch_started_at is None and not self.paused():
-                run.progress = {c: {"state": "NotStarted"} for c in batch}
-                run.batch_started_at = now
-                self.event(
-                    "CguStarted",
-                    "RemediationInBatchStarted",
-                    f"ClusterGroupUpgrade {self.name}: batch index {b} upgrade started",
-                )
-            deadline = run.started_at + timedelta(seconds=self.timeout_s())
-            if _elapsed(now, run.started_at) >= self.timeout_s():
-                self.record_timeouts(batch, b)
-                self.end_timed_out(TIMED_OUT)
-                return
-            self.out.wakeups.append(deadline)
-            self.set_paused_condition()
-            if run.batch_started_at is None:
-                return  # paused before the batch started
-            for c in batch:
-                self.advance_cluster(c)
-            done = all(run.progress.get(c, {}).get("state") == "Completed" for c in batch)
-            if b == total:
-                if done and all(self.compliant(c) for prev in run.plan[:-1] for c in prev):
-                    self.event(
-                        "CguSuccess", "RemediationInBatchCompleted", self.batch_done_message(b)
-                    )
-                    set_cond(run, "Progressing", "False", "Completed", ALL_COMPLIANT, now)
-                    set_cond(run, "Succeeded", "True", "Completed", ALL_COMPLIANT, now)
-                    self.finish(True)
-                return
-            if done:
-                if self.paused():
-                    return  # the next batch starts when enable is true again
-                self.event("CguSuccess", "RemediationInBatchCompleted", self.batch_done_message(b))
-                run.current_batch, run.batch_started_at = b + 1, None
-                continue
-            if not self.batch_expired(b, total):
-                return
+        if _elapsed(self.ctx.now, run.started_at) >= self.timeout_s():
             self.record_timeouts(batch, b)
-            if b <= run.canary_batches:
-                self.end_timed_out(f"{TIMED_OUT} on canary clusters")
-                return
-            if self.run.live.get("batchTimeoutAction") == "Abort":
-                self.end_timed_out(f"{TIMED_OUT} on some clusters")
-                return
+            self.end_timed_out(TIMED_OUT)
+            return True
+        self.out.wakeups.append(run.started_at + timedelta(seconds=self.timeout_s()))
+        return False
+
+    def batch_round(self) -> bool:
+        """One round of §9.2; True when the next batch starts in this pass."""
+        run, now = self.run, self.ctx.now
+        b = run.current_batch or 1
+        batch = run.plan[b - 1]
+        self.begin_batch(b, batch)
+        if self.overall_expired(b, batch):
+            return False
+        self.set_paused_condition()
+        if run.batch_started_at is None:
+            return False  # paused before the batch started
+        for c in batch:
+            self.advance_cluster(c)
+        done = all(run.progress.get(c, {}).get("state") == "Completed" for c in batch)
+        if b == len(run.plan):
+            if done and all(self.compliant(c) for prev in run.plan[:-1] for c in prev):
+                self.event("CguSuccess", "RemediationInBatchCompleted", self.batch_done_message(b))
+                set_cond(run, "Progressing", "False", "Completed", ALL_COMPLIANT, now)
+                set_cond(run, "Succeeded", "True", "Completed", ALL_COMPLIANT, now)
+                self.finish(True)
+            return False
+        if done:
             if self.paused():
-                return
-            run.current_batch, run.batch_started_at = b + 1, None
+                return False  # the next batch starts when enable is true again
+            self.event("CguSuccess", "RemediationInBatchCompleted", self.batch_done_message(b))
+        elif not self.batch_timed_out(b):
+            return False
+        if self.paused() or self.run.finished:
+            return False
+        run.current_batch, run.batch_started_at = b + 1, None
+        return True
+
+    def batch_timed_out(self, b: int) -> bool:
+        """§9.2 step 4c: False while the batch has time; else records the timeouts and ends
+        the CGU (canary batch, Abort) or lets the next batch start (Continue)."""
+        if not self.batch_expired(b, len(self.run.plan)):
+            return False
+        self.record_timeouts(self.run.plan[b - 1], b)
+        if b <= self.run.canary_batches:
+            self.end_timed_out(f"{TIMED_OUT} on canary clusters")
+        elif self.run.live.get("batchTimeoutAction") == "Abort":
+            self.end_timed_out(f"{TIMED_OUT} on some clusters")
+        return True
 
     def set_paused_condition(self) -> None:
         if self.paused():
