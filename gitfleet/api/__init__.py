@@ -92,10 +92,13 @@ from gitfleet.api.selectors import (
     PropertySorter,
 )
 from gitfleet.api.staged import (
+    ApprovalRequest,
     ClusterApprovalRequest,
     ClusterStagedUpdateRun,
     ClusterStagedUpdateStrategy,
     StageConfig,
+    StagedUpdateRun,
+    StagedUpdateStrategy,
     StageTask,
 )
 from gitfleet.api.taints import Taint, Toleration, first_untolerated, tolerates
@@ -106,6 +109,7 @@ __all__ = [
     "AgentReport",
     "AgentStatus",
     "ApplyStrategy",
+    "ApprovalRequest",
     "ClusterApprovalRequest",
     "ClusterProfile",
     "ClusterResourceOverride",
@@ -158,6 +162,8 @@ __all__ = [
     "RolloutStrategy",
     "StageConfig",
     "StageTask",
+    "StagedUpdateRun",
+    "StagedUpdateStrategy",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",

@@ -35,13 +35,24 @@ SLOTS: dict[str, str] = {
     "ClusterStagedUpdateStrategy": "strategies",
     "ClusterStagedUpdateRun": "update_runs",
     "ClusterApprovalRequest": "approvals",
+    "StagedUpdateStrategy": "staged_strategies",
+    "StagedUpdateRun": "staged_update_runs",
+    "ApprovalRequest": "staged_approvals",
     "ClusterResourcePlacementEviction": "evictions",
     "ClusterResourcePlacementDisruptionBudget": "budgets",
 }
 """Fleet kind -> FleetSnapshot field. ResourcePlacement/ResourceOverride are keyed by
 (namespace, name); every other slot by name."""
 
-_NAMESPACED_SLOTS = frozenset({"resource_placements", "resource_overrides"})
+_NAMESPACED_SLOTS = frozenset(
+    {
+        "resource_placements",
+        "resource_overrides",
+        "staged_strategies",
+        "staged_update_runs",
+        "staged_approvals",
+    }
+)
 
 
 def classify(doc: SourceDoc) -> Literal["fleet", "payload"] | FleetError:
@@ -215,6 +226,9 @@ class _Builder:
             strategies=s["strategies"],
             update_runs=s["update_runs"],
             approvals=s["approvals"],
+            staged_strategies=s["staged_strategies"],
+            staged_update_runs=s["staged_update_runs"],
+            staged_approvals=s["staged_approvals"],
             evictions=s["evictions"],
             budgets=s["budgets"],
             resources=tuple(self.resources),
