@@ -87,6 +87,11 @@ def _output_files(source: Path | str, branch: str, cache: Path | None) -> Mappin
         tree.close()
 
 
+def output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping[str, bytes]:
+    """The status and cluster files of the output (a render directory or the output branch)."""
+    return _output_files(source, branch, cache)
+
+
 def describe(
     what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
 ) -> str:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from tests.unit.rollout.stagedkit import (
+    T0,
     UNSCHEDULED,
     Sim,
-    T0,
     binding,
     clusters_at,
     cond,

@@ -1,0 +1,136 @@
+"""Human views of a staged update run: `describe_updaterun` (the `gitfleet status updaterun`
+text: stages in order with their clusters and progress, the gates between them, what is waiting
+and how to approve it) and `mermaid_flow` (stages -> gates -> stages with cluster counts, for the
+markdown `gitfleet plan` comment, which GitHub renders). Both read the run's status document as
+the hub wrote it (and the approval request documents). Called by `gitfleet.rolloutops` and the
+plan report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reconciler.rollout import stagedstatus as st
+
+
+def _cond(holder: Mapping[str, Any], type_: str) -> dict[str, Any] | None:
+    return st.find(holder.get("conditions"), type_)
+
+
+def _cluster_state(entry: Mapping[str, Any]) -> str:
+    succeeded = _cond(entry, st.SUCCEEDED)
+    if succeeded is not None:
+        return "succeeded" if succeeded["status"] == "True" else "FAILED"
+    return "updating" if _cond(entry, st.STARTED) else "waiting"
+
+
+def _stage_state(stage: Mapping[str, Any]) -> str:
+    for type_ in (st.SUCCEEDED, st.PROGRESSING):
+        found = _cond(stage, type_)
+        if found is not None:
+            return str(found["reason"]).removeprefix("StageUpdating")
+    return "NotStarted"
+
+
+def _gate(task: Mapping[str, Any], tasks: Mapping[str, Any], run: str, stage: str) -> str:
+    kind = task.get("type")
+    if kind == "TimedWait":
+        wait = tasks.get("waitTime", "?")
+        done = "elapsed" if _cond(task, st.TASK_ELAPSED) else "waiting"
+        return f"TimedWait {wait}: {done}"
+    name = task.get("approvalRequestName", "")
+    if _cond(task, st.TASK_APPROVED):
+        return f"Approval {name}: approved"
+    if _cond(task, st.TASK_CREATED):
+        return f"Approval {name}: PENDING (approve: gitfleet approve {run} {stage})"
+    return f"Approval {name}: not requested yet"
+
+
+def _approver(doc: Mapping[str, Any] | None) -> str:
+    notes = ((doc or {}).get("metadata") or {}).get("annotations") or {}
+    if "gitfleet.io/approved-by" in notes:
+        commit = str(notes.get("gitfleet.io/approval-commit", ""))[:12]
+        return f" by {notes['gitfleet.io/approved-by']} in {commit}"
+    if "gitfleet.io/approval-not-counted" in notes:
+        return f" (an approval was found but does not count: {notes['gitfleet.io/approval-not-counted']})"
+    return ""
+
+
+def _stage_lines(
+    stage: Mapping[str, Any], config: Mapping[str, Any], run: str, requests: Mapping[str, Any]
+) -> list[str]:
+    name = stage.get("stageName", "")
+    clusters = stage.get("clusters") or []
+    lines = [
+        f"Stage {name}  [{_stage_state(stage)}]  {len(clusters)} cluster(s), "
+        f"maxConcurrency {config.get('maxConcurrency', 1)}"
+    ]
+    for where, key in (("before", "beforeStageTaskStatus"), ("after", "afterStageTaskStatus")):
+        specs = config.get(f"{where}StageTasks") or []
+        for i, task in enumerate(stage.get(key) or []):
+            spec = specs[i] if i < len(specs) else {}
+            gate = _gate(task, spec, run, str(name))
+            lines.append(
+                f"  {where}: {gate}{_approver(requests.get(task.get('approvalRequestName', '')))}"
+            )
+        if where == "before":
+            lines += [f"  - {c['clusterName']}: {_cluster_state(c)}" for c in clusters]
+    return lines
+
+
+def describe_updaterun(doc: Mapping[str, Any], requests: Mapping[str, Any]) -> str:
+    """The run as text; `requests` maps approval request names to their documents."""
+    spec, status = doc.get("spec") or {}, doc.get("status") or {}
+    name = (doc.get("metadata") or {}).get("name", "")
+    lines = [
+        f"{doc.get('kind')}: {name}",
+        f"Placement: {spec.get('placementName')}   Strategy: {spec.get('stagedRolloutStrategyName')}"
+        f"   State: {spec.get('state', 'Initialize')}",
+        f"Resource snapshot index: {status.get('resourceSnapshotIndexUsed', '-')}   "
+        f"Policy snapshot index: {status.get('policySnapshotIndexUsed', '-')}",
+    ]
+    for type_ in (st.INITIALIZED, st.PROGRESSING, st.SUCCEEDED):
+        found = _cond(status, type_)
+        if found is not None:
+            lines.append(
+                f"{type_}: {found['status']} {found['reason']} ({found['lastTransitionTime']}) "
+                f"{found.get('message', '')}".rstrip()
+            )
+    configs = (status.get("stagedUpdateStrategySnapshot") or {}).get("stages") or []
+    for stage, config in zip(status.get("stagesStatus") or [], configs, strict=False):
+        lines += ["", *_stage_lines(stage, config, str(name), requests)]
+    deletion = status.get("deletionStageStatus") or {}
+    if deletion.get("clusters"):
+        lines += ["", f"Deletion stage  [{_stage_state(deletion)}]"]
+        lines += [f"  - {c['clusterName']}: {_cluster_state(c)}" for c in deletion["clusters"]]
+    return "\n".join(lines) + "\n"
+
+
+def _label(text: str) -> str:
+    return text.replace('"', "'")
+
+
+def mermaid_flow(doc: Mapping[str, Any]) -> str:
+    """A Mermaid flowchart: stages (with cluster counts) and the gates between them."""
+    status = doc.get("status") or {}
+    configs = (status.get("stagedUpdateStrategySnapshot") or {}).get("stages") or []
+    nodes: list[str] = []
+    lines = ["flowchart LR"]
+    for i, (stage, config) in enumerate(
+        zip(status.get("stagesStatus") or [], configs, strict=False)
+    ):
+        for j, task in enumerate(config.get("beforeStageTasks") or []):
+            nodes.append(f'b{i}_{j}{{{{"{_label(task["type"])}"}}}}')
+        count = len(stage.get("clusters") or [])
+        nodes.append(f's{i}["{_label(stage["stageName"])}: {count} cluster(s)"]')
+        for j, task in enumerate(config.get("afterStageTasks") or []):
+            what = task["type"] if task["type"] == "Approval" else f"wait {task.get('waitTime')}"
+            nodes.append(f'a{i}_{j}{{{{"{_label(what)}"}}}}')
+    deletion = (status.get("deletionStageStatus") or {}).get("clusters") or []
+    if deletion:
+        nodes.append(f'd["delete: {len(deletion)} cluster(s)"]')
+    if not nodes:
+        return ""
+    lines.append("  " + " --> ".join(nodes))
+    return "\n".join(lines) + "\n"
