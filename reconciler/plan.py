@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from reconciler.output import yaml_bytes
+from reconciler.output import placement_key, yaml_bytes
+from reconciler.rollout.stagedstatus import run_status_path
 
 MAX_DIFF_LINES = 400
 """Diff lines shown per object; longer diffs are cut with a note."""
@@ -50,11 +51,22 @@ class PlacementChanges:
 
 
 @dataclass(frozen=True)
+class RunPreview:
+    """A staged update run the change adds or changes: its status as the head renders it (stages
+    with clusters in order, gates) and the resource snapshot index each cluster has now."""
+
+    path: str
+    doc: Mapping[str, Any]
+    current: Mapping[str, int]
+
+
+@dataclass(frozen=True)
 class Plan:
     """The whole report."""
 
     placements: tuple[PlacementChanges, ...]
     errors: tuple[str, ...]
+    runs: tuple[RunPreview, ...] = ()
 
     def totals(self) -> dict[str, int]:
         out = {"placements": len(self.placements), "added": 0, "changed": 0, "removed": 0}
@@ -168,4 +180,38 @@ def plan_changes(
                 plan.clusters[cluster] = changes
         if plan.gained or plan.lost or plan.clusters:
             plans[key] = plan
-    return Plan(placements=tuple(plans.values()), errors=errors)
+    return Plan(placements=tuple(plans.values()), errors=errors, runs=_run_previews(base, head))
+
+
+def _current_indexes(files: Mapping[str, bytes], key: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for path, data in files.items():
+        parts = path.split("/")
+        if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
+            continue
+        doc = yaml.load(data, Loader=yaml.CSafeLoader) or {}
+        for entry in doc.get("placements") or []:
+            if str(entry.get("key")) == key and "resourceSnapshotIndex" in entry:
+                out[parts[1]] = int(entry["resourceSnapshotIndex"])
+    return out
+
+
+def _spec(data: bytes | None) -> Any:
+    doc = yaml.load(data, Loader=yaml.CSafeLoader) if data else None
+    return doc.get("spec") if isinstance(doc, dict) else None
+
+
+def _run_previews(base: Mapping[str, bytes], head: Mapping[str, bytes]) -> tuple[RunPreview, ...]:
+    """Runs whose spec the change adds or changes."""
+    prefix = run_status_path("").removesuffix(".yaml")
+    out = []
+    for path in sorted(p for p in head if p.startswith(prefix)):
+        if _spec(base.get(path)) == _spec(head[path]):
+            continue
+        doc = yaml.load(head[path], Loader=yaml.CSafeLoader)
+        if not isinstance(doc, dict):
+            continue
+        meta, spec = doc.get("metadata") or {}, doc.get("spec") or {}
+        key = placement_key(str(spec.get("placementName", "")), str(meta.get("namespace") or ""))
+        out.append(RunPreview(path, doc, _current_indexes(base, key)))
+    return tuple(out)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reconciler.plan import Plan
+from reconciler.plan import Plan, RunPreview
+from reconciler.rollout.stagedreport import mermaid_flow, preview_lines
 
 MAX_MARKDOWN_CHARS = 60_000
 """GitHub comments are capped at 65,536 characters; longer plans are cut with a note."""
@@ -19,6 +20,9 @@ def to_json(plan: Plan, base: str, head: str) -> str:
         "head": head,
         "totals": plan.totals(),
         "errors": list(plan.errors),
+        "updateRuns": [
+            {"path": r.path, "preview": preview_lines(r.doc, r.current)} for r in plan.runs
+        ],
         "placements": [
             {
                 "placement": p.key,
@@ -80,6 +84,7 @@ def to_markdown(plan: Plan, base: str, head: str) -> str:
                 "</details>",
                 "",
             ]
+    out += _runs_markdown(plan.runs)
     text = "\n".join(out)
     if len(text) > MAX_MARKDOWN_CHARS:
         text = (
@@ -89,6 +94,19 @@ def to_markdown(plan: Plan, base: str, head: str) -> str:
     return text
 
 
+def _runs_markdown(runs: tuple[RunPreview, ...]) -> list[str]:
+    out: list[str] = []
+    for run in runs:
+        lines = preview_lines(run.doc, run.current)
+        name = (run.doc.get("metadata") or {}).get("name", "")
+        out += [f"### Staged update run `{name}`", "", lines[0], ""]
+        flow = mermaid_flow(run.doc)
+        if flow:
+            out += ["```mermaid", flow.rstrip("\n"), "```", ""]
+        out += [f"- {line.strip()}" for line in lines[1:]] + [""]
+    return out
+
+
 def to_text(plan: Plan, base: str, head: str) -> str:
     t = plan.totals()
     out = [
@@ -96,6 +114,8 @@ def to_text(plan: Plan, base: str, head: str) -> str:
         f"+{t['added']} ~{t['changed']} -{t['removed']}, {t['errors']} error(s)"
     ]
     out += [f"error: {e}" for e in plan.errors]
+    for run in plan.runs:
+        out += preview_lines(run.doc, run.current)
     for p in plan.placements:
         c = p.counts()
         out.append(

@@ -134,3 +134,44 @@ def mermaid_flow(doc: Mapping[str, Any]) -> str:
         return ""
     lines.append("  " + " --> ".join(nodes))
     return "\n".join(lines) + "\n"
+
+
+def preview_lines(doc: Mapping[str, Any], current: Mapping[str, int]) -> list[str]:
+    """What a new or changed run will do: stages with their clusters in order (and the index
+    each has now -> the run's index; an older index is a rollback) and the gates."""
+    spec, status = doc.get("spec") or {}, doc.get("status") or {}
+    name = (doc.get("metadata") or {}).get("name", "")
+    target = status.get("resourceSnapshotIndexUsed")
+    lines = [
+        f"staged update run {name}: placement {spec.get('placementName')}, strategy "
+        f"{spec.get('stagedRolloutStrategyName')}, state {spec.get('state', 'Initialize')}, "
+        f"resource snapshot index {target if target is not None else '-'}"
+    ]
+    failed = _cond(status, st.INITIALIZED)
+    if failed is not None and failed["status"] == "False":
+        return [*lines, f"  will not start: {failed.get('message', '')}"]
+    configs = (status.get("stagedUpdateStrategySnapshot") or {}).get("stages") or []
+    for stage, config in zip(status.get("stagesStatus") or [], configs, strict=False):
+        for task in config.get("beforeStageTasks") or []:
+            lines.append(f"  gate: {task['type']} before {stage['stageName']}")
+        shown = []
+        for entry in stage.get("clusters") or []:
+            cluster = entry["clusterName"]
+            now = current.get(cluster)
+            move = f"{now} -> {target}" if now is not None else f"new -> {target}"
+            rollback = (
+                " (rollback)"
+                if now is not None and target is not None and int(target) < now
+                else ""
+            )
+            shown.append(f"{cluster} ({move}{rollback})")
+        lines.append(f"  stage {stage['stageName']}: {', '.join(shown) or 'no clusters (skipped)'}")
+        for task in config.get("afterStageTasks") or []:
+            what = (
+                task["type"] if task["type"] == "Approval" else f"TimedWait {task.get('waitTime')}"
+            )
+            lines.append(f"  gate: {what} after {stage['stageName']}")
+    deletion = (status.get("deletionStageStatus") or {}).get("clusters") or []
+    if deletion:
+        lines.append(f"  deletion stage: {', '.join(c['clusterName'] for c in deletion)}")
+    return lines
