@@ -227,3 +227,32 @@ def test_no_change_gives_identical_bytes() -> None:
     one = sim.step(timedelta(seconds=5))
     two = sim.step(timedelta(seconds=5))
     assert one.files == two.files
+
+
+def test_namespaced_run_of_a_resource_placement() -> None:
+    from dataclasses import replace
+
+    from reconciler.rollout.model import RolloutInputs
+    from reconciler.rollout.staged import drive_staged_runs
+
+    ns_strategy = strategy([{"name": "prod", **PROD}]) | {"kind": "StagedUpdateStrategy"}
+    ns_strategy["metadata"] = {"name": "strat", "namespace": "team-a"}
+    ns_run = run(placement="web") | {"kind": "StagedUpdateRun"}
+    ns_run["metadata"] = {"name": "run1", "namespace": "team-a"}
+    snap = fleet(ns_strategy, ns_run)
+    assert ("team-a", "run1") in snap.staged_update_runs
+    placement = replace(
+        view([binding("a")]),
+        key="team-a.web",
+        kind="ResourcePlacement",
+        name="web",
+        namespace="team-a",
+    )
+    result = drive_staged_runs(snap, RolloutInputs({"team-a.web": placement}, LABELS, T0), {})
+    (update,) = result.updates
+    assert (update.placement, update.source, dict(update.clusters)) == (
+        "team-a.web",
+        "StagedUpdateRun/team-a/run1",
+        {"a": 1},
+    )
+    assert "status/updateruns/team-a/run1.yaml" in result.files
