@@ -20,9 +20,6 @@ def to_json(plan: Plan, base: str, head: str) -> str:
         "head": head,
         "totals": plan.totals(),
         "errors": list(plan.errors),
-        "updateRuns": [
-            {"path": r.path, "preview": preview_lines(r.doc, r.current)} for r in plan.runs
-        ],
         "placements": [
             {
                 "placement": p.key,
@@ -37,6 +34,10 @@ def to_json(plan: Plan, base: str, head: str) -> str:
             for p in plan.placements
         ],
     }
+    if plan.runs:
+        doc["updateRuns"] = [
+            {"path": r.path, "preview": preview_lines(r.doc, r.current)} for r in plan.runs
+        ]
     return json.dumps(doc, indent=2, sort_keys=True)
 
 
