@@ -3,7 +3,8 @@
 `plan_changes` compares the output of the base revision with the output of the head revision
 (both computed by the pure pass, without any cluster credentials) and reports, per placement, the
 clusters gained and lost and, per cluster, the objects added, changed and removed with unified
-diffs of the rendered manifests. Secret values never appear: Secret manifests are diffed with their
+diffs of the rendered manifests, and for every ClusterGroupUpgrade whose status changes its
+batches, the label ops it would record and whether merging starts it. Secret values never appear: Secret manifests are diffed with their
 values replaced by markers that say which keys changed (no digest of a value either). Pure; the CLI formats.
 """
 
@@ -16,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from reconciler.output import placement_key, yaml_bytes
-from reconciler.rollout.stagedstatus import run_status_path
+from reconciler.output import yaml_bytes
+from reconciler.rollout.stagedreport import RunPreview, run_previews
 
 MAX_DIFF_LINES = 400
 """Diff lines shown per object; longer diffs are cut with a note."""
@@ -51,13 +52,20 @@ class PlacementChanges:
 
 
 @dataclass(frozen=True)
-class RunPreview:
-    """A staged update run the change adds or changes: its status as the head renders it (stages
-    with clusters in order, gates) and the resource snapshot index each cluster has now."""
+class GroupUpgradeChange:
+    """A ClusterGroupUpgrade that the change adds or whose status it changes."""
 
-    path: str
-    doc: Mapping[str, Any]
-    current: Mapping[str, int]
+    key: str
+    """`<namespace>/<name>`."""
+    change: str
+    """added, changed or removed."""
+    batches: tuple[tuple[str, ...], ...] = ()
+    progressing: str = ""
+    """`<status> <reason>: <message>` of its Progressing (or Validated/ClustersSelected) condition."""
+    starts: bool = False
+    """True when merging the change starts the upgrade (it was not started before)."""
+    ops: tuple[str, ...] = ()
+    """Label/annotation overlay ops the change would record: `<cluster> <phase>: +k=v -k`."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,9 @@ class Plan:
 
     placements: tuple[PlacementChanges, ...]
     errors: tuple[str, ...]
+    group_upgrades: tuple[GroupUpgradeChange, ...] = ()
     runs: tuple[RunPreview, ...] = ()
+    """Staged update runs the change adds or changes."""
 
     def totals(self) -> dict[str, int]:
         out = {"placements": len(self.placements), "added": 0, "changed": 0, "removed": 0}
@@ -161,6 +171,73 @@ def _object_changes(
     return changes
 
 
+_CGU_STATUS = "status/clustergroupupgrades/"
+_CGU_STATE = "state/clustergroupupgrades/"
+
+
+def _started(status: Mapping[str, Any]) -> bool:
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    progressing = conds.get("Progressing") or {}
+    return "Succeeded" in conds or progressing.get("status") == "True"
+
+
+def _headline(status: Mapping[str, Any]) -> str:
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    for t in ("Succeeded", "Progressing", "Validated", "ClustersSelected"):
+        c = conds.get(t)
+        if c is not None and (t != "Validated" or c.get("status") != "True"):
+            return f"{t}={c.get('status')} {c.get('reason')}: {c.get('message')}"
+    return ""
+
+
+def _ops(base: Mapping[str, bytes], head: Mapping[str, bytes], path: str) -> tuple[str, ...]:
+    def load(files: Mapping[str, bytes]) -> list[Any]:
+        data = files.get(path)
+        doc = yaml.load(data, Loader=yaml.CSafeLoader) if data is not None else None
+        return list((doc or {}).get("ops") or [])
+
+    before = {(o.get("seq"), o.get("cluster")) for o in load(base)}
+    out = []
+    for op in load(head):
+        if (op.get("seq"), op.get("cluster")) in before:
+            continue
+        adds = [f"+{k}={v}" for k, v in (op.get("addLabels") or {}).items()]
+        adds += [f"-{k}" for k in op.get("removeLabels") or []]
+        adds += [f"+annotation {k}={v}" for k, v in (op.get("addAnnotations") or {}).items()]
+        adds += [f"-annotation {k}" for k in op.get("removeAnnotations") or []]
+        out.append(f"{op.get('cluster')} {op.get('phase')}: {' '.join(adds)}")
+    return tuple(out)
+
+
+def group_upgrade_changes(
+    base: Mapping[str, bytes], head: Mapping[str, bytes]
+) -> tuple[GroupUpgradeChange, ...]:
+    """CGUs whose status differs between the two trees: their plan, state and recorded ops."""
+    out = []
+    paths = sorted(p for p in set(base) | set(head) if p.startswith(_CGU_STATUS))
+    for path in paths:
+        if base.get(path) == head.get(path):
+            continue
+        key = path[len(_CGU_STATUS) : -len(".yaml")]
+        if path not in head:
+            out.append(GroupUpgradeChange(key, "removed"))
+            continue
+        status = (yaml.load(head[path], Loader=yaml.CSafeLoader) or {}).get("status") or {}
+        old = yaml.load(base[path], Loader=yaml.CSafeLoader) if path in base else None
+        was_started = _started((old or {}).get("status") or {})
+        out.append(
+            GroupUpgradeChange(
+                key,
+                "added" if old is None else "changed",
+                tuple(tuple(b) for b in status.get("remediationPlan") or []),
+                _headline(status),
+                _started(status) and not was_started,
+                _ops(base, head, _CGU_STATE + key + ".yaml"),
+            )
+        )
+    return tuple(out)
+
+
 def plan_changes(
     base: Mapping[str, bytes], head: Mapping[str, bytes], errors: tuple[str, ...] = ()
 ) -> Plan:
@@ -180,38 +257,9 @@ def plan_changes(
                 plan.clusters[cluster] = changes
         if plan.gained or plan.lost or plan.clusters:
             plans[key] = plan
-    return Plan(placements=tuple(plans.values()), errors=errors, runs=_run_previews(base, head))
-
-
-def _current_indexes(files: Mapping[str, bytes], key: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for path, data in files.items():
-        parts = path.split("/")
-        if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
-            continue
-        doc = yaml.load(data, Loader=yaml.CSafeLoader) or {}
-        for entry in doc.get("placements") or []:
-            if str(entry.get("key")) == key and "resourceSnapshotIndex" in entry:
-                out[parts[1]] = int(entry["resourceSnapshotIndex"])
-    return out
-
-
-def _spec(data: bytes | None) -> Any:
-    doc = yaml.load(data, Loader=yaml.CSafeLoader) if data else None
-    return doc.get("spec") if isinstance(doc, dict) else None
-
-
-def _run_previews(base: Mapping[str, bytes], head: Mapping[str, bytes]) -> tuple[RunPreview, ...]:
-    """Runs whose spec the change adds or changes."""
-    prefix = run_status_path("").removesuffix(".yaml")
-    out = []
-    for path in sorted(p for p in head if p.startswith(prefix)):
-        if _spec(base.get(path)) == _spec(head[path]):
-            continue
-        doc = yaml.load(head[path], Loader=yaml.CSafeLoader)
-        if not isinstance(doc, dict):
-            continue
-        meta, spec = doc.get("metadata") or {}, doc.get("spec") or {}
-        key = placement_key(str(spec.get("placementName", "")), str(meta.get("namespace") or ""))
-        out.append(RunPreview(path, doc, _current_indexes(base, key)))
-    return tuple(out)
+    return Plan(
+        placements=tuple(plans.values()),
+        errors=errors,
+        group_upgrades=group_upgrade_changes(base, head),
+        runs=run_previews(base, head),
+    )

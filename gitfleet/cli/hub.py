@@ -116,9 +116,14 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
 
 
 @main.command()
-@click.argument("what", type=click.Choice(["placement", "cluster", "updaterun"]))
+@click.argument("what", type=click.Choice(["placement", "cluster", "cgu", "updaterun"]))
 @click.argument("name")
-@click.option("--namespace", "-n", default="", help="The namespace of a ResourcePlacement.")
+@click.option(
+    "--namespace",
+    "-n",
+    default="",
+    help="The namespace of a ResourcePlacement or ClusterGroupUpgrade (cgu: default `default`).",
+)
 @click.option(
     "--repo",
     default=".",
@@ -130,8 +135,8 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
 def status(
     what: str, name: str, namespace: str, repo: str, output_branch: str, cache: Path | None
 ) -> None:
-    """Describe a placement, a cluster or a staged update run from the output branch, like
-    `kubectl describe` (`updaterun`: stages, gates, clusters and live progress)."""
+    """Describe a placement, a cluster, a ClusterGroupUpgrade (cgu) or a staged update run from
+    the output branch, like `kubectl describe` (`updaterun`: stages, gates, clusters, progress)."""
     if what == "updaterun":
         try:
             text = rollout.describe_updaterun(name, namespace, repo, output_branch, cache)

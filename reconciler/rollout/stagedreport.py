@@ -1,16 +1,20 @@
 """Human views of a staged update run: `describe_updaterun` (the `gitfleet status updaterun`
 text: stages in order with their clusters and progress, the gates between them, what is waiting
 and how to approve it) and `mermaid_flow` (stages -> gates -> stages with cluster counts, for the
-markdown `gitfleet plan` comment, which GitHub renders). Both read the run's status document as
-the hub wrote it (and the approval request documents). Called by `gitfleet.rolloutops` and the
-plan report.
+markdown `gitfleet plan` comment, which GitHub renders). `run_previews` finds the runs a change
+adds or changes (with the index each cluster has now, so a rollback shows). All read the run's
+status document as the hub wrote it. Called by `gitfleet.rolloutops`, `plan` and `planreport`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
+from reconciler.output import placement_key
 from reconciler.rollout import stagedstatus as st
 
 
@@ -175,3 +179,61 @@ def preview_lines(doc: Mapping[str, Any], current: Mapping[str, int]) -> list[st
     if deletion:
         lines.append(f"  deletion stage: {', '.join(c['clusterName'] for c in deletion)}")
     return lines
+
+
+@dataclass(frozen=True)
+class RunPreview:
+    """A staged update run a change adds or changes: its status as the head renders it (stages
+    with clusters in order, gates) and the resource snapshot index each cluster has now."""
+
+    path: str
+    doc: Mapping[str, Any]
+    current: Mapping[str, int]
+
+
+def _current_indexes(files: Mapping[str, bytes], key: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for path, data in files.items():
+        parts = path.split("/")
+        if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
+            continue
+        doc = yaml.load(data, Loader=yaml.CSafeLoader) or {}
+        for entry in doc.get("placements") or []:
+            if str(entry.get("key")) == key and "resourceSnapshotIndex" in entry:
+                out[parts[1]] = int(entry["resourceSnapshotIndex"])
+    return out
+
+
+def _spec(data: bytes | None) -> Any:
+    doc = yaml.load(data, Loader=yaml.CSafeLoader) if data else None
+    return doc.get("spec") if isinstance(doc, dict) else None
+
+
+def run_previews(base: Mapping[str, bytes], head: Mapping[str, bytes]) -> tuple[RunPreview, ...]:
+    """Runs whose spec a change (output `base` -> output `head`) adds or changes."""
+    prefix = st.run_status_path("").removesuffix(".yaml")
+    out = []
+    for path in sorted(p for p in head if p.startswith(prefix)):
+        if _spec(base.get(path)) == _spec(head[path]):
+            continue
+        doc = yaml.load(head[path], Loader=yaml.CSafeLoader)
+        if not isinstance(doc, dict):
+            continue
+        meta, spec = doc.get("metadata") or {}, doc.get("spec") or {}
+        key = placement_key(str(spec.get("placementName", "")), str(meta.get("namespace") or ""))
+        out.append(RunPreview(path, doc, _current_indexes(base, key)))
+    return tuple(out)
+
+
+def runs_markdown(runs: tuple[RunPreview, ...]) -> list[str]:
+    """Markdown sections (with a Mermaid flowchart each) for the plan comment."""
+    out: list[str] = []
+    for run in runs:
+        lines = preview_lines(run.doc, run.current)
+        name = (run.doc.get("metadata") or {}).get("name", "")
+        out += [f"### Staged update run `{name}`", "", lines[0], ""]
+        flow = mermaid_flow(run.doc)
+        if flow:
+            out += ["```mermaid", flow.rstrip("\n"), "```", ""]
+        out += [f"- {line.strip()}" for line in lines[1:]] + [""]
+    return out
