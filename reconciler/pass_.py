@@ -181,6 +181,7 @@ def reconcile(
     files = assemble_clusters(plans, kept, prior, views, prior_index)
     files.update(rollout.files)
     files.update(distributed.files)
+    files.update(distributed.status_files(files))
     files.update(placement_status_files(plans, prior, reports or {}, now))
     files.update(decision_files(plans, prior))
     files.update(profile_files(views))
