@@ -7,6 +7,8 @@ history until an operator accepts it; otherwise render with `reconciler.pass_.re
 only when the tree changed, and push fast-forward only. A rejected push means another writer
 moved: fetch, recompute, retry with capped backoff and jitter. `Hub.run` repeats passes on a
 timer or when triggered, coalescing triggers that arrive during a pass into one more pass.
+A pass also runs, without new input, when a rollout timer it recorded
+(`Gitfleet-Wakeup`, e.g. unavailablePeriodSeconds) is due; it commits only what changed.
 Called by `gitfleet reconcile`.
 """
 
@@ -21,9 +23,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
+from gitfleet.load.model import FleetSnapshot, PathCommit
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
+from gitfleet.repo.branches import last_changes
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, blob_id, commit_files
@@ -36,6 +41,8 @@ from renderers import load_fleet
 
 SOURCE_TRAILER = "Gitfleet-Source"
 REPORTS_TRAILER = "Gitfleet-Reports"
+WAKEUP_TRAILER = "Gitfleet-Wakeup"
+"""When a rollout timer of this output is due (the hub passes again then, even without input)."""
 STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
 MAX_PUSH_ATTEMPTS = 8
 
@@ -123,6 +130,19 @@ def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
     return values[-1] if values else None
 
 
+APPROVAL_KINDS = ("ClusterApprovalRequest", "ApprovalRequest")
+
+
+def with_approval_commits(fleet: FleetSnapshot, repo: Path, source: str) -> FleetSnapshot:
+    """The fleet with who last changed each approval file (the approving commit)."""
+    paths = [o.file for k, o in fleet.origins.items() if k[0] in APPROVAL_KINDS]
+    if not paths:
+        return fleet
+    changes = last_changes(repo, source, paths)
+    commits = {p: PathCommit(c.commit, c.author, c.committer) for p, c in changes.items()}
+    return replace(fleet, file_commits=commits)
+
+
 def _now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
@@ -149,6 +169,9 @@ class Hub:
         self._ids = _BlobIds()
         self._listing: tuple[str, dict[str, tuple[str, int]]] | None = None
         """(output commit, its listing) when this hub wrote or last read that commit."""
+        self.next_wakeup: datetime | None = None
+        """The earliest rollout timer of the last pass (None: none)."""
+        self._wakeup_known = False
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -218,7 +241,11 @@ class Hub:
             return PassReport("source-rewritten", source, output, message=problem)
         digest = self._reports_digest()
         recorded_inputs = (_last(recorded, SOURCE_TRAILER), _last(recorded, REPORTS_TRAILER))
-        if (source, digest, output) == self._last_inputs or recorded_inputs == (source, digest):
+        unchanged = (source, digest, output) == self._last_inputs or recorded_inputs == (
+            source,
+            digest,
+        )
+        if unchanged and not self._timer_due(recorded):
             return PassReport("skipped", source, output, message="inputs unchanged")
         report = self._render_and_push(source, output, digest)
         self._last_inputs = (source, digest, report.output)
@@ -229,9 +256,21 @@ class Hub:
         self._timings.append((step, now - self._mark))
         self._mark = now
 
+    def _timer_due(self, recorded: Mapping[str, list[str]]) -> bool:
+        """A rollout timer is due: the last pass's, or (after a restart) the output's trailer."""
+        wakeup = self.next_wakeup
+        if not self._wakeup_known:
+            text = _last(recorded, WAKEUP_TRAILER)
+            try:
+                wakeup = parse_time(text) if text else None
+            except ValueError:
+                wakeup = None
+        return wakeup is not None and wakeup <= self._clock()
+
     def _render_and_push(self, source: str, output: str | None, digest: str) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
             fleet = load_fleet(tree)
+        fleet = with_approval_commits(fleet, self.mirror.path, source)
         self._lap("load")
         prior_tree = self._open_output(output)
         try:
@@ -246,8 +285,13 @@ class Hub:
         finally:
             if prior_tree is not None:
                 prior_tree.close()
+        self.next_wakeup, self._wakeup_known = result.next_wakeup, True
         subject, body, trailers = summary.message_parts(source)
         trailers[REPORTS_TRAILER] = digest
+        if result.next_wakeup is not None:
+            trailers[WAKEUP_TRAILER] = format_time(result.next_wakeup)
+        for key, value in result.trailers:
+            trailers.setdefault(key, value)
         author = self.mirror.log(source, max_count=1)
         if author:
             trailers["Gitfleet-Source-Author"] = (
@@ -327,6 +371,9 @@ class Hub:
             on_report(report)
             failures = failures + 1 if report.outcome in ("source-unavailable", "rejected") else 0
             wait = interval if failures == 0 else min(interval * 2**failures, 300.0)
+            if self.next_wakeup is not None:  # wake up when a rollout timer is due
+                due = (self.next_wakeup - self._clock()).total_seconds()
+                wait = max(min(wait, due), 0.0)
             if trigger.is_set():
                 continue
             trigger.wait(wait)
