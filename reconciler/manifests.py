@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -38,6 +39,7 @@ _by_source: OrderedDict[int, tuple[Any, Manifest]] = OrderedDict()
 MAX_OUTCOMES = 500_000
 """Override outcomes remembered across passes (`OverrideRenderer._remembered`)."""
 _outcomes: OrderedDict[tuple[Any, ...], Manifest | str | None] = OrderedDict()
+_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,12 @@ def manifest_of(obj: Mapping[str, Any]) -> Manifest:
     if data is None:
         data = _by_hash[digest] = dump_yaml(obj).encode()
         _held += len(data)
-        while _held > MEMO_BYTES:
-            _held -= len(_by_hash.popitem(last=False)[1])
+        with suppress(KeyError):  # KeyError: another hub thread emptied it meanwhile
+            while _held > MEMO_BYTES:
+                _held -= len(_by_hash.popitem(last=False)[1])
     else:
-        _by_hash.move_to_end(digest)
+        with suppress(KeyError):
+            _by_hash.move_to_end(digest)
     return Manifest(object_file_name(obj), data, object_identity(obj), digest)
 
 
@@ -77,12 +81,14 @@ def source_manifest(obj: Mapping[str, Any]) -> Manifest:
     serialised again. Each entry keeps its object alive (its id cannot be reused meanwhile)."""
     hit = _by_source.get(id(obj))
     if hit is not None and hit[0] is obj:
-        _by_source.move_to_end(id(obj))
+        with suppress(KeyError):
+            _by_source.move_to_end(id(obj))
         return hit[1]
     manifest = manifest_of(obj)
     _by_source[id(obj)] = (obj, manifest)
-    if len(_by_source) > MAX_SOURCES:
-        _by_source.popitem(last=False)
+    with suppress(KeyError):
+        if len(_by_source) > MAX_SOURCES:
+            _by_source.popitem(last=False)
     return manifest
 
 
@@ -155,16 +161,19 @@ class OverrideRenderer:
         depends on (`PlacementOverrides.result_key`), so a long-running hub re-applies and
         re-serialises only what an edit touched."""
         key = self._overrides.result_key(sel, view)
-        if key in _outcomes:
-            _outcomes.move_to_end(key)
-            return _outcomes[key]
+        found = _outcomes.get(key, _MISSING)
+        if found is not _MISSING:
+            with suppress(KeyError):
+                _outcomes.move_to_end(key)
+            return found  # type: ignore[return-value]
         applied = self._overrides.apply(sel, view)
         outcome: Manifest | str | None = applied.error
         if applied.error is None and applied.obj is not None:
             outcome = self._manifest(applied.obj)
         _outcomes[key] = outcome
-        if len(_outcomes) > MAX_OUTCOMES:
-            _outcomes.popitem(last=False)
+        with suppress(KeyError):
+            if len(_outcomes) > MAX_OUTCOMES:
+                _outcomes.popitem(last=False)
         return outcome
 
     def _wrapped(

@@ -12,6 +12,7 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
+from contextlib import suppress
 from typing import Any
 
 from gitfleet.load.yamlio import dump_yaml
@@ -78,12 +79,14 @@ def yaml_bytes(doc: Any) -> bytes:
     key = hashlib.sha256(text.encode()).digest()
     data = _emitted.get(key)
     if data is not None:
-        _emitted.move_to_end(key)
+        with suppress(KeyError):  # another hub thread may have dropped it meanwhile
+            _emitted.move_to_end(key)
         return data
     data = _emitted[key] = dump_yaml(doc).encode()
     _held += len(data)
-    while _held > EMITTED_BYTES:
-        _held -= len(_emitted.popitem(last=False)[1])
+    with suppress(KeyError):
+        while _held > EMITTED_BYTES:
+            _held -= len(_emitted.popitem(last=False)[1])
     return data
 
 

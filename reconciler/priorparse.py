@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
+from contextlib import suppress
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import yaml
@@ -44,6 +45,7 @@ _cache: OrderedDict[bytes, Any] = OrderedDict()
 _held = 0
 _derived: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _interned: dict[Hashable, Any] = {}
+_MISSING = object()
 
 
 def _blob_id(data: bytes) -> str:
@@ -62,9 +64,11 @@ def derive_own(output: Mapping[str, bytes], path: str, tag: str, derive: Callabl
     Raises KeyError when the file is absent, yaml.YAMLError or derive's exceptions (nothing is
     cached then). The result is shared: read it, never change it."""
     key = (tag, blob_key(output, path))
-    if key in _derived:
-        _derived.move_to_end(key)
-        return _derived[key]  # type: ignore[no-any-return]
+    found = _derived.get(key, _MISSING)
+    if found is not _MISSING:
+        with suppress(KeyError):  # another hub thread may have dropped it meanwhile
+            _derived.move_to_end(key)
+        return found  # type: ignore[no-any-return]
     value = derive(yaml.load(output[path], Loader=yaml.CSafeLoader))
     _keep(key, value)
     return value
@@ -78,15 +82,17 @@ def remember(data: bytes, tag: str, value: Any) -> None:
 
 def _keep(key: tuple[str, str], value: Any) -> None:
     _derived[key] = value
-    _derived.move_to_end(key)
-    if len(_derived) > MAX_DERIVED:
-        _derived.popitem(last=False)
+    with suppress(KeyError):
+        _derived.move_to_end(key)
+        if len(_derived) > MAX_DERIVED:
+            _derived.popitem(last=False)
 
 
 def shared(key: Hashable, make: Callable[[], T]) -> T:
     """One shared instance per `key`: `make()` the first time, the same object afterwards."""
-    if key in _interned:
-        return _interned[key]  # type: ignore[no-any-return]
+    found = _interned.get(key, _MISSING)
+    if found is not _MISSING:
+        return found  # type: ignore[no-any-return]
     if len(_interned) >= MAX_INTERNED:
         _interned.clear()
     value = _interned[key] = make()

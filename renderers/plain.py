@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import suppress
 
 from gitfleet.api.errors import FleetError
 from gitfleet.api.limits import Limits
@@ -54,11 +55,13 @@ class PlainRenderer:
         key = (path, oid, ctx.limits)
         hit = _parsed.get(key)
         if hit is not None:
-            _parsed.move_to_end(key)
+            with suppress(KeyError):  # another hub thread may have dropped it meanwhile
+                _parsed.move_to_end(key)
             return hit
         result = _parsed[key] = self._render_file(path, ctx)
-        if len(_parsed) > MAX_CACHED_FILES:
-            _parsed.popitem(last=False)
+        with suppress(KeyError):
+            if len(_parsed) > MAX_CACHED_FILES:
+                _parsed.popitem(last=False)
         return result
 
     def _render_file(self, path: str, ctx: RenderContext) -> RenderResult:

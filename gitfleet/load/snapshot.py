@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import suppress
 from typing import Any, Literal
 
 from gitfleet.api import Fleet, to_member_cluster
@@ -146,12 +147,14 @@ def _parse_once(body: dict[str, Any]) -> tuple[KubeObject | None, list[FieldIssu
     model without validating again. Models and issues are shared: read them only."""
     hit = _validated.get(id(body))
     if hit is not None and hit[0] is body:
-        _validated.move_to_end(id(body))
+        with suppress(KeyError):  # another hub thread may have dropped it meanwhile
+            _validated.move_to_end(id(body))
         return hit[1]
     result = parse_object(body)
     _validated[id(body)] = (body, result)
-    if len(_validated) > MAX_VALIDATED:
-        _validated.popitem(last=False)
+    with suppress(KeyError):
+        if len(_validated) > MAX_VALIDATED:
+            _validated.popitem(last=False)
     return result
 
 
