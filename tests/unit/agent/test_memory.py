@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 
 from gitfleet.agent.client import Conflict, Invalid, NotFound, ServerError, Throttled
+from gitfleet.agent.inventory import read_inventory
 from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.agent.run import run_once
+from gitfleet.api import find_condition
 
 from .conftest import COMMIT, COMMIT2, NOW, cm, deployment, directory, ns, options
 
@@ -124,17 +126,14 @@ def test_prune_of_object_with_finalizer_waits_for_controller() -> None:
         NOW,
         options(),
     )
-    run_once(
-        cluster,
-        "c1",
-        directory("c1", {"app": [ns("app"), cm("b")]}),
-        COMMIT2,
-        report,
-        NOW,
-        options(),
-    )
+    remaining = directory("c1", {"app": [ns("app"), cm("b")]})
+    blocked = run_once(cluster, "c1", remaining, COMMIT2, report, NOW, options())
     live = cluster.get("v1", "ConfigMap", "app", "held")
     assert live is not None and live["metadata"]["deletionTimestamp"]
+    passed = find_condition(blocked.conditions, "gitfleet.io/PassCompleted")
+    assert passed is not None and (passed.status, passed.reason) == ("False", "PruneFailed")
+    assert "ConfigMap/app/held" in passed.message and "example.com/cleanup" in passed.message
+    assert ("v1", "ConfigMap", "app", "held") in read_inventory(cluster)["app"]
     cluster.patch(
         "v1",
         "ConfigMap",
@@ -144,3 +143,7 @@ def test_prune_of_object_with_finalizer_waits_for_controller() -> None:
         field_manager="controller",
     )
     assert cluster.get("v1", "ConfigMap", "app", "held") is None
+    done = run_once(cluster, "c1", remaining, COMMIT2, blocked, NOW, options())
+    passed = find_condition(done.conditions, "gitfleet.io/PassCompleted")
+    assert passed is not None and passed.status == "True"
+    assert ("v1", "ConfigMap", "app", "held") not in read_inventory(cluster)["app"]
