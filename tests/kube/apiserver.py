@@ -134,14 +134,20 @@ class ApiServer:
         port, token = free_port(), secrets.token_hex(24)
         (work / "tokens.csv").write_text(f'{token},gitfleet-test,1,"system:masters"\n')
         key, pub = work / "sa.key", work / "sa.pub"
-        subprocess.run(["openssl", "genrsa", "-out", str(key), "2048"], check=True, capture_output=True)
+        subprocess.run(
+            ["openssl", "genrsa", "-out", str(key), "2048"], check=True, capture_output=True
+        )
         subprocess.run(
             ["openssl", "rsa", "-in", str(key), "-pubout", "-out", str(pub)],
             check=True,
             capture_output=True,
         )
         argv = ["kube-apiserver", f"--etcd-servers={etcd.url}", f"--etcd-prefix=/{prefix}"]
-        argv += [f"--secure-port={port}", "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1"]
+        argv += [
+            f"--secure-port={port}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+        ]
         argv += [f"--cert-dir={work / 'certs'}", f"--token-auth-file={work / 'tokens.csv'}"]
         argv += ["--authorization-mode=RBAC", "--service-cluster-ip-range=10.0.0.0/24"]
         argv += ["--service-account-issuer=https://kubernetes.default.svc"]

@@ -9,6 +9,7 @@ kube-apiserver or openssl is missing (`hack/tools.sh` builds the first two).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -97,10 +98,8 @@ class Names:
 
 def fresh_inventory(client: ClusterClient) -> None:
     """Delete the agent inventory left by an earlier test (one agent per cluster)."""
-    try:
+    with contextlib.suppress(NotFound):
         client.delete("v1", "ConfigMap", INVENTORY_NAMESPACE, INVENTORY_NAME)
-    except NotFound:
-        pass
 
 
 @pytest.fixture
