@@ -20,7 +20,7 @@ from typing import Any
 
 from gitfleet.agent.client import FIELD_MANAGER, ClusterClient, ClusterError, Invalid, Obj
 from gitfleet.agent.desired import Desired
-from gitfleet.agent.drift import clean, diff_objects, missing_object_diff
+from gitfleet.agent.drift import as_stored, clean, diff_objects, missing_object_diff
 from gitfleet.agent.fields import contains
 from gitfleet.agent.health import State, availability
 from gitfleet.agent.inventory import ANNOTATION_HASH, LABEL_CLUSTER, LABEL_PLACEMENT, is_owned
@@ -206,7 +206,7 @@ class Applier:
         meta = live.get("metadata") or {}
         if meta.get("deletionTimestamp") or _hash(live) != desired.entry.hash:
             return False
-        return contains(live, {k: v for k, v in config.items() if k != "status"})
+        return contains(live, {k: v for k, v in as_stored(config).items() if k != "status"})
 
     def compare(
         self, desired: Desired, manifest: Mapping[str, Any], live: Obj

@@ -2,7 +2,9 @@
 
 `clean` drops the fields irrelevant in a comparison (server-set metadata, status, and labels or
 annotations whose key contains `kubernetes.io/`, `k8s.io/`, `kubernetes-fleet.io/` or gitfleet's
-own `gitfleet.io/`). `diff_objects` compares a cleaned hub manifest with a cleaned live object
+own `gitfleet.io/`) and, like the API server, turns a Secret's `stringData` into `data`
+(`as_stored`, so a stringData Secret is neither re-applied nor reported as drifted on every pass).
+`diff_objects` compares a cleaned hub manifest with a cleaned live object
 and returns details sorted by path, with values rendered like Go's `%v`; details of a Secret
 under `/data` and `/stringData` have their values redacted, so Secret values never leave the
 cluster. Called by `gitfleet.agent.apply`.
@@ -10,6 +12,7 @@ cluster. Called by `gitfleet.agent.apply`.
 
 from __future__ import annotations
 
+import base64
 import copy
 from collections.abc import Mapping
 from decimal import Decimal
@@ -38,9 +41,22 @@ _META_DROP = (
 _KEY_MARKERS = ("kubernetes.io/", "k8s.io/", "kubernetes-fleet.io/", "gitfleet.io/")
 
 
-def clean(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `obj` without the fields §6.3 ignores in comparisons."""
+def as_stored(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `obj` as the API server stores it: a Secret's write-only `stringData` merged
+    into `data` (base64), which is what a real server returns (it never returns stringData)."""
     out = copy.deepcopy(dict(obj))
+    if out.get("kind") != "Secret" or not isinstance(out.get("stringData"), Mapping):
+        return out
+    data = dict(out.get("data") or {})
+    for key, value in out.pop("stringData").items():
+        data[key] = base64.b64encode(str(value).encode()).decode()
+    out["data"] = data
+    return out
+
+
+def clean(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `obj` without the fields §6.3 ignores in comparisons (Secrets `as_stored`)."""
+    out = as_stored(obj)
     out.pop("status", None)
     meta = out.get("metadata")
     if isinstance(meta, dict):

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.agent.builtin import BUILTIN_KINDS, crd_kinds, group_of
+from gitfleet.agent.drift import as_stored
 from gitfleet.agent.client import (
     Conflict,
     Invalid,
@@ -133,7 +134,7 @@ class InMemoryCluster:
         self, obj: Mapping[str, Any], *, field_manager: str, force: bool, dry_run: bool
     ) -> Obj:
         self._call("apply")
-        config = copy.deepcopy(dict(obj))
+        config = as_stored(obj)
         key, info = self._check_target(config)
         if not dry_run:
             self._write_fault()
@@ -166,7 +167,7 @@ class InMemoryCluster:
         self._write_fault()
         stored = copy.deepcopy(current)
         body = {k: v for k, v in patch.items() if k != "status"}
-        stored.obj = merge_patch(stored.obj, body)
+        stored.obj = as_stored(merge_patch(stored.obj, body))
         stored.obj["status"] = copy.deepcopy(current.obj.get("status"))
         if stored.obj["status"] is None:
             del stored.obj["status"]

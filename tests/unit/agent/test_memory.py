@@ -147,3 +147,20 @@ def test_prune_of_object_with_finalizer_waits_for_controller() -> None:
     passed = find_condition(done.conditions, "gitfleet.io/PassCompleted")
     assert passed is not None and passed.status == "True"
     assert ("v1", "ConfigMap", "app", "held") not in read_inventory(cluster)["app"]
+
+
+def test_string_data_secret_is_stored_as_data_and_not_reapplied() -> None:
+    cluster = InMemoryCluster()
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s", "namespace": "app"},
+        "stringData": {"password": "pw"},
+    }
+    files = directory("c1", {"app": [ns("app"), secret]})
+    report = run_once(cluster, "c1", files, COMMIT, None, NOW, options())
+    live = cluster.get("v1", "Secret", "app", "s")
+    assert live is not None and "stringData" not in live and live["data"] == {"password": "cHc="}
+    writes = cluster.writes
+    run_once(cluster, "c1", files, COMMIT, report, NOW, options())
+    assert cluster.writes == writes
