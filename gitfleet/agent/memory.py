@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.agent.builtin import BUILTIN_KINDS, crd_kinds, group_of
-from gitfleet.agent.drift import as_stored
 from gitfleet.agent.client import (
     Conflict,
     Invalid,
@@ -45,6 +44,7 @@ from gitfleet.agent.client import (
     ServerError,
     Throttled,
 )
+from gitfleet.agent.drift import as_stored
 from gitfleet.agent.fields import (
     Path,
     delete_path,
