@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from gitfleet.agent import managed
+from gitfleet.agent.managed import ALL, Fields
 from gitfleet.api import PatchDetail
 from gitfleet.api.report import MAX_ENTRIES
 
@@ -78,10 +80,14 @@ def clean(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def diff_objects(hub: Any, member: Any, *, secret: bool = False) -> list[PatchDetail]:
-    """Differences hub -> member, sorted by path, at most 100; Secret values redacted."""
+def diff_objects(
+    hub: Any, member: Any, *, secret: bool = False, owned: Fields | None = None
+) -> list[PatchDetail]:
+    """Differences hub -> member, sorted by path, at most 100; Secret values redacted. With
+    `owned` (the live object's `managed.ownership`), a field only the member has is a difference
+    only when some field manager set it (server defaults are not)."""
     details: list[PatchDetail] = []
-    _walk(hub, member, "", details)
+    _walk(hub, member, "", details, owned if owned is not None else ALL)
     details.sort(key=lambda d: d.path)
     if secret:
         details = [_redact(d) for d in details]
@@ -93,26 +99,31 @@ def missing_object_diff() -> list[PatchDetail]:
     return [PatchDetail(path="/", value_in_hub=WHOLE_OBJECT)]
 
 
-def _walk(hub: Any, member: Any, path: str, out: list[PatchDetail]) -> None:
+def _walk(hub: Any, member: Any, path: str, out: list[PatchDetail], owner: Fields | None) -> None:
     if isinstance(hub, Mapping) and isinstance(member, Mapping):
         for key in sorted(set(hub) | set(member)):
             child = f"{path}/{_escape(str(key))}"
+            below = managed.child(owner, str(key))
             if key not in member:
                 out.append(PatchDetail(path=child, value_in_hub=go_value(hub[key])))
             elif key not in hub:
-                out.append(PatchDetail(path=child, value_in_member=go_value(member[key])))
+                if below is not None:
+                    out.append(PatchDetail(path=child, value_in_member=go_value(member[key])))
             else:
-                _walk(hub[key], member[key], child, out)
+                _walk(hub[key], member[key], child, out, below)
         return
     if isinstance(hub, list) and isinstance(member, list):
         for i in range(max(len(hub), len(member))):
             child = f"{path}/{i}"
             if i >= len(member):
                 out.append(PatchDetail(path=child, value_in_hub=go_value(hub[i])))
-            elif i >= len(hub):
-                out.append(PatchDetail(path=child, value_in_member=go_value(member[i])))
+                continue
+            below = managed.item(owner, i, member[i])
+            if i >= len(hub):
+                if below is not None:
+                    out.append(PatchDetail(path=child, value_in_member=go_value(member[i])))
             else:
-                _walk(hub[i], member[i], child, out)
+                _walk(hub[i], member[i], child, out, below)
         return
     if not _equal(hub, member):
         out.append(

@@ -55,6 +55,7 @@ from gitfleet.agent.fields import (
     spec_part,
     without_versions,
 )
+from gitfleet.agent.managed import fields_v1
 
 Key = tuple[str, str, str, str]
 """(group, kind, namespace or '', name)."""
@@ -376,10 +377,14 @@ class InMemoryCluster:
             {
                 "manager": manager,
                 "operation": stored.operations.get(manager, "Update"),
-                "fields": sorted(".".join(p) for p in stored.owners[manager]),
+                "apiVersion": obj["apiVersion"],
+                "fieldsType": "FieldsV1",
+                "fieldsV1": fields_v1(sorted(stored.owners[manager])),
             }
             for manager in sorted(stored.owners)
         ]
+        if not obj["metadata"]["managedFields"]:
+            del obj["metadata"]["managedFields"]  # the API server omits an empty list
         return obj
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.kube.conftest import Counting, Names
 from tests.kube.helpers import agent_pass, failures, other_manager_apply, placement
-from tests.unit.agent.conftest import COMMIT2, cm, ns
+from tests.unit.agent.conftest import COMMIT2, cm, deployment, ns
 
 
 def paths(details: Any) -> dict[str, tuple[str | None, str | None]]:
@@ -125,3 +125,36 @@ def test_drift_with_always_is_corrected_by_the_next_pass(kube: Counting, names: 
     agent_pass(kube, names.cluster, {names.key: objs}, first, commit=COMMIT2)
     live = kube.get("v1", "ConfigMap", n, "x")
     assert live is not None and live["data"] == {"k": "v"}
+
+
+def test_full_comparison_ignores_server_defaults_but_reports_member_edits(
+    kube: Counting, names: Names
+) -> None:
+    n = names.namespace
+    strategy = {"type": "ServerSideApply", "comparisonOption": "FullComparison"}
+    web = deployment("web", n)
+    first = agent_pass(kube, names.cluster, {names.key: [ns(n), web]}, strategy=strategy)
+    assert (
+        placement(first, names.key).drifted_placements == []
+    )  # strategy, revisionHistoryLimit, ...
+    live = kube.get("apps/v1", "Deployment", n, "web")
+    assert live is not None and live["spec"]["revisionHistoryLimit"] == 10  # a server default
+    edit = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": n, "labels": {"team": "ops"}},
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "c", "imagePullPolicy": "Always"}]}}
+        },
+    }
+    other_manager_apply(kube, edit, "kubectl-edit")
+    second = agent_pass(kube, names.cluster, {names.key: [ns(n), web]}, first, strategy=strategy)
+    drifted = {
+        d.name: paths(d.observed_drifts) for d in placement(second, names.key).drifted_placements
+    }
+    assert drifted == {
+        "web": {
+            "/metadata/labels": (None, "map[team:ops]"),
+            "/spec/template/spec/containers/0/imagePullPolicy": (None, "Always"),
+        }
+    }

@@ -68,8 +68,8 @@ def test_field_ownership_conflicts(second: str, force: bool, error: type[Excepti
         return
     result = apply(cluster, cm("a", k="2"), second, force=force)
     assert result["data"] == {"k": "2"}
-    owners = {f["manager"]: f["fields"] for f in result["metadata"]["managedFields"]}
-    assert "data.k" in owners[second]
+    owners = {f["manager"]: f["fieldsV1"] for f in result["metadata"]["managedFields"]}
+    assert "f:k" in owners[second]["f:data"]  # the API server's fieldsV1 encoding
 
 
 def test_fields_removed_when_no_longer_applied_unless_shared() -> None:

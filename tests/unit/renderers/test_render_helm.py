@@ -92,6 +92,20 @@ def test_chart_folder_is_one_unit_owning_its_files(tmp_path: Path) -> None:
     assert plan.ignored == ()
 
 
+def test_chart_and_kustomization_nesting_has_one_owner(tmp_path: Path) -> None:
+    files = {
+        **WEB,
+        "resources/web/extra/kustomization.yaml": "resources: []\n",
+        "resources/kz/kustomization.yaml": "resources: []\n",
+        "resources/kz/chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    }
+    plan = plan_units(make_tree(tmp_path, files), Limits())
+    assert [(u.renderer, u.path) for u in plan.units] == [
+        ("kustomize", "resources/kz/kustomization.yaml"),
+        ("helm", CHART),
+    ]
+
+
 @needs_helm
 def test_local_chart_renders_without_hooks_with_crds_and_fleet_values(tmp_path: Path) -> None:
     docs, errors = render(make_tree(tmp_path, WEB), values={"team": "blue"})
