@@ -57,8 +57,10 @@ build_kubernetes() {
   minor="$(echo "$K8S_VERSION" | cut -d. -f2)"
   local ldflags="-s -w -X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=$minor"
   ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
-  (cd "$SRC/kubernetes" && $NICE "$GO" build -ldflags "$ldflags" -o "$BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
-  (cd "$SRC/kubernetes" && $NICE "$GO" build -ldflags "$ldflags" -o "$BIN/kubectl" k8s.io/kubernetes/cmd/kubectl)
+  for cmd in kube-apiserver kubectl; do
+    (cd "$SRC/kubernetes" && $NICE "$GO" build -ldflags "$ldflags" -o "$BIN/.$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd")
+    mv "$BIN/.$cmd.tmp" "$BIN/$cmd"   # a killed build never leaves a binary that looks finished
+  done
 }
 
 build_etcd() {
@@ -66,7 +68,8 @@ build_etcd() {
   log "building etcd $ETCD_VERSION"
   printf 'module gitfleet.invalid/tools/etcd\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" \
     | make_module etcd go.etcd.io/etcd/server/v3
-  (cd "$SRC/etcd" && $NICE "$GO" build -ldflags "-s -w" -o "$BIN/etcd" go.etcd.io/etcd/server/v3)
+  (cd "$SRC/etcd" && $NICE "$GO" build -ldflags "-s -w" -o "$BIN/.etcd.tmp" go.etcd.io/etcd/server/v3)
+  mv "$BIN/.etcd.tmp" "$BIN/etcd"
 }
 
 build_helm() {

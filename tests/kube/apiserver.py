@@ -42,6 +42,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _help(program: str) -> str:
+    done = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=30)
+    return done.stdout + done.stderr
+
+
 def _tail(path: Path, lines: int = 40) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -102,7 +107,9 @@ class Etcd:
         argv = ["etcd", "--name=default", f"--data-dir={work / 'etcd-data'}"]
         argv += [f"--listen-client-urls={url}", f"--advertise-client-urls={url}"]
         argv += [f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}"]
-        argv += [f"--initial-cluster=default={peer_url}", "--unsafe-no-fsync", "--log-level=warn"]
+        argv += [f"--initial-cluster=default={peer_url}", "--log-level=warn"]
+        if "--unsafe-no-fsync" in _help("etcd"):  # etcd >= 3.5 (Debian's 3.4 has no such flag)
+            argv.append("--unsafe-no-fsync")
         process = _spawn(argv, work / "etcd.log")
 
         def healthy() -> bool:
