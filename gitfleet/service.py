@@ -20,7 +20,7 @@ import yaml
 
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
-from reconciler.describe import describe_cluster, describe_placement
+from reconciler.describe import describe_cluster, describe_group_upgrade, describe_placement
 from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.plan import Plan, plan_changes
@@ -87,11 +87,24 @@ def _output_files(source: Path | str, branch: str, cache: Path | None) -> Mappin
         tree.close()
 
 
+def output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping[str, bytes]:
+    """The status and cluster files of the output (a render directory or the output branch)."""
+    return _output_files(source, branch, cache)
+
+
 def describe(
     what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
 ) -> str:
-    """`gitfleet status placement|cluster NAME`: a describe-style view, or a clear error."""
+    """`gitfleet status placement|cluster|cgu NAME`: a describe-style view, or a clear error."""
     files = _output_files(source, branch, cache)
+    if what == "cgu":
+        ns = namespace or "default"
+        data = files.get(f"status/clustergroupupgrades/{ns}/{name}.yaml")
+        if data is None:
+            raise LookupError(
+                f"ClusterGroupUpgrade {ns}/{name} has no status in the output (is it declared?)"
+            )
+        return describe_group_upgrade(_load(data))
     if what == "placement":
         key = placement_key(name, namespace)
         data = files.get(f"status/placements/{key}.yaml")
@@ -131,6 +144,11 @@ def format_history(entries: list[LogEntry]) -> str:
         who = (t.get("Gitfleet-Source-Author") or ["-"])[-1]
         lines.append(f"{e.commit[:12]}  {e.author_date}  source {source} by {who}")
         lines.append(f"    {e.subject}")
+        requests = t.get("Gitfleet-Approval") or []
+        if requests:
+            who = ", ".join(t.get("Gitfleet-Approved-By") or ["(unknown)"])
+            commits = ", ".join(c[:12] for c in t.get("Gitfleet-Approval-Commit") or [])
+            lines.append(f"    approved {', '.join(requests)} by {who} (commit {commits or '-'})")
         for line in e.message.splitlines()[1:]:
             if line.strip() and not line.startswith("Gitfleet-"):
                 lines.append(f"    {line}")

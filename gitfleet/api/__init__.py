@@ -6,6 +6,7 @@ scaling, Go durations, name checks, errors and limits.
 """
 
 from gitfleet.api.base import KubeModel
+from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.cluster import (
     AgentStatus,
     ClusterProfile,
@@ -24,6 +25,7 @@ from gitfleet.api.conditions import (
     parse_time,
     set_condition,
 )
+from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.duration import (
     DurationError,
     format_duration,
@@ -92,10 +94,13 @@ from gitfleet.api.selectors import (
     PropertySorter,
 )
 from gitfleet.api.staged import (
+    ApprovalRequest,
     ClusterApprovalRequest,
     ClusterStagedUpdateRun,
     ClusterStagedUpdateStrategy,
     StageConfig,
+    StagedUpdateRun,
+    StagedUpdateStrategy,
     StageTask,
 )
 from gitfleet.api.taints import Taint, Toleration, first_untolerated, tolerates
@@ -106,7 +111,9 @@ __all__ = [
     "AgentReport",
     "AgentStatus",
     "ApplyStrategy",
+    "ApprovalRequest",
     "ClusterApprovalRequest",
+    "ClusterGroupUpgrade",
     "ClusterProfile",
     "ClusterResourceOverride",
     "ClusterResourcePlacement",
@@ -150,6 +157,7 @@ __all__ = [
     "PropertyValue",
     "Quantity",
     "QuantityError",
+    "ReplicaDistribution",
     "ResourceIdentifier",
     "ResourceOverride",
     "ResourcePlacement",
@@ -158,6 +166,8 @@ __all__ = [
     "RolloutStrategy",
     "StageConfig",
     "StageTask",
+    "StagedUpdateRun",
+    "StagedUpdateStrategy",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",

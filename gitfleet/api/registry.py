@@ -15,7 +15,9 @@ from typing import Any, get_args
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.cluster import ClusterProfile, MemberCluster
+from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.errors import FieldIssue
 from gitfleet.api.eviction import (
     ClusterResourcePlacementDisruptionBudget,
@@ -27,9 +29,12 @@ from gitfleet.api.override import ClusterResourceOverride, ResourceOverride
 from gitfleet.api.placement import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.report import AgentReport
 from gitfleet.api.staged import (
+    ApprovalRequest,
     ClusterApprovalRequest,
     ClusterStagedUpdateRun,
     ClusterStagedUpdateStrategy,
+    StagedUpdateRun,
+    StagedUpdateStrategy,
 )
 
 _CLASSES: tuple[type[KubeObject], ...] = (
@@ -42,10 +47,15 @@ _CLASSES: tuple[type[KubeObject], ...] = (
     ClusterStagedUpdateStrategy,
     ClusterStagedUpdateRun,
     ClusterApprovalRequest,
+    StagedUpdateStrategy,
+    StagedUpdateRun,
+    ApprovalRequest,
     ClusterResourcePlacementEviction,
     ClusterResourcePlacementDisruptionBudget,
     Fleet,
     AgentReport,
+    ClusterGroupUpgrade,
+    ReplicaDistribution,
 )
 
 FLEET_GROUPS = frozenset(
