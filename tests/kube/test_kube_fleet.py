@@ -4,8 +4,9 @@ each agent on its own kube-apiserver (two API servers sharing one etcd under dif
 
 The quickstart (eu-1 and eu-2, agents required for eligibility) converges; with the Deployment's
 status set through the status subresource (there is no controller-manager) the placement becomes
-Available; a changed ConfigMap is rolled out; a manual scale is corrected by the next agent pass;
-a ConfigMap removed from the fleet is pruned from both clusters while the rest stays.
+Available; a changed ConfigMap is rolled out one cluster per wave (RollingUpdate, maxUnavailable
+25% of 2 = 1); a manual scale is corrected by the next agent pass; a ConfigMap removed from the
+fleet is pruned from both clusters while the rest stays.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -72,6 +74,25 @@ class Fleet:
         argv += ["--kubeconfig", str(self.servers[cluster].kubeconfig)]
         run([sys.executable, "-m", "gitfleet", *argv, "--cache-dir", str(self.cache)])
 
+    def mark_available(self) -> None:
+        """Report each cluster's Deployment rolled out, as the controller-manager would."""
+        for cluster, client in self.clients.items():
+            live = client.get("apps/v1", "Deployment", "web", "frontend")
+            assert live is not None
+            n = live["spec"]["replicas"]
+            status = {"observedGeneration": live["metadata"]["generation"], "replicas": n}
+            status |= {"updatedReplicas": n, "readyReplicas": n, "availableReplicas": n}
+            set_status(self.servers[cluster], live, status)
+
+    def rounds_until(self, done: Callable[[], bool], what: str, rounds: int = 5) -> None:
+        """Hub + agents until `done()` (a rollout moves one wave per round); bounded."""
+        for _ in range(rounds):
+            if done():
+                return
+            self.hub()
+            self.agents()
+        assert done(), f"{what} did not happen within {rounds} hub + agent rounds"
+
     def conditions(self) -> dict[str, str]:
         text = run(
             ["git", "--git-dir", str(self.remote), "show", f"gitfleet/rendered:{STATUS_FILE}"]
@@ -111,17 +132,7 @@ def test_hub_and_two_agents_on_two_real_api_servers(
         assert client.get("v1", "ConfigMap", "web", "frontend-content") is not None
     assert fleet.conditions().get("ClusterResourcePlacementAvailable") != "True"
 
-    for cluster, client in fleet.clients.items():
-        live = client.get("apps/v1", "Deployment", "web", "frontend")
-        assert live is not None
-        replicas = live["spec"]["replicas"]
-        status = {"observedGeneration": live["metadata"]["generation"], "replicas": replicas}
-        status |= {
-            "updatedReplicas": replicas,
-            "readyReplicas": replicas,
-            "availableReplicas": replicas,
-        }
-        set_status(fleet.servers[cluster], live, status)
+    fleet.mark_available()
     fleet.agents()
     fleet.hub()
     assert fleet.conditions().get("ClusterResourcePlacementAvailable") == "True"
@@ -133,11 +144,16 @@ def test_hub_and_two_agents_on_two_real_api_servers(
     content.write_text(yaml.safe_dump(doc))
     git(work, "commit", "-qam", "change the content")
     git(work, "push", "-q", str(remote), "main")
+
+    def rolled_out(client: KubeClusterClient) -> bool:
+        live = client.get("v1", "ConfigMap", "web", "frontend-content")
+        return live is not None and live["data"][first_key] == "rolled out by the real-API test"
+
     fleet.hub()
     fleet.agents()
-    for client in fleet.clients.values():
-        live = client.get("v1", "ConfigMap", "web", "frontend-content")
-        assert live is not None and live["data"][first_key] == "rolled out by the real-API test"
+    # RollingUpdate, maxUnavailable 25% of 2 clusters = 1: one cluster per wave
+    assert sum(rolled_out(c) for c in fleet.clients.values()) == 1
+    fleet.rounds_until(lambda: all(rolled_out(c) for c in fleet.clients.values()), "the rollout")
 
     eu1 = fleet.clients["eu-1"]
     scale = {
@@ -150,13 +166,18 @@ def test_hub_and_two_agents_on_two_real_api_servers(
     fleet.agent("eu-1")
     live = eu1.get("apps/v1", "Deployment", "web", "frontend")
     assert live is not None and live["spec"]["replicas"] == 2
+    fleet.mark_available()  # the corrected spec is a new generation: the controller reports it
 
     git(work, "rm", "-q", "resources/web/configmap.yaml")
     git(work, "commit", "-qm", "drop the content ConfigMap")
     git(work, "push", "-q", str(remote), "main")
-    fleet.hub()
-    fleet.agents()
-    for client in fleet.clients.values():
-        assert client.get("v1", "ConfigMap", "web", "frontend-content") is None
+
+    def pruned() -> bool:
+        gone = [c.get("v1", "ConfigMap", "web", "frontend-content") is None for c in clients]
+        return all(gone)
+
+    clients = list(fleet.clients.values())
+    fleet.rounds_until(pruned, "the ConfigMap to be pruned from both clusters")
+    for client in clients:
         assert client.get("apps/v1", "Deployment", "web", "frontend") is not None
         assert client.get("v1", "Service", "web", "frontend") is not None
