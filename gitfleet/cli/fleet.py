@@ -49,12 +49,17 @@ def init(directory: Path) -> None:
 @status_option
 @now_option
 @output_option
+@click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1), e.g. in CI.")
 def validate(
-    fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str
+    fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str, strict: bool
 ) -> None:
-    """Load FLEET and run the full pass without writing; list every error as FILE:LINE: field: message."""
+    """Load FLEET and run the full pass without writing; list every error as FILE:LINE: field: message.
+
+    Also prints `warning:` lines for input that is accepted but probably not meant (a selector
+    that finds nothing, an unknown PickFixed cluster, a field gitfleet does not implement) and
+    `note:` lines about how input was read; `--strict` makes warnings errors."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now))
-    _report(run, fmt, "valid")
+    _report(run, fmt, "valid", strict)
 
 
 @main.command()
@@ -98,17 +103,27 @@ def render(
     _report(run, fmt, "rendered")
 
 
-def _report(run: Run, fmt: str, verb: str) -> None:
+def _report(run: Run, fmt: str, verb: str, strict: bool = False) -> None:
+    warnings = run.fleet.warnings
+    failed = bool(run.errors) or (strict and bool(warnings))
     if fmt == "json":
-        click.echo(json.dumps(_summary(run), indent=2, sort_keys=True))
+        summary = _summary(run)
+        summary["warnings"] = [str(w) for w in warnings]
+        summary["notes"] = [str(n) for n in run.fleet.notes]
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
     else:
         _print_errors(run.errors)
+        for note in run.fleet.notes:
+            click.echo(f"note: {note}", err=True)
+        for warning in warnings:
+            click.echo(f"{'error' if strict else 'warning'}: {warning}", err=True)
         s = _summary(run)
         click.echo(
-            f"{verb if not run.errors else 'errors found'}: {s['clusters']} cluster(s), "
-            f"{s['placements']} placement(s), {s['resources']} resource(s), {len(run.errors)} error(s)"
+            f"{verb if not failed else 'errors found'}: {s['clusters']} cluster(s), "
+            f"{s['placements']} placement(s), {s['resources']} resource(s), "
+            f"{len(run.errors)} error(s), {len(warnings)} warning(s)"
         )
-    sys.exit(1 if run.errors else 0)
+    sys.exit(1 if failed else 0)
 
 
 @main.command()

@@ -43,6 +43,9 @@ class SourceDoc:
     """Name of the renderer that produced it (plain, jinja, kustomize)."""
     text: str = field(default="", compare=False, repr=False)
     """The whole (rendered) text the document came from; used only to locate errors."""
+    path: str = ""
+    """Where `body` sits inside the document: '' for the document itself, `items[3]` for an
+    item of a `kind: List` document (`gitfleet.load.lists`); error field paths start with it."""
 
 
 @dataclass(frozen=True)
@@ -101,3 +104,8 @@ class FleetSnapshot:
     """Source commit the snapshot was read from (None for a working directory)."""
     error_files: frozenset[str] = frozenset()
     """Files that produced at least one error (the pass holds placements that used them)."""
+    warnings: tuple[FleetError, ...] = ()
+    """Accepted input that probably does not do what was meant (`gitfleet.load.lint`); errors
+    only under `gitfleet validate --strict`."""
+    notes: tuple[FleetError, ...] = ()
+    """Information about how input was read (e.g. manifests found outside `resources/`)."""
