@@ -59,7 +59,7 @@ def validate(
     that finds nothing, an unknown PickFixed cluster, a field gitfleet does not implement) and
     `note:` lines about how input was read; `--strict` makes warnings errors."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now))
-    _report(run, fmt, "valid", strict)
+    _report(run, fmt, "valid", strict, lint=True)
 
 
 @main.command()
@@ -103,7 +103,11 @@ def render(
     _report(run, fmt, "rendered")
 
 
-def _report(run: Run, fmt: str, verb: str, strict: bool = False) -> None:
+def _report(run: Run, fmt: str, verb: str, strict: bool = False, lint: bool = False) -> None:
+    """Errors (and for `validate`, notes and warnings), a summary line, the exit code."""
+    if not lint:
+        _report_errors(run, fmt, verb)
+        return
     warnings = run.fleet.warnings
     failed = bool(run.errors) or (strict and bool(warnings))
     if fmt == "json":
@@ -124,6 +128,19 @@ def _report(run: Run, fmt: str, verb: str, strict: bool = False) -> None:
             f"{len(run.errors)} error(s), {len(warnings)} warning(s)"
         )
     sys.exit(1 if failed else 0)
+
+
+def _report_errors(run: Run, fmt: str, verb: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(_summary(run), indent=2, sort_keys=True))
+    else:
+        _print_errors(run.errors)
+        s = _summary(run)
+        click.echo(
+            f"{verb if not run.errors else 'errors found'}: {s['clusters']} cluster(s), "
+            f"{s['placements']} placement(s), {s['resources']} resource(s), {len(run.errors)} error(s)"
+        )
+    sys.exit(1 if run.errors else 0)
 
 
 @main.command()
