@@ -59,6 +59,7 @@ def test_documented_yaml_loads(file: str, line: int, block: str) -> None:
             isinstance(api_version, str)
             and isinstance(kind, str)
             and is_fleet_kind(api_version, kind)
+            and kind != "AgentReport"
         ):
             model, issues = parse_object(doc.body)
             assert model is not None, (file, line + doc.line - 1, issues)
