@@ -88,9 +88,7 @@ def decision_documents(
                     "gitfleet.io/placement": placement_name,
                 },
             },
-            "decisions": [
-                _entry(c, (reasons or {}).get(c), profile_namespace) for c in chunk
-            ],
+            "decisions": [_entry(c, (reasons or {}).get(c), profile_namespace) for c in chunk],
             "schedulerName": SCHEDULER_NAME,
         }
         out.append((f"decisions/{placement_key}-{index}.yaml", doc))
