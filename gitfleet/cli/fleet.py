@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -60,21 +61,21 @@ def validate(
     that finds nothing, an unknown PickFixed cluster, a field gitfleet does not implement) and
     `note:` lines about how input was read; `--strict` makes warnings errors."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now))
-    _warn_group_upgrades(run)
-    _report(run, fmt, "valid", strict, lint=True)
+    _report(run, fmt, "valid", strict, lint=True, extra=_warn_group_upgrades(run))
 
 
-def _warn_group_upgrades(run: Run) -> None:
+def _warn_group_upgrades(run: Run) -> list[str]:
     """ClusterGroupUpgrades load and validate, but no pass executes them on this version."""
+    out: list[str] = []
     for ns, name in sorted(run.fleet.group_upgrades):
         origin = run.fleet.origins.get(("ClusterGroupUpgrade", ns, name))
         where = f"{origin.file}:{origin.line}: " if origin else ""
-        click.echo(
-            f"warning: {where}ClusterGroupUpgrade {ns}/{name} is not executed yet: this version "
+        out.append(
+            f"{where}ClusterGroupUpgrade {ns}/{name} is not executed yet: this version "
             "validates it but does not run it (the rollout stage for External placements is "
-            "not built yet)",
-            err=True,
+            "not built yet)"
         )
+    return out
 
 
 @main.command()
@@ -118,16 +119,24 @@ def render(
     _report(run, fmt, "rendered")
 
 
-def _report(run: Run, fmt: str, verb: str, strict: bool = False, lint: bool = False) -> None:
-    """Errors (and for `validate`, notes and warnings), a summary line, the exit code."""
+def _report(
+    run: Run,
+    fmt: str,
+    verb: str,
+    strict: bool = False,
+    lint: bool = False,
+    extra: Sequence[str] = (),
+) -> None:
+    """Errors (and for `validate`, notes and warnings: the loader's plus `extra`), a summary
+    line, the exit code (1 on errors, or on warnings with `strict`)."""
     if not lint:
         _report_errors(run, fmt, verb)
         return
-    warnings = run.fleet.warnings
+    warnings = [*map(str, run.fleet.warnings), *extra]
     failed = bool(run.errors) or (strict and bool(warnings))
     if fmt == "json":
         summary = _summary(run)
-        summary["warnings"] = [str(w) for w in warnings]
+        summary["warnings"] = warnings
         summary["notes"] = [str(n) for n in run.fleet.notes]
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
     else:
