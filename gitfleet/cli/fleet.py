@@ -61,7 +61,8 @@ def validate(
     that finds nothing, an unknown PickFixed cluster, a field gitfleet does not implement) and
     `note:` lines about how input was read; `--strict` makes warnings errors."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now))
-    _report(run, fmt, "valid", strict, lint=True, extra=_warn_group_upgrades(run))
+    extra = _warn_group_upgrades(run) + _warn_staged_runs(run)
+    _report(run, fmt, "valid", strict, lint=True, extra=extra)
 
 
 def _warn_group_upgrades(run: Run) -> list[str]:
@@ -74,6 +75,22 @@ def _warn_group_upgrades(run: Run) -> list[str]:
             f"{where}ClusterGroupUpgrade {ns}/{name} is not executed yet: this version "
             "validates it but does not run it (the rollout stage for External placements is "
             "not built yet)"
+        )
+    return out
+
+
+def _warn_staged_runs(run: Run) -> list[str]:
+    """Staged update runs load and validate, but no pass executes them on this version."""
+    out: list[str] = []
+    runs = [("ClusterStagedUpdateRun", "", n) for n in run.fleet.update_runs]
+    runs += [("StagedUpdateRun", ns, n) for ns, n in run.fleet.staged_update_runs]
+    for key in sorted(runs):
+        origin = run.fleet.origins.get(key)
+        where = f"{origin.file}:{origin.line}: " if origin else ""
+        name = f"{key[1]}/{key[2]}" if key[1] else key[2]
+        out.append(
+            f"{where}{key[0]} {name}: staged update runs are not executed yet (this "
+            "version validates them but the rollout stage for External placements is not built)"
         )
     return out
 
