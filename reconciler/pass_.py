@@ -141,6 +141,7 @@ def reconcile(
     errors += distributed.errors
     files = assemble_clusters(plans, kept, prior, views)
     files.update(distributed.files)
+    files.update(distributed.status_files(files))
     files.update(placement_status_files(plans, prior, reports or {}, now))
     files.update(decision_files(plans, prior))
     files.update(profile_files(views))
