@@ -79,7 +79,7 @@ def build_template_context(
     )
 
 
-def load_fleet(tree: Tree) -> FleetSnapshot:
+def load_fleet(tree: Tree, *, lint: bool = False) -> FleetSnapshot:
     """Render every source file of `tree` and build the validated snapshot."""
     settings, errors = read_settings(tree)
     fleet, _ = read_fleet_settings(settings)  # problems are reported by build_snapshot
@@ -105,4 +105,4 @@ def load_fleet(tree: Tree) -> FleetSnapshot:
     docs.extend(found)
     errors.extend(problems)
     docs.sort(key=lambda d: (d.file, d.doc))
-    return build_snapshot(docs, [*errors, *tree.errors], commit=tree.commit)
+    return build_snapshot(docs, [*errors, *tree.errors], commit=tree.commit, lint=lint)

@@ -60,7 +60,7 @@ def validate(
     Also prints `warning:` lines for input that is accepted but probably not meant (a selector
     that finds nothing, an unknown PickFixed cluster, a field gitfleet does not implement) and
     `note:` lines about how input was read; `--strict` makes warnings errors."""
-    run = run_pass(fleet, ref, status_dir, State(), _now(now))
+    run = run_pass(fleet, ref, status_dir, State(), _now(now), lint=True)
     extra = _warn_group_upgrades(run) + _warn_staged_runs(run)
     _report(run, fmt, "valid", strict, lint=True, extra=extra)
 

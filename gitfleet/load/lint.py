@@ -149,8 +149,11 @@ def _origin(snapshot: FleetSnapshot, obj: KubeObject, namespaced: bool) -> Origi
 
 def _placement_warnings(snapshot: FleetSnapshot, where: _Locator) -> list[FleetError]:
     by_kind: dict[tuple[str, str], list[Resource]] = {}
+    names: set[tuple[str, str, str, str]] = set()
     for res in snapshot.resources:
         by_kind.setdefault((res.group, res.kind), []).append(res)
+        names.add((res.group, res.kind, res.namespace, res.name))
+        names.add((res.group, res.kind, "*", res.name))
     out: list[FleetError] = []
     for placement in _placements(snapshot):
         rp = isinstance(placement, ResourcePlacement)
@@ -159,14 +162,18 @@ def _placement_warnings(snapshot: FleetSnapshot, where: _Locator) -> list[FleetE
             continue
         out += _fixed_clusters(snapshot, placement, origin, where)
         for i, term in enumerate(placement.spec.resource_selectors):
-            candidates = by_kind.get((term.group, term.kind), [])
-            if rp:
-                candidates = [r for r in candidates if r.namespace == placement.namespace]
             if term.name is not None:
-                candidates = [r for r in candidates if r.name == term.name]
-            elif term.label_selector is not None:
-                candidates = [r for r in candidates if term.label_selector.matches(_labels(r.obj))]
-            if not candidates:
+                namespace = (placement.namespace or "") if rp else "*"
+                found = (term.group, term.kind, namespace, term.name) in names
+            else:
+                candidates = by_kind.get((term.group, term.kind), [])
+                if rp:
+                    candidates = [r for r in candidates if r.namespace == placement.namespace]
+                selector = term.label_selector
+                found = any(
+                    selector is None or selector.matches(_labels(r.obj)) for r in candidates
+                )
+            if not found:
                 out.append(
                     where.at(origin, f"spec.resourceSelectors[{i}]", _nothing_selected(term, rp))
                 )

@@ -132,6 +132,6 @@ class FleetSnapshot:
     (who approved a stage). Empty when rendering a working directory."""
     warnings: tuple[FleetError, ...] = ()
     """Accepted input that probably does not do what was meant (`gitfleet.load.lint`); errors
-    only under `gitfleet validate --strict`."""
+    only under `gitfleet validate --strict`. Computed only when the loader is asked to lint."""
     notes: tuple[FleetError, ...] = ()
     """Information about how input was read (e.g. manifests found outside `resources/`)."""

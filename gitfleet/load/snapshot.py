@@ -20,7 +20,7 @@ from gitfleet.api.cluster import ClusterProfile
 from gitfleet.api.errors import FieldIssue, FleetError
 from gitfleet.api.meta import KubeObject
 from gitfleet.api.registry import is_fleet_group, is_fleet_kind, is_payload_kind, parse_object
-from gitfleet.load.lint import lint
+from gitfleet.load.lint import lint as lint_snapshot
 from gitfleet.load.lists import expand_lists
 from gitfleet.load.model import FleetSnapshot, Origin, Resource, SourceDoc
 from gitfleet.load.payload import PayloadIdentity, payload_identity
@@ -124,9 +124,15 @@ def default_fleet() -> Fleet:
 
 
 def build_snapshot(
-    docs: Sequence[SourceDoc], errors: Sequence[FleetError], commit: str | None = None
+    docs: Sequence[SourceDoc],
+    errors: Sequence[FleetError],
+    commit: str | None = None,
+    *,
+    lint: bool = False,
 ) -> FleetSnapshot:
-    """Validate and index every document; invalid ones are left out and reported."""
+    """Validate and index every document; invalid ones are left out and reported. With `lint`,
+    also the warnings of `gitfleet.load.lint` (locating each one re-reads its file, so only
+    `gitfleet validate` asks for them)."""
     ordered, list_errors = expand_lists(sorted(docs, key=_order))
     fleet, fleet_origin, fleet_errors = _read_fleet(ordered)
     builder = _Builder(fleet or default_fleet())
@@ -143,7 +149,8 @@ def build_snapshot(
         elif not _is_fleet_doc(doc):
             builder.add_fleet(doc)
     snapshot = builder.snapshot(commit)
-    return replace(snapshot, notes=mixed_notes(snapshot), warnings=lint(snapshot, ordered))
+    warnings = lint_snapshot(snapshot, ordered) if lint else ()
+    return replace(snapshot, notes=mixed_notes(snapshot), warnings=warnings)
 
 
 def mixed_files(docs: Sequence[SourceDoc]) -> frozenset[str]:

@@ -33,7 +33,7 @@ def render_case(case: Path, prior: State) -> dict[str, bytes]:
     for tool in spec.get("requires", []):
         if shutil.which(tool) is None:
             pytest.skip(f"{case.name} needs {tool}, which is not on PATH")
-    fleet = load_fleet(WorkdirTree((case / spec.get("fleet", "fleet")).resolve()))
+    fleet = load_fleet(WorkdirTree((case / spec.get("fleet", "fleet")).resolve()), lint=True)
     statuses = None
     if "clusterStatus" in spec:
         statuses, errors = read_cluster_statuses(WorkdirTree(case / spec["clusterStatus"]))

@@ -25,7 +25,7 @@ def load(files: dict[str, str]) -> FleetSnapshot:
         found, problems = parse_documents(path, textwrap.dedent(text), Limits())
         docs += found
         errors += problems
-    return build_snapshot(docs, errors)
+    return build_snapshot(docs, errors, lint=True)
 
 
 def shown(errors: tuple[FleetError, ...]) -> list[str]:
