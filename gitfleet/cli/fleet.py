@@ -61,22 +61,7 @@ def validate(
     that finds nothing, an unknown PickFixed cluster, a field gitfleet does not implement) and
     `note:` lines about how input was read; `--strict` makes warnings errors."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now), lint=True)
-    extra = _warn_group_upgrades(run) + _warn_staged_runs(run)
-    _report(run, fmt, "valid", strict, lint=True, extra=extra)
-
-
-def _warn_group_upgrades(run: Run) -> list[str]:
-    """ClusterGroupUpgrades load and validate, but no pass executes them on this version."""
-    out: list[str] = []
-    for ns, name in sorted(run.fleet.group_upgrades):
-        origin = run.fleet.origins.get(("ClusterGroupUpgrade", ns, name))
-        where = f"{origin.file}:{origin.line}: " if origin else ""
-        out.append(
-            f"{where}ClusterGroupUpgrade {ns}/{name} is not executed yet: this version "
-            "validates it but does not run it (the rollout stage for External placements is "
-            "not built yet)"
-        )
-    return out
+    _report(run, fmt, "valid", strict, lint=True, extra=_warn_staged_runs(run))
 
 
 def _warn_staged_runs(run: Run) -> list[str]:
