@@ -284,8 +284,6 @@ def _in_flight_conditions(step: Step, stage: dict[str, Any], flying: list[str]) 
             stage, st.PROGRESSING, "True", st.STAGE_STARTED, f"Stage {name} is updating clusters"
         )
         step.run_cond(st.PROGRESSING, "True", st.RUN_PROGRESSING, "The updateRun is progressing")
-    if step.moves:
-        step.wakeups.append(step.now)  # look again next pass: bindings now carry the new index
     stuck: list[str] = []
     for entry in stage["clusters"]:
         began = st.since(entry.get("conditions"), st.STARTED)
@@ -343,7 +341,6 @@ def _run_deletion(step: Step) -> None:
             step.run_cond(
                 st.PROGRESSING, "True", st.RUN_PROGRESSING, "The updateRun is progressing"
             )
-            step.wakeups.append(step.now)
         else:
             _stopped(step, stage)
         return
