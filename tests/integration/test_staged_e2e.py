@@ -22,7 +22,7 @@ from gitfleet.agent.retry import Backoff
 from gitfleet.agent.run import AgentOptions
 from gitfleet.agent.sync import CrdWait
 from gitfleet.repo.trailers import parse_trailers
-from gitfleet.service import format_history, history
+from gitfleet.service import format_history, history, output_files
 from reconciler.loop import Hub, HubConfig
 from reconciler.rollout.staged import drive_staged_runs
 
@@ -129,9 +129,8 @@ def _world(tmp: Path) -> tuple[Path, Path]:
         (work / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(name=name, env=env))
     (work / "resources/shop.yaml").write_text(RESOURCES)
     (work / "placements/shop.yaml").write_text(PLACEMENT)
-    (work / "rollouts/release.yaml").write_text(ROLLOUT)
     git(work, "add", "-A")
-    git(work, "commit", "-qm", "fleet with a staged release")
+    git(work, "commit", "-qm", "fleet with an External placement")
     git(work, "push", "-q", "origin", "main")
     return remote, work
 
@@ -185,6 +184,15 @@ def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) 
         hub.run_once()
 
     hub.run_once()
+    round_trip()
+    round_trip()
+    assert not any(_has(c) for c in clusters.values()), "an External placement waits for a run"
+
+    # The release is created once the clusters have joined (a run initializes once).
+    (work / "rollouts/release.yaml").write_text(ROLLOUT)
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "release v2 in three stages")
+    git(work, "push", "-q", "origin", "main")
     for _ in range(4):
         round_trip()
     assert _has(clusters["stg1"]), "staging is updated first"
@@ -270,6 +278,13 @@ def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) 
     git(work, "push", "-q", "origin", "main")
     round_trip()
     assert _run_status(remote) == status
+
+    files = dict(output_files(str(remote), "gitfleet/rendered", tmp_path / "c"))
+    described = rolloutops.describe_run(files, "release", "")
+    assert (
+        "Approval release-after-canary: approved by Rita Reviewer <rita@example.com>" in described
+    )
+    assert "  - prod2: succeeded" in described
 
     text = format_history(history(str(remote), "gitfleet/rendered", None, None, 50, tmp_path / "c"))
     assert (
