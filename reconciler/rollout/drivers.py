@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping
 
 from gitfleet.load.model import FleetSnapshot
 from reconciler.rollout.model import DriverResult, RolloutInputs
+from reconciler.rollout.staged import drive_staged_runs
 
 Driver = Callable[[FleetSnapshot, RolloutInputs, Mapping[str, bytes]], DriverResult]
 
-DRIVERS: tuple[Driver, ...] = ()
-"""Every registered external driver (empty until staged runs and group upgrades land)."""
+DRIVERS: tuple[Driver, ...] = (drive_staged_runs,)
+"""Every registered external driver."""

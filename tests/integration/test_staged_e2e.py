@@ -12,7 +12,6 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
 import yaml
 
 from gitfleet import rolloutops
@@ -24,16 +23,6 @@ from gitfleet.agent.sync import CrdWait
 from gitfleet.repo.trailers import parse_trailers
 from gitfleet.service import format_history, history, output_files
 from reconciler.loop import Hub, HubConfig
-from reconciler.rollout.staged import drive_staged_runs
-
-try:
-    from reconciler.rollout.drivers import DRIVERS  # type: ignore[import-not-found, unused-ignore]
-except ImportError:  # the pass's driver hook is not on this branch yet
-    DRIVERS = ()
-
-pytestmark = pytest.mark.skipif(
-    drive_staged_runs not in DRIVERS, reason="the staged driver is not registered in the pass yet"
-)
 
 LABELS = {"stg1": "staging", "can1": "canary", "prod1": "prod", "prod2": "prod"}
 CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1

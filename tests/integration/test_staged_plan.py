@@ -7,21 +7,9 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
-
 from gitfleet import service
 from reconciler.planreport import to_markdown, to_text
-from reconciler.rollout.staged import drive_staged_runs
 from tests.integration.test_staged_e2e import CLUSTER, LABELS, PLACEMENT, RESOURCES, ROLLOUT, git
-
-try:
-    from reconciler.rollout.drivers import DRIVERS  # type: ignore[import-not-found, unused-ignore]
-except ImportError:  # the pass's driver hook is not on this branch yet
-    DRIVERS = ()
-
-pytestmark = pytest.mark.skipif(
-    drive_staged_runs not in DRIVERS, reason="the staged driver is not registered in the pass yet"
-)
 
 
 def test_plan_previews_a_new_run(tmp_path: Path) -> None:
