@@ -69,11 +69,17 @@ def _statuses(status_dir: Path | None) -> tuple[dict[str, MemberCluster] | None,
 
 
 def run_pass(
-    fleet_dir: Path, ref: str | None, status_dir: Path | None, prior: State, now: datetime
+    fleet_dir: Path,
+    ref: str | None,
+    status_dir: Path | None,
+    prior: State,
+    now: datetime,
+    *,
+    lint: bool = False,
 ) -> Run:
     tree = _open_tree(fleet_dir, ref)
     try:
-        fleet = load_fleet(tree)
+        fleet = load_fleet(tree, lint=lint)
     finally:
         close = getattr(tree, "close", None)
         if close is not None:
