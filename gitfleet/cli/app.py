@@ -96,10 +96,12 @@ def run_pass(
     prior: State,
     now: datetime,
     reports_dir: Path | None = None,
+    *,
+    lint: bool = False,
 ) -> Run:
     tree = _open_tree(fleet_dir, ref)
     try:
-        fleet = load_fleet(tree)
+        fleet = load_fleet(tree, lint=lint)
     finally:
         close = getattr(tree, "close", None)
         if close is not None:
