@@ -22,6 +22,7 @@ from gitfleet.cli.app import (
     now_option,
     output_option,
     ref_option,
+    reports_option,
     run_pass,
     status_option,
 )
@@ -61,23 +62,17 @@ def validate(
     that finds nothing, an unknown PickFixed cluster, a field gitfleet does not implement) and
     `note:` lines about how input was read; `--strict` makes warnings errors."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now), lint=True)
-    _report(run, fmt, "valid", strict, lint=True, extra=_warn_staged_runs(run))
+    _print_held(run, fmt)
+    _report(run, fmt, "valid", strict, lint=True)
 
 
-def _warn_staged_runs(run: Run) -> list[str]:
-    """Staged update runs load and validate, but no pass executes them on this version."""
-    out: list[str] = []
-    runs = [("ClusterStagedUpdateRun", "", n) for n in run.fleet.update_runs]
-    runs += [("StagedUpdateRun", ns, n) for ns, n in run.fleet.staged_update_runs]
-    for key in sorted(runs):
-        origin = run.fleet.origins.get(key)
-        where = f"{origin.file}:{origin.line}: " if origin else ""
-        name = f"{key[1]}/{key[2]}" if key[1] else key[2]
-        out.append(
-            f"{where}{key[0]} {name}: staged update runs are not executed yet (this "
-            "version validates them but the rollout stage for External placements is not built)"
-        )
-    return out
+def _print_held(run: Run, fmt: str) -> None:
+    """Placements whose rollout is held (External strategy, no update run targets them)."""
+    if fmt != "text":
+        return
+    for key, plan in sorted(run.result.plans.items()):
+        if plan.rollout_note:
+            click.echo(f"placement {key}: {plan.rollout_note}")
 
 
 @main.command()
@@ -91,6 +86,7 @@ def _warn_staged_runs(run: Run) -> list[str]:
 )
 @ref_option
 @status_option
+@reports_option
 @now_option
 @output_option
 @click.option("--fresh", is_flag=True, help="Ignore the state/ a previous render left in --out.")
@@ -99,6 +95,7 @@ def render(
     out_dir: Path,
     ref: str | None,
     status_dir: Path | None,
+    reports_dir: Path | None,
     now: str | None,
     fmt: str,
     fresh: bool,
@@ -109,7 +106,7 @@ def render(
         prior, problems = read_state(read_output(out_dir, ""))
         for problem in problems:
             click.echo(f"warning: {problem}", err=True)
-    run = run_pass(fleet, ref, status_dir, prior, _now(now))
+    run = run_pass(fleet, ref, status_dir, prior, _now(now), reports_dir)
     try:
         written = write_output(out_dir, run.result.files)
     except (OutputError, ValueError, OSError) as exc:
@@ -118,6 +115,7 @@ def render(
         click.echo(
             f"wrote {out_dir}: {len(written.written)} changed, {len(written.unchanged)} unchanged, {len(written.removed)} removed"
         )
+    _print_held(run, fmt)
     _report(run, fmt, "rendered")
 
 
