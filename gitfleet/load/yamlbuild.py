@@ -6,7 +6,8 @@ be strings and appear once (merge keys `<<` are honoured like kubectl does); ali
 expanded, but only after checking the expanded node count (`limits.max_yaml_nodes`, so alias
 bombs are refused in O(document) time) and depth (`limits.max_yaml_depth`); recursive aliases
 are refused. The first problem in a document ends that document with one `BuildFault`; the
-other documents go on. Called by `gitfleet.load.yamlio.parse_documents`.
+other documents go on. A document whose events start again (libyaml refused it and the reference
+parser re-reads it, see `yamlevents`) is rebuilt from scratch, its earlier faults dropped. Called by `gitfleet.load.yamlio.parse_documents`.
 """
 
 from __future__ import annotations
@@ -121,6 +122,8 @@ class _Builder:
     def feed(self, doc: int, event: Event, offset: int) -> None:
         kind = type(event)
         if kind is DocumentStartEvent:
+            if doc == self.doc:  # the document is read again by the reference parser
+                self.faults = [fault for fault in self.faults if fault.doc != doc]
             self._reset(doc)
         elif kind is DocumentEndEvent:
             self._finish()
