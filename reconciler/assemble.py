@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from reconciler.isolate import hold
 from reconciler.output import cluster_path, index_doc, yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import parse_own
@@ -163,30 +164,56 @@ def _write_live(
     files: dict[str, bytes],
     index: dict[str, list[dict[str, Any]]],
 ) -> dict[tuple[str, str, str], list[str]]:
-    """Files and index entries of placements that render now; returns the conflicts lost."""
+    """Files and index entries of placements that render now; returns the conflicts lost. A
+    placement whose layout raises is held instead (`reconciler.isolate`)."""
     lost: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for key, plan in sorted(plans.items()):
+    for _, plan in sorted(plans.items()):
         if plan.held:
             continue
-        header = _live_entry(plan)
-        for cluster in plan.bound_clusters():
-            objects = []
-            for m in plan.manifests_for(cluster):
-                winner = owners.get((cluster, _ident_key(m.identity)), key) if owners else key
-                if winner != key:
-                    what = _describe(m.identity)
-                    lost[(key, winner, what)].append(cluster)
-                    plan.sync_errors[cluster] = (
-                        f"{what} is also placed by placement {winner} on this cluster"
-                    )
-                    continue
-                files[cluster_path(cluster, key, m.file)] = m.data
-                objects.append(m.entry)
-            failed = plan.cluster(cluster).failures
-            if failed:
-                objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
-            index[cluster].append({**header, "objects": objects})
+        mine: dict[str, bytes] = {}
+        entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        losses: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+        try:
+            _write_one(plan, owners, prior, prior_index, mine, entries, losses)
+        except Exception as exc:  # one placement's fault fails it alone
+            plan.sync_errors.clear()
+            hold(plan, "laying out the files of", exc)
+            continue
+        files.update(mine)
+        for cluster, rows in entries.items():
+            index[cluster] += rows
+        for what, clusters in losses.items():
+            lost[what] += clusters
     return lost
+
+
+def _write_one(
+    plan: PlacementPlan,
+    owners: Mapping[Claim, str],
+    prior: State,
+    prior_index: dict[str, dict[str, dict[str, Any]]],
+    files: dict[str, bytes],
+    index: dict[str, list[dict[str, Any]]],
+    lost: dict[tuple[str, str, str], list[str]],
+) -> None:
+    key, header = plan.key, _live_entry(plan)
+    for cluster in plan.bound_clusters():
+        objects = []
+        for m in plan.manifests_for(cluster):
+            winner = owners.get((cluster, _ident_key(m.identity)), key) if owners else key
+            if winner != key:
+                what = _describe(m.identity)
+                lost[(key, winner, what)].append(cluster)
+                plan.sync_errors[cluster] = (
+                    f"{what} is also placed by placement {winner} on this cluster"
+                )
+                continue
+            files[cluster_path(cluster, key, m.file)] = m.data
+            objects.append(m.entry)
+        failed = plan.cluster(cluster).failures
+        if failed:
+            objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
+        index[cluster].append({**header, "objects": objects})
 
 
 def _report_conflicts(
@@ -218,6 +245,10 @@ def assemble_clusters(
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)
     _write_held(held, prior, files, index)
     _report_conflicts(plans, _write_live(plans, owners, prior, prior_index, files, index))
+    failed = {k for k, p in plans.items() if p.held and k not in held}
+    _write_held(
+        {k: _held_entries(k, prior_index, views) for k in sorted(failed)}, prior, files, index
+    )
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
     for cluster in sorted(set(index) | set(views)):

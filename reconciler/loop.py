@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitfleet.api.errors import FleetError
+from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.repo.gitcmd import GitError
@@ -58,7 +58,8 @@ class PassReport:
     """What one `run_once` did."""
 
     outcome: str
-    """committed, unchanged, skipped, source-rewritten, source-unavailable or no-source."""
+    """committed, unchanged, skipped, source-rewritten, source-unavailable, no-source, rejected
+    or error (an unexpected exception; `run` retries it with backoff)."""
     source: str | None = None
     output: str | None = None
     errors: tuple[FleetError, ...] = ()
@@ -263,13 +264,20 @@ class Hub:
         on_report: Callable[[PassReport], None],
     ) -> None:
         """Passes until `stop` is set: one per `interval` seconds, or sooner when `trigger` is
-        set. A trigger that arrives during a pass causes exactly one more pass."""
+        set. A trigger that arrives during a pass causes exactly one more pass. An unexpected
+        exception never ends the loop: it is reported (outcome `error`) and retried with
+        backoff, like an unreachable source."""
         failures = 0
         while not stop.is_set():
             trigger.clear()
-            report = self.run_once()
+            try:
+                report = self.run_once()
+            except Exception as exc:  # report, back off, retry; never exit
+                message = f"unexpected error, retrying with backoff: {describe_exception(exc)}"
+                report = PassReport("error", message=message)
             on_report(report)
-            failures = failures + 1 if report.outcome in ("source-unavailable", "rejected") else 0
+            retried = ("source-unavailable", "rejected", "error")
+            failures = failures + 1 if report.outcome in retried else 0
             wait = interval if failures == 0 else min(interval * 2**failures, 300.0)
             if trigger.is_set():
                 continue

@@ -20,6 +20,7 @@ from gitfleet.agent.client import ClusterClient
 from gitfleet.agent.report import report_changed
 from gitfleet.agent.run import AgentOptions, report_without_output, run_once
 from gitfleet.api import parse_time
+from gitfleet.api.errors import describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.load.yamlio import dump_yaml
@@ -49,7 +50,8 @@ class AgentPass:
     """What one pass did."""
 
     outcome: str
-    """pushed, unchanged, refused-downgrade, no-output or unavailable."""
+    """pushed, unchanged, refused-downgrade, no-output, unavailable or error (an unexpected
+    exception; `run` retries it with backoff)."""
     report: AgentReport | None
     message: str = ""
 
@@ -178,9 +180,19 @@ class Agent:
     def run(
         self, interval: float, stop: Callable[[], bool], on_pass: Callable[[AgentPass], None]
     ) -> None:
-        """Passes every `interval` seconds until `stop()` is true."""
+        """Passes every `interval` seconds until `stop()` is true. An unexpected exception never
+        ends the loop: it is reported (outcome `error`) and the pass is retried with capped
+        exponential backoff, as is an unreachable remote."""
+        failures = 0
         while not stop():
-            on_pass(self.run_once())
-            deadline = time.monotonic() + interval
+            try:
+                result = self.run_once()
+            except Exception as exc:  # report, back off, retry; never exit
+                message = f"unexpected error, retrying with backoff: {describe_exception(exc)}"
+                result = AgentPass("error", None, message)
+            on_pass(result)
+            failures = failures + 1 if result.outcome in ("error", "unavailable") else 0
+            wait = interval if failures == 0 else min(interval * 2**failures, 300.0)
+            deadline = time.monotonic() + wait
             while not stop() and time.monotonic() < deadline:
                 time.sleep(min(1.0, interval))
