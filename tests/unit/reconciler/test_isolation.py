@@ -5,6 +5,7 @@ file; and that errors with and without a line sort together."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,3 +110,17 @@ def test_errors_with_and_without_line_are_totally_ordered() -> None:
     assert ordered[1].line is None
     assert [e.doc for e in ordered[2:]] == [None, None, 1]
     assert sorted(reversed(errors)) == ordered
+
+
+def test_a_typo_in_a_placement_that_rendered_before_is_reported(tmp_path: Path) -> None:
+    """The loader's located error and the pass's unlocated "keeps its previous output" error
+    name the same file: sorting them must not crash the pass."""
+    fleet = tmp_path / "fleet"
+    shutil.copytree(ROOT / "examples/quickstart", fleet)
+    good = reconcile(load_fleet(WorkdirTree(fleet)), State(), None, NOW)
+    web = fleet / "placements/web.yaml"
+    web.write_text(web.read_text().replace("  resourceSelectors:", "  resourceSelectors: [\n"))
+    bad = reconcile(load_fleet(WorkdirTree(fleet)), good.state, None, NOW)
+    about_web = [e for e in bad.errors if e.file == "placements/web.yaml"]
+    assert {e.line is None for e in about_web} == {True, False}, bad.errors
+    assert bad.files["clusters/eu-1/index.yaml"] == good.files["clusters/eu-1/index.yaml"]
