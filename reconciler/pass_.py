@@ -19,6 +19,7 @@ from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
 from reconciler.assemble import assemble_clusters
+from reconciler.distributions import apply_distributions
 from reconciler.isolate import failed_plan
 from reconciler.output import placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
@@ -142,7 +143,10 @@ def reconcile(
     )
     plans, origins, errors, override_snapshots = _plan_all(fleet, prior, views)
     kept = _kept_states(fleet, prior, plans)
+    distributed = apply_distributions(fleet, plans, views, prior.output, now)
+    errors += distributed.errors
     files = assemble_clusters(plans, kept, prior, views)
+    files.update(distributed.files)
     files.update(decision_files(plans, prior))  # before status: it may hold a placement
     files.update(placement_status_files(plans, prior, reports or {}, now))
     files.update(profile_files(views))

@@ -115,9 +115,14 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
 
 
 @main.command()
-@click.argument("what", type=click.Choice(["placement", "cluster"]))
+@click.argument("what", type=click.Choice(["placement", "cluster", "cgu"]))
 @click.argument("name")
-@click.option("--namespace", "-n", default="", help="The namespace of a ResourcePlacement.")
+@click.option(
+    "--namespace",
+    "-n",
+    default="",
+    help="The namespace of a ResourcePlacement or ClusterGroupUpgrade (cgu: default `default`).",
+)
 @click.option(
     "--repo",
     default=".",
@@ -129,7 +134,8 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
 def status(
     what: str, name: str, namespace: str, repo: str, output_branch: str, cache: Path | None
 ) -> None:
-    """Describe a placement or a cluster from the output branch, like `kubectl describe`."""
+    """Describe a placement, a cluster or a ClusterGroupUpgrade (cgu) from the output branch,
+    like `kubectl describe`."""
     source: Path | str = Path(repo) if Path(repo).exists() else repo
     if isinstance(source, Path) and not (source / ".gitfleet-output").is_file():
         source = str(source.resolve())
