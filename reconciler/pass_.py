@@ -145,7 +145,7 @@ def reconcile(
     kept = _kept_states(fleet, prior, plans)
     distributed = apply_distributions(fleet, plans, views, prior.output, now)
     errors += distributed.errors
-    files = assemble_clusters(plans, kept, prior, views)
+    files = assemble_clusters(plans, kept, prior, views, fleet.fleet.limits())
     files.update(distributed.files)
     files.update(decision_files(plans, prior))  # before status: it may hold a placement
     files.update(placement_status_files(plans, prior, reports or {}, now))

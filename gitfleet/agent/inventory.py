@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from gitfleet.agent.builtin import wave_of
 from gitfleet.agent.client import FIELD_MANAGER, ClusterClient, ClusterError, NotFound, Obj
+from gitfleet.api.reserved import refused_object
 
 INVENTORY_NAMESPACE = "gitfleet-system"
 INVENTORY_NAME = "gitfleet-inventory"
@@ -110,7 +111,8 @@ def prune(
         key=lambda item: (-wave_of(item[1][0], item[1][1]), item),
     )
     for key, record in doomed:
-        if record in desired:
+        if record in desired or refused_object(*record) is not None:
+            # never prune what no placement may reach (the agent's own objects, reserved ns)
             remaining[key].discard(record)
             continue
         try:
