@@ -37,7 +37,11 @@ from renderers import load_fleet
 SOURCE_TRAILER = "Gitfleet-Source"
 REPORTS_TRAILER = "Gitfleet-Reports"
 STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
-MAX_PUSH_ATTEMPTS = 8
+MAX_PUSH_ATTEMPTS = 64
+"""Push attempts per pass. A rejection means another writer moved the output branch (it only
+moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
+with capped backoff and jitter until it commits or finds its inputs already rendered. Under a
+busy author and a second hub, 8 attempts were lost in a row now and then (issue 14)."""
 
 
 @dataclass(frozen=True)
