@@ -17,6 +17,7 @@ from typing import Any
 
 from reconciler.output import yaml_bytes
 from reconciler.priorparse import load_bounded
+from reconciler.rollout.stagedreport import RunPreview, run_previews
 
 MAX_DIFF_LINES = 400
 """Diff lines shown per object; longer diffs are cut with a note."""
@@ -73,6 +74,8 @@ class Plan:
     placements: tuple[PlacementChanges, ...]
     errors: tuple[str, ...]
     group_upgrades: tuple[GroupUpgradeChange, ...] = ()
+    runs: tuple[RunPreview, ...] = ()
+    """Staged update runs the change adds or changes."""
 
     def totals(self) -> dict[str, int]:
         out = {"placements": len(self.placements), "added": 0, "changed": 0, "removed": 0}
@@ -257,4 +260,5 @@ def plan_changes(
         placements=tuple(plans.values()),
         errors=errors,
         group_upgrades=group_upgrade_changes(base, head),
+        runs=run_previews(base, head),
     )

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from reconciler.plan import Plan
+from reconciler.rollout.stagedreport import preview_lines, runs_markdown
 
 MAX_MARKDOWN_CHARS = 60_000
 """GitHub comments are capped at 65,536 characters; longer plans are cut with a note."""
@@ -44,6 +45,10 @@ def to_json(plan: Plan, base: str, head: str) -> str:
                 "ops": list(g.ops),
             }
             for g in plan.group_upgrades
+        ]
+    if plan.runs:
+        doc["updateRuns"] = [
+            {"path": r.path, "preview": preview_lines(r.doc, r.current)} for r in plan.runs
         ]
     return json.dumps(doc, indent=2, sort_keys=True)
 
@@ -112,6 +117,7 @@ def to_markdown(plan: Plan, base: str, head: str) -> str:
                 "</details>",
                 "",
             ]
+    out += runs_markdown(plan.runs)
     text = "\n".join(out)
     if len(text) > MAX_MARKDOWN_CHARS:
         text = (
@@ -128,6 +134,8 @@ def to_text(plan: Plan, base: str, head: str) -> str:
         f"+{t['added']} ~{t['changed']} -{t['removed']}, {t['errors']} error(s)"
     ]
     out += [f"error: {e}" for e in plan.errors]
+    for run in plan.runs:
+        out += preview_lines(run.doc, run.current)
     out += _group_upgrade_lines(plan, markdown=False)
     for p in plan.placements:
         c = p.counts()

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from gitfleet import service
+from gitfleet.cli import rollout
 from gitfleet.cli.app import (
     _duration_seconds,
     _hub_config,
@@ -115,7 +116,7 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
 
 
 @main.command()
-@click.argument("what", type=click.Choice(["placement", "cluster", "cgu"]))
+@click.argument("what", type=click.Choice(["placement", "cluster", "cgu", "updaterun"]))
 @click.argument("name")
 @click.option(
     "--namespace",
@@ -134,8 +135,15 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
 def status(
     what: str, name: str, namespace: str, repo: str, output_branch: str, cache: Path | None
 ) -> None:
-    """Describe a placement, a cluster or a ClusterGroupUpgrade (cgu) from the output branch,
-    like `kubectl describe`."""
+    """Describe a placement, a cluster, a ClusterGroupUpgrade (cgu) or a staged update run from
+    the output branch, like `kubectl describe` (`updaterun`: stages, gates, clusters, progress)."""
+    if what == "updaterun":
+        try:
+            text = rollout.describe_updaterun(name, namespace, repo, output_branch, cache)
+        except (GitError, LookupError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(text, nl=False)
+        return
     source: Path | str = Path(repo) if Path(repo).exists() else repo
     if isinstance(source, Path) and not (source / ".gitfleet-output").is_file():
         source = str(source.resolve())
