@@ -108,7 +108,7 @@ def prune(
     failures: list[PruneFailure] = []
     doomed = sorted(
         ((key, rec) for key, recs in inventory.items() for rec in recs if desired.get(rec) != key),
-        key=lambda item: (-wave_of(item[1][0], item[1][1]), item),
+        key=lambda item: _prune_order(item[1]),
     )
     for key, record in doomed:
         if record in desired or refused_object(*record) is not None:
@@ -138,3 +138,10 @@ def _delete_if_owned(client: ClusterClient, cluster: str, key: str, record: Reco
         client.delete(api_version, kind, namespace or None, name, propagation="Background")
     except NotFound:
         return
+
+
+def _prune_order(record: Record) -> tuple[bool, int, Record]:
+    """The reverse of the apply order (custom resources and workloads first, namespaces late),
+    with CustomResourceDefinitions last of all: deleting one deletes every object of its kinds."""
+    api_version, kind = record[0], record[1]
+    return (kind == "CustomResourceDefinition", -wave_of(api_version, kind), record)
