@@ -6,7 +6,9 @@ when missing): one data key per placement key, value = canonical JSON list of
 `gitfleet.io/placement` and `gitfleet.io/cluster`. Crash-safe order (driven by
 `gitfleet.agent.sync`): record the intended objects before applying; prune deletes only objects
 the inventory recorded that are desired by no placement and still carry this agent's ownership
-labels; an entry leaves the inventory only after its delete succeeded (or the object is gone).
+labels; an entry leaves the inventory only after its delete succeeded (or the object is gone);
+an object stuck deleting on finalizers is a prune failure naming them and since when. Prune order
+is the reverse of the apply order, CRDs last.
 Limit: a ConfigMap holds at most 1 MiB (about 10,000 entries).
 """
 
@@ -34,6 +36,11 @@ Inventory = dict[str, frozenset[Record]]
 
 class InventoryError(ClusterError):
     """The inventory ConfigMap exists but cannot be read: prune nothing."""
+
+
+class StuckDeleting(ClusterError):
+    """A pruned object is still there, held by finalizers: reported with them and since when;
+    it stays in the inventory so every pass checks it again."""
 
 
 @dataclass(frozen=True)
@@ -133,11 +140,25 @@ def _delete_if_owned(client: ClusterClient, cluster: str, key: str, record: Reco
     if live is None or not is_owned(live, cluster, key):
         return
     if (live.get("metadata") or {}).get("deletionTimestamp"):
+        _check_stuck(live)
         return
     try:
         client.delete(api_version, kind, namespace or None, name, propagation="Background")
+        after = client.get(api_version, kind, namespace or None, name)
     except NotFound:
         return
+    if after is not None:
+        _check_stuck(after)
+
+
+def _check_stuck(live: Obj) -> None:
+    meta = live.get("metadata") or {}
+    finalizers = [str(f) for f in meta.get("finalizers") or []]
+    if meta.get("deletionTimestamp") and finalizers:
+        raise StuckDeleting(
+            f"stuck deleting since {meta['deletionTimestamp']}, "
+            f"waiting on finalizers {', '.join(finalizers)}"
+        )
 
 
 def _prune_order(record: Record) -> tuple[bool, int, Record]:
