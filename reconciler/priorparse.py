@@ -12,6 +12,7 @@ Called by `state`, `assemble` and `statusdocs`.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -29,20 +30,28 @@ _cache: OrderedDict[bytes, Any] = OrderedDict()
 _held = 0
 
 
+_lock = threading.Lock()
+"""Hubs may run passes in threads (tests race two in one process): the cache and its byte
+count change together under this lock, or the count drifts from what is held."""
+
+
 def parse_own(data: bytes) -> Any:
     """A document gitfleet wrote earlier (read-only!). Raises yaml.YAMLError when unreadable."""
     global _held
     if len(data) > MAX_CACHED_BYTES:
         return load_bounded(data)
-    if data in _cache:
-        _cache.move_to_end(data)
-        return _cache[data]
+    with _lock:
+        if data in _cache:
+            _cache.move_to_end(data)
+            return _cache[data]
     doc = load_bounded(data)
-    _cache[data] = doc
-    _held += len(data)
-    while _held > BUDGET_BYTES:
-        old, _ = _cache.popitem(last=False)
-        _held -= len(old)
+    with _lock:
+        if data not in _cache:
+            _cache[data] = doc
+            _held += len(data)
+        while _held > BUDGET_BYTES and _cache:
+            old, _ = _cache.popitem(last=False)
+            _held -= len(old)
     return doc
 
 

@@ -47,3 +47,26 @@ def test_own_output_is_read_with_the_bounded_reader(text: str) -> None:
         parse_own(text.encode())
     with pytest.raises(yaml.YAMLError):
         load_bounded(text.encode())
+
+
+def test_the_cache_stays_consistent_under_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two hubs in one process parse the same bytes at once: the byte count must match what is
+    held (a drift made a later pass crash popping from an empty cache)."""
+    import threading
+
+    monkeypatch.setattr(priorparse, "_cache", type(priorparse._cache)())
+    monkeypatch.setattr(priorparse, "_held", 0)
+    monkeypatch.setattr(priorparse, "BUDGET_BYTES", 4096)
+    docs = [f"key: value-{i:04d}\n".encode() for i in range(300)]
+
+    def work() -> None:
+        for data in docs:
+            priorparse.parse_own(data)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert priorparse._held == sum(len(d) for d in priorparse._cache)
+    assert priorparse._held <= 4096
