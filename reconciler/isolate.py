@@ -6,11 +6,12 @@ placement keeps its previous output (nothing is pruned), gets a status condition
 file and the failed stage, and a `FleetError`; every other placement renders normally. The
 message names the exception type and the innermost code location only — exception text can
 carry input values, and those may be secret. Called by `reconciler.pass_`, `reconciler.assemble`,
-`reconciler.statusdocs` and `reconciler.publish`.
+`reconciler.statusdocs`, `reconciler.publish` and `reconciler.rollstage`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from gitfleet.api.errors import describe_exception
@@ -55,3 +56,13 @@ def failed_plan(
         plan.declared = {"apiVersion": placement.api_version, "kind": placement.kind}
     hold(plan, "computing", exc)
     return plan
+
+
+def guarded(plan: PlacementPlan, stage: str, work: Callable[[], object]) -> bool:
+    """Run one placement's `work`; on an exception hold the plan (see `hold`) and return False."""
+    try:
+        work()
+    except Exception as exc:  # one placement's fault fails it alone
+        hold(plan, stage, exc)
+        return False
+    return True
