@@ -27,6 +27,10 @@ INVENTORY_NAME = "gitfleet-inventory"
 LABEL_PLACEMENT = "gitfleet.io/placement"
 LABEL_CLUSTER = "gitfleet.io/cluster"
 ANNOTATION_HASH = "gitfleet.io/spec-hash"
+ANNOTATION_APPLIED = "gitfleet.io/applied-output-commit"
+"""On the inventory ConfigMap: the last output commit this agent applied, so replay protection
+survives an agent restarted with an empty cache (written by its own field manager)."""
+REPLAY_MANAGER = "gitfleet-replay"
 
 Record = tuple[str, str, str, str]
 """(apiVersion, kind, namespace or '', name)."""
@@ -166,3 +170,28 @@ def _prune_order(record: Record) -> tuple[bool, int, Record]:
     with CustomResourceDefinitions last of all: deleting one deletes every object of its kinds."""
     api_version, kind = record[0], record[1]
     return (kind == "CustomResourceDefinition", -wave_of(api_version, kind), record)
+
+
+def read_applied_commit(client: ClusterClient) -> str | None:
+    """The output commit this agent last applied, as recorded on the cluster."""
+    live = client.get("v1", "ConfigMap", INVENTORY_NAMESPACE, INVENTORY_NAME)
+    commit = (((live or {}).get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_APPLIED)
+    return str(commit) if commit else None
+
+
+def record_applied_commit(client: ClusterClient, commit: str) -> None:
+    """Record `commit` on the inventory (when there is one, and only when it changed)."""
+    live = client.get("v1", "ConfigMap", INVENTORY_NAMESPACE, INVENTORY_NAME)
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    if live is None or annotations.get(ANNOTATION_APPLIED) == commit:
+        return
+    mark = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": INVENTORY_NAME,
+            "namespace": INVENTORY_NAMESPACE,
+            "annotations": {ANNOTATION_APPLIED: commit},
+        },
+    }
+    client.apply(mark, field_manager=REPLAY_MANAGER, force=True, dry_run=False)
