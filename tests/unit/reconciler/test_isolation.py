@@ -16,7 +16,7 @@ import pytest
 from gitfleet.api.errors import FleetError
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placement as placement_mod
-from reconciler import publish, statusdocs
+from reconciler import publish, rollstage, statusdocs
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.placement import PlacementPlan
 from reconciler.state import State
@@ -54,6 +54,7 @@ STAGES: list[tuple[str, Any, str, Callable[..., bool]]] = [
         "for_cluster",
         lambda _self, s, *_: _web_selection(s),
     ),
+    ("rollout", rollstage, "observe", lambda plan, *_: plan.key == "web"),
     ("layout", PlacementPlan, "manifests_for", lambda plan, *_: plan.key == "web"),
     ("status", statusdocs, "placement_status_doc", lambda plan, *_: plan.key == "web"),
     ("decisions", publish, "decision_documents", lambda key, *_: key == "web"),
