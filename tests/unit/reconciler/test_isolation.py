@@ -125,3 +125,20 @@ def test_a_typo_in_a_placement_that_rendered_before_is_reported(tmp_path: Path) 
     about_web = [e for e in bad.errors if e.file == "placements/web.yaml"]
     assert {e.line is None for e in about_web} == {True, False}, bad.errors
     assert bad.files["clusters/eu-1/index.yaml"] == good.files["clusters/eu-1/index.yaml"]
+
+
+def test_a_failing_replica_distribution_fails_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reconciler import distributions
+
+    fleet = ROOT / "examples/replica-distribution"
+    good = reconcile(load_fleet(WorkdirTree(fleet)), State(), None, NOW)
+    assert not good.errors, good.errors
+    monkeypatch.setattr(
+        distributions, "distribute", _raise_when(distributions.distribute, lambda *_: True)
+    )
+    bad = reconcile(load_fleet(WorkdirTree(fleet)), good.state, None, NOW)
+    internal = [e for e in bad.errors if "internal error while" in e.message]
+    # the distribution is reported on its file; the placement carrying its workload is held
+    assert {e.file for e in internal} == {"distributions/web.yaml", "placements/shop.yaml"}
+    manifests = {p: d for p, d in good.files.items() if p.startswith("clusters/")}
+    assert manifests and all(bad.files.get(p) == d for p, d in manifests.items())
