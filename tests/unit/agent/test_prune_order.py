@@ -18,7 +18,19 @@ CRD = {
         "group": "example.com",
         "names": {"kind": "Widget", "plural": "widgets"},
         "scope": "Namespaced",
-        "versions": [{"name": "v1", "served": True, "storage": True}],
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
     },
 }
 WIDGET = {
