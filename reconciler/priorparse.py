@@ -10,12 +10,15 @@ documents it writes, so a long-running hub does not even parse the files it wrot
 read them. Repeated parts of values (index object entries, condition lists) are interned
 (`shared`), so a thousand clusters holding the same objects cost one copy.
 `parse_own` gives a whole parsed document (cached by content, byte-bounded) to readers that
-need more. Called by `state`, `assemble`, `statusdocs`, `distributions` and `rollout.cgu`.
+need more. The output branch is data like any other (anyone who can push can write
+it), so every file is read with the same bounded reader as user input (`load_bounded`:
+`gitfleet.load.yamlbuild`, safe types only, aliases and depth bounded). Called by `state`, `assemble`, `statusdocs`, `distributions` and `rollout.cgu`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from contextlib import suppress
@@ -23,11 +26,15 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import yaml
 
+from gitfleet.api import DEFAULT_LIMITS
+from gitfleet.load.yamlbuild import build_documents
+
 T = TypeVar("T")
 
 MAX_DERIVED = 200_000
 """Derived values kept (one per file and reader): more than the files of a 50k-cluster tree."""
 MAX_INTERNED = 2_000_000
+
 BUDGET_BYTES = 16 * 1024 * 1024
 """Source bytes of the documents `parse_own` caches; the oldest are dropped beyond it."""
 MAX_CACHED_BYTES = 256 * 1024
@@ -69,7 +76,7 @@ def derive_own(output: Mapping[str, bytes], path: str, tag: str, derive: Callabl
         with suppress(KeyError):  # another hub thread may have dropped it meanwhile
             _derived.move_to_end(key)
         return found  # type: ignore[no-any-return]
-    value = derive(yaml.load(output[path], Loader=yaml.CSafeLoader))
+    value = derive(load_bounded(output[path]))
     _keep(key, value)
     return value
 
@@ -110,19 +117,43 @@ def freeze(value: Any) -> Hashable:
     return (type(value).__name__, value)  # True == 1 == 1.0: keep the types apart
 
 
+_lock = threading.Lock()
+"""Hubs may run passes in threads (tests race two in one process): the cache and its byte
+count change together under this lock, or the count drifts from what is held."""
+
+
 def parse_own(data: bytes) -> Any:
     """A whole document gitfleet wrote earlier (read-only!), for readers that need more than a
     derived value; cached by content within `BUDGET_BYTES`. Raises yaml.YAMLError."""
     global _held
     if len(data) > MAX_CACHED_BYTES:
-        return yaml.load(data, Loader=yaml.CSafeLoader)
-    if data in _cache:
-        _cache.move_to_end(data)
-        return _cache[data]
-    doc = yaml.load(data, Loader=yaml.CSafeLoader)
-    _cache[data] = doc
-    _held += len(data)
-    while _held > BUDGET_BYTES:
-        old, _ = _cache.popitem(last=False)
-        _held -= len(old)
+        return load_bounded(data)
+    with _lock:
+        if data in _cache:
+            _cache.move_to_end(data)
+            return _cache[data]
+    doc = load_bounded(data)
+    with _lock:
+        if data not in _cache:
+            _cache[data] = doc
+            _held += len(data)
+        while _held > BUDGET_BYTES and _cache:
+            old, _ = _cache.popitem(last=False)
+            _held -= len(old)
     return doc
+
+
+def load_bounded(data: bytes) -> Any:
+    """One document of the output tree, freshly built (callers may change it), through the
+    bounded reader. Raises yaml.YAMLError when unreadable."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise yaml.YAMLError(f"not valid UTF-8 text (offset {exc.start})") from None
+    docs, faults = build_documents(text, DEFAULT_LIMITS)
+    if faults:
+        fault = faults[0]
+        raise yaml.YAMLError(f"line {fault.line}: {fault.field or '(document)'}: {fault.message}")
+    if len(docs) > 1:
+        raise yaml.YAMLError("more than one document")
+    return docs[0].body if docs else None

@@ -17,6 +17,7 @@ import yaml
 
 from gitfleet.api import Condition
 from gitfleet.api.report import AgentReport
+from reconciler.isolate import hold
 from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
@@ -239,6 +240,16 @@ def placement_status_doc(
     return {**doc, "status": status}
 
 
+def _failed_status_doc(
+    plan: PlacementPlan, prior: PriorConditions, now: datetime
+) -> dict[str, Any]:
+    """The status of a placement whose status could not be computed: what failed, where."""
+    scheduled = plan.scheduled
+    conds = [Cond(plan.kind + "Scheduled", scheduled.status, scheduled.reason, scheduled.message)]
+    status = {"conditions": _dump(timed(conds, prior[0], plan.state.generation, now))}
+    return {**plan.declared, "status": status}
+
+
 _SERVER_FIELDS = (
     "uid",
     "resourceVersion",
@@ -272,9 +283,14 @@ def placement_status_files(
 ) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for key, plan in sorted(plans.items()):
-        doc = placement_status_doc(plan, prior_placement_conditions(prior, key), reports, now)
+        conditions = prior_placement_conditions(prior, key)
+        try:
+            doc = placement_status_doc(plan, conditions, reports, now)
+        except Exception as exc:  # one placement's fault fails it alone
+            hold(plan, "writing the status of", exc)
+            doc = _failed_status_doc(plan, conditions, now)
         data = files[f"status/placements/{key}.yaml"] = yaml_bytes(doc)
-        remember(data, "placement-conditions", _placement_conditions(doc["status"]))
+        remember(data, "placement-conditions", _placement_conditions(_status_of(doc)))
     return files
 
 
