@@ -20,6 +20,7 @@ import yaml
 
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
+from gitfleet.repo.userrepo import is_repository, origin_url
 from reconciler.describe import describe_cluster, describe_placement
 from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
@@ -71,16 +72,69 @@ def _load(data: bytes) -> Any:
     return yaml.load(data, Loader=yaml.CSafeLoader)
 
 
+_TRACKING = "refs/gitfleet/tracking/"
+"""Where a mirror of a local clone keeps the clone's `origin/<branch>` (remote-tracking) ref."""
+
+
+class OutputBranchMissing(LookupError):
+    """The output branch is not in the repository: a one-line reason and a hint for the user."""
+
+
+def output_source(repo: str, fetch: bool) -> Path | str:
+    """What `status`/`history` read for `--repo REPO`: a render directory (Path), a URL, or a
+    local repository made absolute. With `fetch`, a clone is read through its `origin` URL so
+    the newest output is seen. LookupError with a hint when REPO is none of these."""
+    path = Path(repo)
+    if not path.exists():
+        return repo
+    if (path / ".gitfleet-output").is_file():
+        return path
+    if not is_repository(path):
+        raise OutputBranchMissing(
+            f"{repo} is neither a git repository nor a `gitfleet render --out` directory"
+        )
+    if fetch:
+        url = origin_url(path)
+        if url is None:
+            raise OutputBranchMissing(f"--fetch: {repo} has no `origin` remote to fetch from")
+        return url if not Path(url).exists() else str(Path(url).resolve())
+    return str(path.resolve())
+
+
+def open_output(source: str, branch: str, cache: Path | None) -> tuple[Mirror, str]:
+    """A mirror of `source` and the ref in it holding the output branch: the repository's own
+    `refs/heads/<branch>`, or for a local clone its remote-tracking `origin/<branch>` (which
+    the reconciler's pushes reach; preferred when both exist)."""
+    local = Path(source).exists()
+    specs = [f"+refs/heads/{branch}:refs/remotes/origin/{branch}"]
+    if local:
+        specs.append(f"+refs/remotes/origin/{branch}:{_TRACKING}{branch}")
+    mirror = Mirror.open(cache_dir(source, cache), source)
+    mirror.fetch(specs)
+    for ref in ([f"{_TRACKING}{branch}"] if local else []) + [f"refs/remotes/origin/{branch}"]:
+        if mirror.resolve(ref) is not None:
+            return mirror, ref
+    where = "a branch or origin/" + branch if local else "a branch"
+    hint = (
+        "pass --fetch to read it from the clone's origin, or --repo <the fleet's URL>"
+        if local
+        else "has the reconciler run yet? (`gitfleet reconcile --repo ... --once`)"
+    )
+    raise OutputBranchMissing(
+        f"the output branch {branch} is not in {mirror.url} (looked for {where}); hint: {hint}"
+    )
+
+
 def _output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping[str, bytes]:
     """The output tree from a render directory or from the output branch of a repository."""
-    if isinstance(source, Path) and (source / ".gitfleet-output").is_file():
+    if isinstance(source, Path):
         return {
             p.relative_to(source).as_posix(): p.read_bytes()
             for p in source.rglob("*.yaml")
             if p.is_file()
         }
-    mirror = open_mirror(str(source), [branch], cache)
-    tree = GitTree.open(mirror.path, f"refs/remotes/origin/{branch}")
+    mirror, ref = open_output(source, branch, cache)
+    tree = GitTree.open(mirror.path, ref)
     try:
         return {p: tree.read(p) for p in tree.files() if p.startswith(("status/", "clusters/"))}
     finally:
@@ -114,8 +168,7 @@ def history(
     cache: Path | None,
 ) -> list[LogEntry]:
     """Reconciler commits on the output branch, newest first, optionally filtered."""
-    mirror = open_mirror(source, [branch], cache)
-    ref = f"refs/remotes/origin/{branch}"
+    mirror, ref = open_output(source, branch, cache)
     paths = [f"clusters/{cluster}"] if cluster else []
     entries = mirror.log(ref, paths=paths, max_count=None if placement else limit)
     if placement:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from gitfleet import service
+from gitfleet import __version__, service
 from gitfleet.api import MemberCluster, parse_duration, parse_time
 from gitfleet.api.errors import FleetError
 from gitfleet.load.model import FleetSnapshot
@@ -24,7 +24,9 @@ from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State
 from renderers import load_fleet
 
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "fleet-repo-template"
+DISTRIBUTION = "gitfleet-k8s"
+"""The name gitfleet is installed under (`pip install gitfleet-k8s`); the import package and the
+command stay `gitfleet`. `gitfleet` on PyPI is an unrelated project."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,9 @@ output_option = click.option(
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="gitfleet")
+@click.version_option(
+    version=__version__, package_name=DISTRIBUTION, message="%(prog)s %(version)s (%(package)s)"
+)
 def main() -> None:
     """Multi-cluster placement for Kubernetes with Git as the hub."""
 

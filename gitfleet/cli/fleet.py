@@ -1,16 +1,14 @@
-"""Commands on a fleet folder or revision: `init`, `validate`, `render`, `explain`. Registered on `gitfleet.cli.app.main`."""
+"""Commands on a fleet folder or revision: `validate`, `render`, `explain`. Registered on `gitfleet.cli.app.main`."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import click
 
 from gitfleet.cli.app import (
-    TEMPLATE_DIR,
     Run,
     _now,
     _print_errors,
@@ -27,20 +25,6 @@ from gitfleet.repo.outdir import OutputError, read_output, write_output
 from reconciler import describe
 from reconciler.output import placement_key
 from reconciler.state import State, read_state
-
-
-@main.command()
-@click.argument("directory", type=click.Path(path_type=Path))
-def init(directory: Path) -> None:
-    """Create a starter fleet repository in DIRECTORY (copied from fleet-repo-template/)."""
-    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise click.ClickException(f"{directory} exists and is not an empty directory")
-    if not TEMPLATE_DIR.is_dir():
-        raise click.ClickException(f"the fleet repository template is missing at {TEMPLATE_DIR}")
-    shutil.copytree(TEMPLATE_DIR, directory, dirs_exist_ok=True, symlinks=False)
-    click.echo(
-        f"created {directory}: edit clusters/, resources/ and placements/, then `gitfleet validate {directory}`"
-    )
 
 
 @main.command()

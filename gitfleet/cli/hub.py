@@ -14,7 +14,6 @@ from gitfleet.cli.app import (
     _hub_config,
     _now,
     _print_pass,
-    _repo_url,
     cache_option,
     main,
     output_branch_option,
@@ -114,6 +113,13 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
     sys.exit(1 if result.plan.errors else 0)
 
 
+fetch_option = click.option(
+    "--fetch",
+    is_flag=True,
+    help="In a clone, read the output branch fresh from its origin remote.",
+)
+
+
 @main.command()
 @click.argument("what", type=click.Choice(["placement", "cluster"]))
 @click.argument("name")
@@ -125,15 +131,20 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
     help="Repository (path or URL) whose output branch to read, or a `render --out` directory.",
 )
 @output_branch_option
+@fetch_option
 @cache_option
 def status(
-    what: str, name: str, namespace: str, repo: str, output_branch: str, cache: Path | None
+    what: str,
+    name: str,
+    namespace: str,
+    repo: str,
+    output_branch: str,
+    fetch: bool,
+    cache: Path | None,
 ) -> None:
     """Describe a placement or a cluster from the output branch, like `kubectl describe`."""
-    source: Path | str = Path(repo) if Path(repo).exists() else repo
-    if isinstance(source, Path) and not (source / ".gitfleet-output").is_file():
-        source = str(source.resolve())
     try:
+        source = service.output_source(repo, fetch)
         click.echo(service.describe(what, name, namespace, source, output_branch, cache), nl=False)
     except (GitError, LookupError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -145,6 +156,7 @@ def status(
 @click.option("--repo", default=".", show_default=True, help="Repository (path or URL).")
 @click.option("--max", "limit", default=50, show_default=True, type=int)
 @output_branch_option
+@fetch_option
 @cache_option
 def history(
     placement: str | None,
@@ -152,12 +164,15 @@ def history(
     repo: str,
     limit: int,
     output_branch: str,
+    fetch: bool,
     cache: Path | None,
 ) -> None:
     """The audit trail: reconciler commits with their source commit and what changed."""
-    url = _repo_url(repo)
     try:
-        entries = service.history(url, output_branch, placement, cluster, limit, cache)
-    except (GitError, ValueError) as exc:
+        source = service.output_source(repo, fetch)
+        if isinstance(source, Path):
+            raise click.UsageError("history needs a git repository, not a render directory")
+        entries = service.history(source, output_branch, placement, cluster, limit, cache)
+    except (GitError, LookupError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(service.format_history(entries), nl=False)
