@@ -21,7 +21,7 @@ import yaml
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
 from gitfleet.repo.userrepo import is_repository, origin_url
-from reconciler.describe import describe_cluster, describe_placement
+from reconciler.describe import describe_cluster, describe_group_upgrade, describe_placement
 from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.plan import Plan, plan_changes
@@ -144,8 +144,16 @@ def _output_files(source: Path | str, branch: str, cache: Path | None) -> Mappin
 def describe(
     what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
 ) -> str:
-    """`gitfleet status placement|cluster NAME`: a describe-style view, or a clear error."""
+    """`gitfleet status placement|cluster|cgu NAME`: a describe-style view, or a clear error."""
     files = _output_files(source, branch, cache)
+    if what == "cgu":
+        ns = namespace or "default"
+        data = files.get(f"status/clustergroupupgrades/{ns}/{name}.yaml")
+        if data is None:
+            raise LookupError(
+                f"ClusterGroupUpgrade {ns}/{name} has no status in the output (is it declared?)"
+            )
+        return describe_group_upgrade(_load(data))
     if what == "placement":
         key = placement_key(name, namespace)
         data = files.get(f"status/placements/{key}.yaml")

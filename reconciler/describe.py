@@ -184,3 +184,135 @@ def describe_explanations(key: str, rows: Sequence[Mapping[str, Any]]) -> str:
     lines += _table(table) if rows else ["  <no clusters>"]
     lines += ["Reasons:", *(f"  {r['cluster']}: {r['filterReason'] or r['reason']}" for r in rows)]
     return "\n".join(lines) + "\n"
+
+
+def describe_group_upgrade(doc: Mapping[str, Any]) -> str:
+    """`gitfleet status cgu NAME`: conditions, plan (canary batches marked) and progress."""
+    meta, spec, status = doc.get("metadata") or {}, doc.get("spec") or {}, doc.get("status") or {}
+    strategy = spec.get("remediationStrategy") or {}
+    canaries = set(strategy.get("canaries") or [])
+    inner = status.get("status") or {}
+    lines = [
+        f"Name:              {meta.get('namespace', 'default')}/{meta.get('name', '')}",
+        f"Enable:            {str(spec.get('enable', True)).lower()}",
+        f"Managed Policies:  {', '.join(spec.get('managedPolicies') or []) or '<none>'}",
+        f"Max Concurrency:   {strategy.get('maxConcurrency')} "
+        f"(computed {status.get('computedMaxConcurrency', '-')})",
+        f"Timeout:           {strategy.get('timeout', 240)}m",
+        f"Started At:        {inner.get('startedAt', '<not started>')}",
+    ]
+    if inner.get("completedAt"):
+        lines.append(f"Completed At:      {inner['completedAt']}")
+    lines += ["Conditions:", *_conditions(status.get("conditions") or [])]
+    targets = status.get("managedPoliciesForUpgrade") or []
+    if targets:
+        lines.append("Targets:")
+        lines += [
+            f"  {t.get('kind')} {t.get('name')} -> resource snapshot {t.get('resourceSnapshotIndex')}"
+            for t in targets
+        ]
+    lines.append("Remediation Plan:")
+    current = int(inner.get("currentBatch", 0))
+    for i, batch in enumerate(status.get("remediationPlan") or [], start=1):
+        mark = " (canary)" if len(batch) == 1 and batch[0] in canaries else ""
+        here = "  <- current" if i == current else ""
+        lines.append(f"  batch {i}{mark}: {' '.join(batch)}{here}")
+    if not status.get("remediationPlan"):
+        lines.append("  <empty>")
+    progress = inner.get("currentBatchRemediationProgress") or {}
+    if progress:
+        lines.append(
+            f"Current Batch {current} (started {inner.get('currentBatchStartedAt', '-')}):"
+        )
+        rows = [("CLUSTER", "STATE", "POLICY INDEX", "FIRST COMPLIANT")]
+        rows += [
+            (
+                c,
+                str(p.get("state", "")),
+                str(p.get("policyIndex", "-")),
+                str(p.get("firstCompliantAt", "-")),
+            )
+            for c, p in sorted(progress.items())
+        ]
+        lines += _table(rows)
+    done = status.get("clusters") or []
+    if done:
+        lines.append("Clusters:")
+        for c in done:
+            policy = (c.get("currentPolicy") or {}).get("name")
+            lines.append(
+                f"  {c.get('name')}: {c.get('state')}" + (f" (at {policy})" if policy else "")
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _subset_rule(subset: Mapping[str, Any], total: int) -> str:
+    for field in ("replicas", "minReplicas", "maxReplicas"):
+        if field in subset:
+            break
+    else:
+        return "unspecified: an even share of what the specified subsets leave"
+    parts = []
+    for field in ("replicas", "minReplicas", "maxReplicas"):
+        value = subset.get(field)
+        if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+            parts.append(f"{field} {value} of {total} = {(total * int(value[:-1]) + 50) // 100}")
+        elif value is not None:
+            parts.append(f"{field} {value}")
+    return ", ".join(parts)
+
+
+def describe_distribution(doc: Mapping[str, Any]) -> str:
+    """`gitfleet explain distribution NAME`: the allocation per subset and cluster, and why."""
+    meta, spec, status = doc.get("metadata") or {}, doc.get("spec") or {}, doc.get("status") or {}
+    w = spec.get("workload") or {}
+    total = int(status.get("replicas", spec.get("replicas", 0)) or 0)
+    lines = [
+        f"ReplicaDistribution {meta.get('namespace')}/{meta.get('name')}: "
+        f"{w.get('apiVersion')} {w.get('kind')} {w.get('name')}",
+        f"Replicas: {status.get('replicas', '-')} (placed {status.get('placedReplicas', '-')}, "
+        f"not placed {status.get('unplacedReplicas', '-')})",
+        "Conditions:",
+        *_conditions(status.get("conditions") or []),
+    ]
+    subsets = {s.get("name"): s for s in (spec.get("topology") or {}).get("subsets") or []}
+    minmax = any("minReplicas" in s or "maxReplicas" in s for s in subsets.values())
+    lines.append(
+        "Mode: "
+        + (
+            "min/max (subsets filled in spec order up to their caps)"
+            if minmax
+            else "specific (fixed and percentage values first, the rest shared; extra "
+            "replicas go to subsets that already run more, then the last names)"
+        )
+    )
+    for entry in status.get("subsetStatuses") or []:
+        name = entry.get("name")
+        members = entry.get("clusters") or []
+        why = _subset_rule(subsets.get(name) or {}, total)
+        part = f", partition {entry['partition']}" if "partition" in entry else ""
+        lines.append(f"Subset {name}: {entry.get('replicas')} replicas{part} ({why})")
+        if not members:
+            lines.append("  no placed cluster: these replicas are not placed")
+            continue
+        n = len(members)
+        lines.append(
+            f"  split evenly over {n} cluster(s): {entry.get('replicas')} // {n} each, the "
+            "remainder to the clusters that ran more before, then the last names"
+        )
+        for c in members:
+            p = f" partition {c['partition']}" if "partition" in c else ""
+            lines.append(f"  {c.get('name')}: {c.get('replicas')}{p}")
+    if status.get("unassignedClusters"):
+        lines.append(
+            f"Unassigned (placed, in no subset, 0 replicas): {', '.join(status['unassignedClusters'])}"
+        )
+    for o in status.get("overlappingClusters") or []:
+        lines.append(
+            f"Overlap: {o.get('cluster')} matches {', '.join(o.get('subsets') or [])}; the first wins"
+        )
+    if status.get("heldClusters"):
+        lines.append(
+            f"Held (no last good result while invalid): {', '.join(status['heldClusters'])}"
+        )
+    return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
 from reconciler.assemble import assemble_clusters
+from reconciler.distributions import apply_distributions
 from reconciler.output import placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
@@ -136,7 +137,10 @@ def reconcile(
     )
     plans, origins, errors, override_snapshots = _plan_all(fleet, prior, views)
     kept = _kept_states(fleet, prior, plans)
+    distributed = apply_distributions(fleet, plans, views, prior.output, now)
+    errors += distributed.errors
     files = assemble_clusters(plans, kept, prior, views)
+    files.update(distributed.files)
     files.update(placement_status_files(plans, prior, reports or {}, now))
     files.update(decision_files(plans, prior))
     files.update(profile_files(views))

@@ -3,7 +3,8 @@
 `plan_changes` compares the output of the base revision with the output of the head revision
 (both computed by the pure pass, without any cluster credentials) and reports, per placement, the
 clusters gained and lost and, per cluster, the objects added, changed and removed with unified
-diffs of the rendered manifests. Secret values never appear: Secret manifests are diffed with their
+diffs of the rendered manifests, and for every ClusterGroupUpgrade whose status changes its
+batches, the label ops it would record and whether merging starts it. Secret values never appear: Secret manifests are diffed with their
 values replaced by markers that say which keys changed (no digest of a value either). Pure; the CLI formats.
 """
 
@@ -50,11 +51,29 @@ class PlacementChanges:
 
 
 @dataclass(frozen=True)
+class GroupUpgradeChange:
+    """A ClusterGroupUpgrade that the change adds or whose status it changes."""
+
+    key: str
+    """`<namespace>/<name>`."""
+    change: str
+    """added, changed or removed."""
+    batches: tuple[tuple[str, ...], ...] = ()
+    progressing: str = ""
+    """`<status> <reason>: <message>` of its Progressing (or Validated/ClustersSelected) condition."""
+    starts: bool = False
+    """True when merging the change starts the upgrade (it was not started before)."""
+    ops: tuple[str, ...] = ()
+    """Label/annotation overlay ops the change would record: `<cluster> <phase>: +k=v -k`."""
+
+
+@dataclass(frozen=True)
 class Plan:
     """The whole report."""
 
     placements: tuple[PlacementChanges, ...]
     errors: tuple[str, ...]
+    group_upgrades: tuple[GroupUpgradeChange, ...] = ()
 
     def totals(self) -> dict[str, int]:
         out = {"placements": len(self.placements), "added": 0, "changed": 0, "removed": 0}
@@ -149,6 +168,73 @@ def _object_changes(
     return changes
 
 
+_CGU_STATUS = "status/clustergroupupgrades/"
+_CGU_STATE = "state/clustergroupupgrades/"
+
+
+def _started(status: Mapping[str, Any]) -> bool:
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    progressing = conds.get("Progressing") or {}
+    return "Succeeded" in conds or progressing.get("status") == "True"
+
+
+def _headline(status: Mapping[str, Any]) -> str:
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    for t in ("Succeeded", "Progressing", "Validated", "ClustersSelected"):
+        c = conds.get(t)
+        if c is not None and (t != "Validated" or c.get("status") != "True"):
+            return f"{t}={c.get('status')} {c.get('reason')}: {c.get('message')}"
+    return ""
+
+
+def _ops(base: Mapping[str, bytes], head: Mapping[str, bytes], path: str) -> tuple[str, ...]:
+    def load(files: Mapping[str, bytes]) -> list[Any]:
+        data = files.get(path)
+        doc = yaml.load(data, Loader=yaml.CSafeLoader) if data is not None else None
+        return list((doc or {}).get("ops") or [])
+
+    before = {(o.get("seq"), o.get("cluster")) for o in load(base)}
+    out = []
+    for op in load(head):
+        if (op.get("seq"), op.get("cluster")) in before:
+            continue
+        adds = [f"+{k}={v}" for k, v in (op.get("addLabels") or {}).items()]
+        adds += [f"-{k}" for k in op.get("removeLabels") or []]
+        adds += [f"+annotation {k}={v}" for k, v in (op.get("addAnnotations") or {}).items()]
+        adds += [f"-annotation {k}" for k in op.get("removeAnnotations") or []]
+        out.append(f"{op.get('cluster')} {op.get('phase')}: {' '.join(adds)}")
+    return tuple(out)
+
+
+def group_upgrade_changes(
+    base: Mapping[str, bytes], head: Mapping[str, bytes]
+) -> tuple[GroupUpgradeChange, ...]:
+    """CGUs whose status differs between the two trees: their plan, state and recorded ops."""
+    out = []
+    paths = sorted(p for p in set(base) | set(head) if p.startswith(_CGU_STATUS))
+    for path in paths:
+        if base.get(path) == head.get(path):
+            continue
+        key = path[len(_CGU_STATUS) : -len(".yaml")]
+        if path not in head:
+            out.append(GroupUpgradeChange(key, "removed"))
+            continue
+        status = (yaml.load(head[path], Loader=yaml.CSafeLoader) or {}).get("status") or {}
+        old = yaml.load(base[path], Loader=yaml.CSafeLoader) if path in base else None
+        was_started = _started((old or {}).get("status") or {})
+        out.append(
+            GroupUpgradeChange(
+                key,
+                "added" if old is None else "changed",
+                tuple(tuple(b) for b in status.get("remediationPlan") or []),
+                _headline(status),
+                _started(status) and not was_started,
+                _ops(base, head, _CGU_STATE + key + ".yaml"),
+            )
+        )
+    return tuple(out)
+
+
 def plan_changes(
     base: Mapping[str, bytes], head: Mapping[str, bytes], errors: tuple[str, ...] = ()
 ) -> Plan:
@@ -168,4 +254,8 @@ def plan_changes(
                 plan.clusters[cluster] = changes
         if plan.gained or plan.lost or plan.clusters:
             plans[key] = plan
-    return Plan(placements=tuple(plans.values()), errors=errors)
+    return Plan(
+        placements=tuple(plans.values()),
+        errors=errors,
+        group_upgrades=group_upgrade_changes(base, head),
+    )

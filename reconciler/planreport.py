@@ -33,7 +33,38 @@ def to_json(plan: Plan, base: str, head: str) -> str:
             for p in plan.placements
         ],
     }
+    if plan.group_upgrades:
+        doc["clusterGroupUpgrades"] = [
+            {
+                "clusterGroupUpgrade": g.key,
+                "change": g.change,
+                "batches": [list(b) for b in g.batches],
+                "condition": g.progressing,
+                "startsOnMerge": g.starts,
+                "ops": list(g.ops),
+            }
+            for g in plan.group_upgrades
+        ]
     return json.dumps(doc, indent=2, sort_keys=True)
+
+
+def _group_upgrade_lines(plan: Plan, markdown: bool) -> list[str]:
+    out: list[str] = []
+    for g in plan.group_upgrades:
+        name = f"`{g.key}`" if markdown else g.key
+        out.append(f"{'### ' if markdown else ''}ClusterGroupUpgrade {name} ({g.change})")
+        if g.starts:
+            warn = "merging this starts the upgrade (enable is true)"
+            out.append(f"**Warning: {warn}**" if markdown else f"  warning: {warn}")
+        if g.progressing:
+            out.append(f"{'- ' if markdown else '  '}{g.progressing}")
+        for i, batch in enumerate(g.batches, start=1):
+            out.append(f"{'- ' if markdown else '  '}batch {i}: {' '.join(batch)}")
+        for op in g.ops:
+            out.append(f"{'- ' if markdown else '  '}label op: {op}")
+        if markdown:
+            out.append("")
+    return out
 
 
 def _names(clusters: list[str]) -> str:
@@ -64,6 +95,7 @@ def to_markdown(plan: Plan, base: str, head: str) -> str:
                 f"| `{p.key}` | {_names(p.gained)} | {_names(p.lost)} | {c['added']} | {c['changed']} | {c['removed']} |"
             )
         out.append("")
+    out += _group_upgrade_lines(plan, markdown=True)
     for p in plan.placements:
         out += [f"### `{p.key}`", ""]
         for cluster, changes in p.clusters.items():
@@ -96,6 +128,7 @@ def to_text(plan: Plan, base: str, head: str) -> str:
         f"+{t['added']} ~{t['changed']} -{t['removed']}, {t['errors']} error(s)"
     ]
     out += [f"error: {e}" for e in plan.errors]
+    out += _group_upgrade_lines(plan, markdown=False)
     for p in plan.placements:
         c = p.counts()
         out.append(

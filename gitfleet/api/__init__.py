@@ -6,6 +6,7 @@ scaling, Go durations, name checks, errors and limits.
 """
 
 from gitfleet.api.base import KubeModel
+from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.cluster import (
     AgentStatus,
     ClusterProfile,
@@ -24,6 +25,7 @@ from gitfleet.api.conditions import (
     parse_time,
     set_condition,
 )
+from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.duration import (
     DurationError,
     format_duration,
@@ -107,6 +109,7 @@ __all__ = [
     "AgentStatus",
     "ApplyStrategy",
     "ClusterApprovalRequest",
+    "ClusterGroupUpgrade",
     "ClusterProfile",
     "ClusterResourceOverride",
     "ClusterResourcePlacement",
@@ -150,6 +153,7 @@ __all__ = [
     "PropertyValue",
     "Quantity",
     "QuantityError",
+    "ReplicaDistribution",
     "ResourceIdentifier",
     "ResourceOverride",
     "ResourcePlacement",

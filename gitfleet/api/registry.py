@@ -15,7 +15,9 @@ from typing import Any, get_args
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.cluster import ClusterProfile, MemberCluster
+from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.errors import FieldIssue
 from gitfleet.api.eviction import (
     ClusterResourcePlacementDisruptionBudget,
@@ -46,6 +48,8 @@ _CLASSES: tuple[type[KubeObject], ...] = (
     ClusterResourcePlacementDisruptionBudget,
     Fleet,
     AgentReport,
+    ClusterGroupUpgrade,
+    ReplicaDistribution,
 )
 
 FLEET_GROUPS = frozenset(

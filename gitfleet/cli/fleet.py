@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+import yaml
 
 from gitfleet.cli.app import (
     Run,
@@ -38,7 +39,21 @@ def validate(
 ) -> None:
     """Load FLEET and run the full pass without writing; list every error as FILE:LINE: field: message."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now))
+    _warn_group_upgrades(run)
     _report(run, fmt, "valid")
+
+
+def _warn_group_upgrades(run: Run) -> None:
+    """ClusterGroupUpgrades load and validate, but no pass executes them on this version."""
+    for ns, name in sorted(run.fleet.group_upgrades):
+        origin = run.fleet.origins.get(("ClusterGroupUpgrade", ns, name))
+        where = f"{origin.file}:{origin.line}: " if origin else ""
+        click.echo(
+            f"warning: {where}ClusterGroupUpgrade {ns}/{name} is not executed yet: this version "
+            "validates it but does not run it (the rollout stage for External placements is "
+            "not built yet)",
+            err=True,
+        )
 
 
 @main.command()
@@ -96,7 +111,7 @@ def _report(run: Run, fmt: str, verb: str) -> None:
 
 
 @main.command()
-@click.argument("what", type=click.Choice(["placement"]))
+@click.argument("what", type=click.Choice(["placement", "distribution"]))
 @click.argument("name")
 @click.argument(
     "fleet",
@@ -104,7 +119,12 @@ def _report(run: Run, fmt: str, verb: str) -> None:
     default=".",
     required=False,
 )
-@click.option("--namespace", "-n", default="", help="The namespace of a ResourcePlacement.")
+@click.option(
+    "--namespace",
+    "-n",
+    default="",
+    help="The namespace of a ResourcePlacement or ReplicaDistribution.",
+)
 @click.option("--cluster", help="Explain only this cluster.")
 @ref_option
 @status_option
@@ -124,8 +144,12 @@ def explain(
     fmt: str,
 ) -> None:
     """Why each cluster was or was not picked: the first filter that rejected it (KubeFleet's
-    reason strings), its scores and its rank."""
+    reason strings), its scores and its rank. `explain distribution NAME -n NAMESPACE`: a
+    ReplicaDistribution's allocation per subset and cluster, and the rule behind each number."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now))
+    if what == "distribution":
+        _explain_distribution(run, name, namespace, fmt)
+        return
     key = placement_key(name, namespace)
     if key not in run.result.explanations:
         raise click.ClickException(
@@ -138,5 +162,22 @@ def explain(
         json.dumps({"placement": key, "clusters": rows}, indent=2, sort_keys=True)
         if fmt == "json"
         else describe.describe_explanations(key, rows),
+        nl=False,
+    )
+
+
+def _explain_distribution(run: Run, name: str, namespace: str, fmt: str) -> None:
+    path = f"status/replicadistributions/{namespace or 'default'}/{name}.yaml"
+    data = run.result.files.get(path)
+    if data is None:
+        raise click.ClickException(
+            f"ReplicaDistribution {namespace or 'default'}/{name} is not in the fleet (or failed "
+            "to load: run `gitfleet validate`); give its namespace with -n"
+        )
+    doc = yaml.safe_load(data)
+    click.echo(
+        json.dumps(doc.get("status") or {}, indent=2, sort_keys=True)
+        if fmt == "json"
+        else describe.describe_distribution(doc),
         nl=False,
     )

@@ -121,9 +121,14 @@ fetch_option = click.option(
 
 
 @main.command()
-@click.argument("what", type=click.Choice(["placement", "cluster"]))
+@click.argument("what", type=click.Choice(["placement", "cluster", "cgu"]))
 @click.argument("name")
-@click.option("--namespace", "-n", default="", help="The namespace of a ResourcePlacement.")
+@click.option(
+    "--namespace",
+    "-n",
+    default="",
+    help="The namespace of a ResourcePlacement or ClusterGroupUpgrade (cgu: default `default`).",
+)
 @click.option(
     "--repo",
     default=".",
@@ -142,7 +147,8 @@ def status(
     fetch: bool,
     cache: Path | None,
 ) -> None:
-    """Describe a placement or a cluster from the output branch, like `kubectl describe`."""
+    """Describe a placement, a cluster or a ClusterGroupUpgrade (cgu) from the output branch,
+    like `kubectl describe`."""
     try:
         source = service.output_source(repo, fetch)
         click.echo(service.describe(what, name, namespace, source, output_branch, cache), nl=False)

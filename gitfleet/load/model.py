@@ -24,6 +24,8 @@ from gitfleet.api import (
     ResourceOverride,
     ResourcePlacement,
 )
+from gitfleet.api.cgu import ClusterGroupUpgrade
+from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.errors import FleetError
 
 
@@ -97,6 +99,10 @@ class FleetSnapshot:
     errors: tuple[FleetError, ...]
     origins: Mapping[tuple[str, str, str], Origin]
     """(kind, namespace, name) -> where each fleet object was declared."""
+    group_upgrades: Mapping[ObjectKey, ClusterGroupUpgrade] = field(default_factory=dict)
+    """ClusterGroupUpgrades by (namespace, name) (spec/cluster-group-upgrade.md)."""
+    distributions: Mapping[ObjectKey, ReplicaDistribution] = field(default_factory=dict)
+    """ReplicaDistributions by (namespace, name) (spec/replica-distribution.md)."""
     commit: str | None = None
     """Source commit the snapshot was read from (None for a working directory)."""
     error_files: frozenset[str] = frozenset()

@@ -37,11 +37,15 @@ SLOTS: dict[str, str] = {
     "ClusterApprovalRequest": "approvals",
     "ClusterResourcePlacementEviction": "evictions",
     "ClusterResourcePlacementDisruptionBudget": "budgets",
+    "ClusterGroupUpgrade": "group_upgrades",
+    "ReplicaDistribution": "distributions",
 }
 """Fleet kind -> FleetSnapshot field. ResourcePlacement/ResourceOverride are keyed by
 (namespace, name); every other slot by name."""
 
-_NAMESPACED_SLOTS = frozenset({"resource_placements", "resource_overrides"})
+_NAMESPACED_SLOTS = frozenset(
+    {"resource_placements", "resource_overrides", "group_upgrades", "distributions"}
+)
 
 
 def classify(doc: SourceDoc) -> Literal["fleet", "payload"] | FleetError:
@@ -152,7 +156,7 @@ class _Builder:
         origin = Origin(doc.file, doc.doc, doc.line)
         if not self._claim(doc, model, origin):
             return
-        namespace = model.namespace or ""
+        namespace = _namespace_of(model)
         key = (namespace, model.name) if slot in _NAMESPACED_SLOTS else model.name
         value = to_member_cluster(model) if isinstance(model, ClusterProfile) else model
         self.slots[slot][key] = value
@@ -217,6 +221,8 @@ class _Builder:
             approvals=s["approvals"],
             evictions=s["evictions"],
             budgets=s["budgets"],
+            group_upgrades=s["group_upgrades"],
+            distributions=s["distributions"],
             resources=tuple(self.resources),
             errors=tuple(errors),
             origins=dict(sorted(self.origins.items())),
@@ -231,7 +237,14 @@ def _origin_keys(model: KubeObject) -> list[tuple[str, str, str]]:
     if model.kind == "ClusterProfile":
         return [(model.kind, model.namespace or "", model.name), ("MemberCluster", "", model.name)]
     namespaced = SLOTS[model.kind] in _NAMESPACED_SLOTS
-    return [(model.kind, (model.namespace or "") if namespaced else "", model.name)]
+    return [(model.kind, _namespace_of(model) if namespaced else "", model.name)]
+
+
+def _namespace_of(model: KubeObject) -> str:
+    """metadata.namespace; a ClusterGroupUpgrade without one is in `default` (as upstream)."""
+    if model.kind == "ClusterGroupUpgrade":
+        return model.namespace or "default"
+    return model.namespace or ""
 
 
 def _is_fleet_doc(doc: SourceDoc) -> bool:

@@ -130,7 +130,7 @@ def test_pydantic_errors(body: dict[str, Any], expected: list[tuple[str, str]]) 
             [
                 (
                     "kind",
-                    'unknown kind "Flet" in gitfleet.io/v1alpha1 (known kinds: AgentReport, Fleet)',
+                    'unknown kind "Flet" in gitfleet.io/v1alpha1 (known kinds: AgentReport, Fleet, ReplicaDistribution)',
                 )
             ],
         ),
@@ -185,6 +185,8 @@ def test_kinds_table_and_exports() -> None:
         "ClusterResourcePlacementDisruptionBudget",
         "Fleet",
         "AgentReport",
+        "ClusterGroupUpgrade",
+        "ReplicaDistribution",
     }
     for (_, kind), cls in KINDS.items():
         assert cls.__name__ == kind
