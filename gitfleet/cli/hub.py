@@ -98,14 +98,21 @@ def reconcile_cmd(
     default="text",
     show_default=True,
 )
-def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=0),
+    default=planreport.MAX_MARKDOWN_CHARS,
+    show_default=True,
+    help="Markdown: cut between sections to stay under this size (GitHub comments); 0: no limit.",
+)
+def plan(repo: Path, base: str, head: str, now: str | None, fmt: str, max_chars: int) -> None:
     """Show which clusters gain or lose what between two revisions, without cluster credentials."""
     try:
         result = service.plan_revisions(repo, base, head, _now(now))
     except (GitError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     render = {
-        "markdown": planreport.to_markdown,
+        "markdown": lambda p, b, h: planreport.to_markdown(p, b, h, max_chars or None),
         "json": planreport.to_json,
         "text": planreport.to_text,
     }[fmt]
