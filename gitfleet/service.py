@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -56,12 +56,22 @@ class PlanResult:
     head: str
 
 
-def plan_revisions(repo: Path, base: str, head: str, now: datetime) -> PlanResult:
+def plan_revisions(
+    repo: Path,
+    base: str,
+    head: str,
+    now: datetime,
+    stage: Callable[[str], None] = lambda _name: None,
+) -> PlanResult:
     """Render `base`, then `head` continuing from base's state, and compare the two outputs.
-    No cluster credentials are used: cluster status is assumed joined and healthy."""
+    No cluster credentials are used: cluster status is assumed joined and healthy. `stage` is
+    told when each step starts (progress display)."""
+    stage(f"load, schedule and render the base ({base})")
     before = render_revision(repo, base, State(), now)
     prior, _ = read_state(before.files)
+    stage(f"load, schedule and render the head ({head})")
     after = render_revision(repo, head, State(prior.placements, before.files), now)
+    stage("compare")
     errors = tuple(str(e) for e in after.errors)
     with GitTree.open(repo, base) as b, GitTree.open(repo, head) as h:
         base_id, head_id = b.commit or base, h.commit or head

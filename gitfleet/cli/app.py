@@ -13,6 +13,7 @@ import click
 from gitfleet import __version__, service
 from gitfleet.api import MemberCluster, parse_duration, parse_time
 from gitfleet.api.errors import FleetError
+from gitfleet.cli.progress import quiet_option, stages
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.load.statusdir import read_cluster_statuses
 from gitfleet.repo.gitcmd import GitError
@@ -73,15 +74,18 @@ def _statuses(status_dir: Path | None) -> tuple[dict[str, MemberCluster] | None,
 def run_pass(
     fleet_dir: Path, ref: str | None, status_dir: Path | None, prior: State, now: datetime
 ) -> Run:
-    tree = _open_tree(fleet_dir, ref)
-    try:
-        fleet = load_fleet(tree)
-    finally:
-        close = getattr(tree, "close", None)
-        if close is not None:
-            close()
-    statuses, status_errors = _statuses(status_dir)
-    result = reconcile(fleet, prior, statuses, now)
+    with stages() as stage:
+        stage("load")
+        tree = _open_tree(fleet_dir, ref)
+        try:
+            fleet = load_fleet(tree)
+        finally:
+            close = getattr(tree, "close", None)
+            if close is not None:
+                close()
+        statuses, status_errors = _statuses(status_dir)
+        stage("schedule and render")
+        result = reconcile(fleet, prior, statuses, now)
     return Run(fleet, result, tuple(sorted(set(result.errors) | set(status_errors))))
 
 
@@ -128,6 +132,7 @@ output_option = click.option(
 @click.version_option(
     version=__version__, package_name=DISTRIBUTION, message="%(prog)s %(version)s (%(package)s)"
 )
+@quiet_option
 def main() -> None:
     """Multi-cluster placement for Kubernetes with Git as the hub."""
 

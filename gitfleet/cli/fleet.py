@@ -22,6 +22,7 @@ from gitfleet.cli.app import (
     run_pass,
     status_option,
 )
+from gitfleet.cli.progress import quiet_option, stages
 from gitfleet.repo.outdir import OutputError, read_output, write_output
 from reconciler import describe
 from reconciler.output import placement_key
@@ -34,6 +35,7 @@ from reconciler.state import State, read_state
 @status_option
 @now_option
 @output_option
+@quiet_option
 def validate(
     fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str
 ) -> None:
@@ -69,6 +71,7 @@ def _warn_group_upgrades(run: Run) -> None:
 @status_option
 @now_option
 @output_option
+@quiet_option
 @click.option("--fresh", is_flag=True, help="Ignore the state/ a previous render left in --out.")
 def render(
     fleet: Path,
@@ -87,7 +90,9 @@ def render(
             click.echo(f"warning: {problem}", err=True)
     run = run_pass(fleet, ref, status_dir, prior, _now(now))
     try:
-        written = write_output(out_dir, run.result.files)
+        with stages() as stage:
+            stage(f"write {out_dir}")
+            written = write_output(out_dir, run.result.files)
     except (OutputError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "text":
@@ -132,6 +137,7 @@ def _report(run: Run, fmt: str, verb: str) -> None:
 @click.option(
     "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@quiet_option
 def explain(
     what: str,
     name: str,

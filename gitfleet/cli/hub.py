@@ -18,6 +18,7 @@ from gitfleet.cli.app import (
     main,
     output_branch_option,
 )
+from gitfleet.cli.progress import quiet_option, stages
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.watch import start_watcher
 from reconciler import planreport
@@ -105,10 +106,12 @@ def reconcile_cmd(
     show_default=True,
     help="Markdown: cut between sections to stay under this size (GitHub comments); 0: no limit.",
 )
+@quiet_option
 def plan(repo: Path, base: str, head: str, now: str | None, fmt: str, max_chars: int) -> None:
     """Show which clusters gain or lose what between two revisions, without cluster credentials."""
     try:
-        result = service.plan_revisions(repo, base, head, _now(now))
+        with stages() as stage:
+            result = service.plan_revisions(repo, base, head, _now(now), stage)
     except (GitError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     render = {
