@@ -151,6 +151,11 @@ def _output_files(source: Path | str, branch: str, cache: Path | None) -> Mappin
         tree.close()
 
 
+def output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping[str, bytes]:
+    """The status and cluster files of the output (a render directory or the output branch)."""
+    return _output_files(source, branch, cache)
+
+
 def describe(
     what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
 ) -> str:
@@ -202,6 +207,11 @@ def format_history(entries: list[LogEntry]) -> str:
         who = (t.get("Gitfleet-Source-Author") or ["-"])[-1]
         lines.append(f"{e.commit[:12]}  {e.author_date}  source {source} by {who}")
         lines.append(f"    {e.subject}")
+        requests = t.get("Gitfleet-Approval") or []
+        if requests:
+            who = ", ".join(t.get("Gitfleet-Approved-By") or ["(unknown)"])
+            commits = ", ".join(c[:12] for c in t.get("Gitfleet-Approval-Commit") or [])
+            lines.append(f"    approved {', '.join(requests)} by {who} (commit {commits or '-'})")
         for line in e.message.splitlines()[1:]:
             if line.strip() and not line.startswith("Gitfleet-"):
                 lines.append(f"    {line}")

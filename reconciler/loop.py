@@ -17,13 +17,15 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
+from gitfleet.load.model import FleetSnapshot, PathCommit
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
+from gitfleet.repo.branches import last_changes
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, commit_files
@@ -92,6 +94,19 @@ class _TreeFiles(Mapping[str, bytes]):
 def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
     values = trailers.get(key)
     return values[-1] if values else None
+
+
+APPROVAL_KINDS = ("ClusterApprovalRequest", "ApprovalRequest")
+
+
+def with_approval_commits(fleet: FleetSnapshot, repo: Path, source: str) -> FleetSnapshot:
+    """The fleet with who last changed each approval file (the approving commit)."""
+    paths = [o.file for k, o in fleet.origins.items() if k[0] in APPROVAL_KINDS]
+    if not paths:
+        return fleet
+    changes = last_changes(repo, source, paths)
+    commits = {p: PathCommit(c.commit, c.author, c.committer) for p, c in changes.items()}
+    return replace(fleet, file_commits=commits)
 
 
 def _now() -> datetime:
@@ -190,6 +205,7 @@ class Hub:
     def _render_and_push(self, source: str, output: str | None, digest: str) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
             fleet = load_fleet(tree)
+        fleet = with_approval_commits(fleet, self.mirror.path, source)
         prior_tree = GitTree.open(self.mirror.path, output) if output else None
         try:
             prior_files: Mapping[str, bytes] = _TreeFiles(prior_tree) if prior_tree else {}

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from reconciler.output import yaml_bytes
+from reconciler.rollout.stagedreport import RunPreview, run_previews
 
 MAX_DIFF_LINES = 400
 """Diff lines shown per object; longer diffs are cut with a note."""
@@ -74,6 +75,8 @@ class Plan:
     placements: tuple[PlacementChanges, ...]
     errors: tuple[str, ...]
     group_upgrades: tuple[GroupUpgradeChange, ...] = ()
+    runs: tuple[RunPreview, ...] = ()
+    """Staged update runs the change adds or changes."""
 
     def totals(self) -> dict[str, int]:
         out = {"placements": len(self.placements), "added": 0, "changed": 0, "removed": 0}
@@ -258,4 +261,5 @@ def plan_changes(
         placements=tuple(plans.values()),
         errors=errors,
         group_upgrades=group_upgrade_changes(base, head),
+        runs=run_previews(base, head),
     )

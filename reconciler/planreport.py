@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from reconciler.plan import ObjectChange, PlacementChanges, Plan
+from reconciler.rollout.stagedreport import preview_lines, runs_markdown
 
 MAX_MARKDOWN_CHARS = 60_000
 """GitHub comments are capped at 65,536 characters; longer plans are cut with a note."""
@@ -53,6 +54,10 @@ def to_json(plan: Plan, base: str, head: str) -> str:
                 "ops": list(g.ops),
             }
             for g in plan.group_upgrades
+        ]
+    if plan.runs:
+        doc["updateRuns"] = [
+            {"path": r.path, "preview": preview_lines(r.doc, r.current)} for r in plan.runs
         ]
     return json.dumps(doc, indent=2, sort_keys=True)
 
@@ -187,6 +192,12 @@ def to_markdown(
             used += len(section) + 1
             if budget is not None and "(plan truncated)" in section:
                 dropped += 1
+    runs = "\n".join(runs_markdown(plan.runs))
+    if runs:
+        if budget is not None and (dropped or used + len(runs) + 1 > budget):
+            dropped += 1
+        else:
+            out.append(runs)
     text = "\n".join(out)
     if dropped:
         text = text.rstrip("\n") + "\n\n" + TRUNCATED.format(dropped=dropped) + "\n"
@@ -200,6 +211,8 @@ def to_text(plan: Plan, base: str, head: str) -> str:
         f"+{t['added']} ~{t['changed']} -{t['removed']}, {t['errors']} error(s)"
     ]
     out += [f"error: {e}" for e in plan.errors]
+    for run in plan.runs:
+        out += preview_lines(run.doc, run.current)
     out += _group_upgrade_lines(plan, markdown=False)
     for p in plan.placements:
         c = p.counts()

@@ -94,10 +94,13 @@ from gitfleet.api.selectors import (
     PropertySorter,
 )
 from gitfleet.api.staged import (
+    ApprovalRequest,
     ClusterApprovalRequest,
     ClusterStagedUpdateRun,
     ClusterStagedUpdateStrategy,
     StageConfig,
+    StagedUpdateRun,
+    StagedUpdateStrategy,
     StageTask,
 )
 from gitfleet.api.taints import Taint, Toleration, first_untolerated, tolerates
@@ -108,6 +111,7 @@ __all__ = [
     "AgentReport",
     "AgentStatus",
     "ApplyStrategy",
+    "ApprovalRequest",
     "ClusterApprovalRequest",
     "ClusterGroupUpgrade",
     "ClusterProfile",
@@ -162,6 +166,8 @@ __all__ = [
     "RolloutStrategy",
     "StageConfig",
     "StageTask",
+    "StagedUpdateRun",
+    "StagedUpdateStrategy",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",

@@ -29,9 +29,12 @@ from gitfleet.api.override import ClusterResourceOverride, ResourceOverride
 from gitfleet.api.placement import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.report import AgentReport
 from gitfleet.api.staged import (
+    ApprovalRequest,
     ClusterApprovalRequest,
     ClusterStagedUpdateRun,
     ClusterStagedUpdateStrategy,
+    StagedUpdateRun,
+    StagedUpdateStrategy,
 )
 
 _CLASSES: tuple[type[KubeObject], ...] = (
@@ -44,6 +47,9 @@ _CLASSES: tuple[type[KubeObject], ...] = (
     ClusterStagedUpdateStrategy,
     ClusterStagedUpdateRun,
     ClusterApprovalRequest,
+    StagedUpdateStrategy,
+    StagedUpdateRun,
+    ApprovalRequest,
     ClusterResourcePlacementEviction,
     ClusterResourcePlacementDisruptionBudget,
     Fleet,

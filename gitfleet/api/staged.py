@@ -1,5 +1,6 @@
 """Staged rollouts (§4.1): ClusterStagedUpdateStrategy, ClusterStagedUpdateRun,
-ClusterApprovalRequest.
+ClusterApprovalRequest and their namespaced twins used with ResourcePlacements
+(StagedUpdateStrategy, StagedUpdateRun, ApprovalRequest; v1beta1 only, like ResourcePlacement).
 
 Validation combines the CRD rules (stage name pattern and length, at most 31 stages,
 maxConcurrency >= 1 or 1%..100%, waitTime syntax) with the task rules KubeFleet checks when a
@@ -14,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from gitfleet.api.base import KubeModel, check_object_name, prefix
+from gitfleet.api.base import KubeModel, check_namespace, check_object_name, prefix
 from gitfleet.api.conditions import Condition
 from gitfleet.api.duration import DurationError, parse_duration_ns
 from gitfleet.api.errors import FieldIssue
@@ -30,6 +31,7 @@ WAIT_TIME_PATTERN = r"^(?:[0-9]+(\.[0-9]+)?(?:s|m|h))+$"
 _PLACEMENT_APIS = Literal[
     "placement.kubernetes-fleet.io/v1beta1", "placement.kubernetes-fleet.io/v1"
 ]
+_NAMESPACED_APIS = Literal["placement.kubernetes-fleet.io/v1beta1"]
 
 
 class StageTask(KubeModel):
@@ -157,11 +159,7 @@ class UpdateStrategySpec(KubeModel):
     stages: list[StageConfig] = Field(max_length=31)
 
 
-class ClusterStagedUpdateStrategy(KubeObject):
-    """A reusable list of stages."""
-
-    api_version: _PLACEMENT_APIS
-    kind: Literal["ClusterStagedUpdateStrategy"]
+class _StrategyBase(KubeObject):
     spec: UpdateStrategySpec
 
     def validate_rules(self) -> list[FieldIssue]:
@@ -178,6 +176,24 @@ class ClusterStagedUpdateStrategy(KubeObject):
         return issues
 
 
+class ClusterStagedUpdateStrategy(_StrategyBase):
+    """A reusable list of stages."""
+
+    api_version: _PLACEMENT_APIS
+    kind: Literal["ClusterStagedUpdateStrategy"]
+
+
+class StagedUpdateStrategy(_StrategyBase):
+    """A reusable list of stages for runs of ResourcePlacements in its namespace."""
+
+    api_version: _NAMESPACED_APIS
+    kind: Literal["StagedUpdateStrategy"]
+
+    def validate_rules(self) -> list[FieldIssue]:
+        """As the cluster-scoped kind, plus a namespace."""
+        return super().validate_rules() + check_namespace(self.namespace)
+
+
 class UpdateRunSpec(KubeModel):
     """Which placement, resource snapshot and strategy a run uses; its desired state."""
 
@@ -187,11 +203,7 @@ class UpdateRunSpec(KubeModel):
     state: UpdateRunState = "Initialize"
 
 
-class ClusterStagedUpdateRun(KubeObject):
-    """One staged release of a placement's resources."""
-
-    api_version: _PLACEMENT_APIS
-    kind: Literal["ClusterStagedUpdateRun"]
+class _RunBase(KubeObject):
     spec: UpdateRunSpec
     status: dict[str, Any] | None = None
 
@@ -213,6 +225,24 @@ class ClusterStagedUpdateRun(KubeObject):
         return issues
 
 
+class ClusterStagedUpdateRun(_RunBase):
+    """One staged release of a ClusterResourcePlacement's resources."""
+
+    api_version: _PLACEMENT_APIS
+    kind: Literal["ClusterStagedUpdateRun"]
+
+
+class StagedUpdateRun(_RunBase):
+    """One staged release of a ResourcePlacement (same namespace) with a StagedUpdateStrategy."""
+
+    api_version: _NAMESPACED_APIS
+    kind: Literal["StagedUpdateRun"]
+
+    def validate_rules(self) -> list[FieldIssue]:
+        """As the cluster-scoped kind, plus a namespace."""
+        return super().validate_rules() + check_namespace(self.namespace)
+
+
 class ApprovalRequestSpec(KubeModel):
     """The run and stage an approval is for."""
 
@@ -226,11 +256,7 @@ class ApprovalRequestStatus(KubeModel):
     conditions: list[Condition] | None = None
 
 
-class ClusterApprovalRequest(KubeObject):
-    """A request for (or, committed with Approved=True, the grant of) a stage approval."""
-
-    api_version: _PLACEMENT_APIS
-    kind: Literal["ClusterApprovalRequest"]
+class _ApprovalBase(KubeObject):
     spec: ApprovalRequestSpec
     status: ApprovalRequestStatus | None = None
 
@@ -247,3 +273,26 @@ class ClusterApprovalRequest(KubeObject):
         if not self.spec.target_stage:
             issues.append(FieldIssue("spec.targetStage", "required field is missing"))
         return issues
+
+
+class ClusterApprovalRequest(_ApprovalBase):
+    """A request for (or, committed with Approved=True, the grant of) a stage approval."""
+
+    api_version: _PLACEMENT_APIS
+    kind: Literal["ClusterApprovalRequest"]
+
+
+class ApprovalRequest(_ApprovalBase):
+    """The namespaced twin of ClusterApprovalRequest (for StagedUpdateRuns)."""
+
+    api_version: _NAMESPACED_APIS
+    kind: Literal["ApprovalRequest"]
+
+    def validate_rules(self) -> list[FieldIssue]:
+        """As the cluster-scoped kind, plus a namespace."""
+        return super().validate_rules() + check_namespace(self.namespace)
+
+
+AnyStrategy = ClusterStagedUpdateStrategy | StagedUpdateStrategy
+AnyUpdateRun = ClusterStagedUpdateRun | StagedUpdateRun
+AnyApprovalRequest = ClusterApprovalRequest | ApprovalRequest

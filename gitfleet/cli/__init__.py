@@ -2,13 +2,13 @@
 
 Commands: `init` (copy the starter fleet repository), `validate` (run the pass, write nothing,
 list every error), `render` (run the pass offline and write the output tree to a directory),
-`explain`, `reconcile` (the hub loop on Git), `plan` (what a change does), `status` (describe a
+`explain`, `approve` and `updaterun stop|run` (staged rollouts), `reconcile` (the hub loop on Git), `plan` (what a change does), `status` (describe a
 placement or cluster), `history` (the audit trail), `agent`. One module per group of commands;
 each registers on `main` from `gitfleet.cli.app`.
 Exit code 0 when there is no error, 1 when the fleet has user errors, 2 for bad usage.
 """
 
-from gitfleet.cli import agent, fleet, hub, init
+from gitfleet.cli import agent, fleet, hub, init, rollout
 from gitfleet.cli.app import main
 
-__all__ = ["agent", "fleet", "hub", "init", "main"]
+__all__ = ["agent", "fleet", "hub", "init", "main", "rollout"]

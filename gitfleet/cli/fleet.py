@@ -42,6 +42,7 @@ def validate(
     """Load FLEET and run the full pass without writing; list every error as FILE:LINE: field: message."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now))
     _warn_group_upgrades(run)
+    _warn_staged_runs(run)
     _report(run, fmt, "valid")
 
 
@@ -54,6 +55,21 @@ def _warn_group_upgrades(run: Run) -> None:
             f"warning: {where}ClusterGroupUpgrade {ns}/{name} is not executed yet: this version "
             "validates it but does not run it (the rollout stage for External placements is "
             "not built yet)",
+            err=True,
+        )
+
+
+def _warn_staged_runs(run: Run) -> None:
+    """Staged update runs load and validate, but no pass executes them on this version."""
+    runs = [("ClusterStagedUpdateRun", "", n) for n in run.fleet.update_runs]
+    runs += [("StagedUpdateRun", ns, n) for ns, n in run.fleet.staged_update_runs]
+    for key in sorted(runs):
+        origin = run.fleet.origins.get(key)
+        where = f"{origin.file}:{origin.line}: " if origin else ""
+        name = f"{key[1]}/{key[2]}" if key[1] else key[2]
+        click.echo(
+            f"warning: {where}{key[0]} {name}: staged update runs are not executed yet (this "
+            "version validates them but the rollout stage for External placements is not built)",
             err=True,
         )
 

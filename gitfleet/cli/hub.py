@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from gitfleet import service
+from gitfleet.cli import rollout
 from gitfleet.cli.app import (
     _duration_seconds,
     _hub_config,
@@ -131,7 +132,7 @@ fetch_option = click.option(
 
 
 @main.command()
-@click.argument("what", type=click.Choice(["placement", "cluster", "cgu"]))
+@click.argument("what", type=click.Choice(["placement", "cluster", "cgu", "updaterun"]))
 @click.argument("name")
 @click.option(
     "--namespace",
@@ -157,8 +158,15 @@ def status(
     fetch: bool,
     cache: Path | None,
 ) -> None:
-    """Describe a placement, a cluster or a ClusterGroupUpgrade (cgu) from the output branch,
-    like `kubectl describe`."""
+    """Describe a placement, a cluster, a ClusterGroupUpgrade (cgu) or a staged update run from
+    the output branch, like `kubectl describe` (`updaterun`: stages, gates, clusters, progress)."""
+    if what == "updaterun":
+        try:
+            text = rollout.describe_updaterun(name, namespace, repo, output_branch, cache, fetch)
+        except (GitError, LookupError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(text, nl=False)
+        return
     try:
         source = service.output_source(repo, fetch)
         click.echo(service.describe(what, name, namespace, source, output_branch, cache), nl=False)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.api import (
+    ApprovalRequest,
     ClusterApprovalRequest,
     ClusterResourceOverride,
     ClusterResourcePlacement,
@@ -23,6 +24,8 @@ from gitfleet.api import (
     MemberCluster,
     ResourceOverride,
     ResourcePlacement,
+    StagedUpdateRun,
+    StagedUpdateStrategy,
 )
 from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.distribution import ReplicaDistribution
@@ -74,6 +77,17 @@ class Resource:
         return f"{self.group}/{self.version}" if self.group else self.version
 
 
+@dataclass(frozen=True)
+class PathCommit:
+    """The source commit that last changed a file on the source branch's first-parent history
+    (for a merged pull request: the merge commit), with its author and committer as
+    `Name <email>`. Filled in by the shell (`gitfleet.repo`); the pass only reads it."""
+
+    commit: str
+    author: str
+    committer: str
+
+
 ObjectKey = tuple[str, str]
 """(namespace, name); namespace is '' for cluster-scoped kinds."""
 
@@ -107,3 +121,9 @@ class FleetSnapshot:
     """Source commit the snapshot was read from (None for a working directory)."""
     error_files: frozenset[str] = frozenset()
     """Files that produced at least one error (the pass holds placements that used them)."""
+    staged_strategies: Mapping[ObjectKey, StagedUpdateStrategy] = field(default_factory=dict)
+    staged_update_runs: Mapping[ObjectKey, StagedUpdateRun] = field(default_factory=dict)
+    staged_approvals: Mapping[ObjectKey, ApprovalRequest] = field(default_factory=dict)
+    file_commits: Mapping[str, PathCommit] = field(default_factory=dict)
+    """Source file -> the commit that last changed it; only approval files are looked up
+    (who approved a stage). Empty when rendering a working directory."""

@@ -35,6 +35,9 @@ SLOTS: dict[str, str] = {
     "ClusterStagedUpdateStrategy": "strategies",
     "ClusterStagedUpdateRun": "update_runs",
     "ClusterApprovalRequest": "approvals",
+    "StagedUpdateStrategy": "staged_strategies",
+    "StagedUpdateRun": "staged_update_runs",
+    "ApprovalRequest": "staged_approvals",
     "ClusterResourcePlacementEviction": "evictions",
     "ClusterResourcePlacementDisruptionBudget": "budgets",
     "ClusterGroupUpgrade": "group_upgrades",
@@ -44,7 +47,15 @@ SLOTS: dict[str, str] = {
 (namespace, name); every other slot by name."""
 
 _NAMESPACED_SLOTS = frozenset(
-    {"resource_placements", "resource_overrides", "group_upgrades", "distributions"}
+    {
+        "resource_placements",
+        "resource_overrides",
+        "group_upgrades",
+        "distributions",
+        "staged_strategies",
+        "staged_update_runs",
+        "staged_approvals",
+    }
 )
 
 
@@ -219,6 +230,9 @@ class _Builder:
             strategies=s["strategies"],
             update_runs=s["update_runs"],
             approvals=s["approvals"],
+            staged_strategies=s["staged_strategies"],
+            staged_update_runs=s["staged_update_runs"],
+            staged_approvals=s["staged_approvals"],
             evictions=s["evictions"],
             budgets=s["budgets"],
             group_upgrades=s["group_upgrades"],

@@ -803,3 +803,28 @@ def test_unhealthy_profile_maps_to_unhealthy_agent() -> None:
         ("Joined", "True", "ClusterProfile"),
         ("Healthy", "False", "Down"),
     ]
+
+
+NAMESPACED_STAGED = [
+    ("StagedUpdateStrategy", {"stages": [{"name": "canary", "labelSelector": {}}]}),
+    ("StagedUpdateRun", {"placementName": "web", "stagedRolloutStrategyName": "s", "state": "Run"}),
+    ("ApprovalRequest", {"parentStageRollout": "run", "targetStage": "canary"}),
+]
+
+
+@pytest.mark.parametrize(("kind", "spec"), NAMESPACED_STAGED)
+def test_namespaced_staged_kinds(kind: str, spec: dict[str, Any]) -> None:
+    body = {
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": kind,
+        "metadata": {"name": "x", "namespace": "team-a"},
+        "spec": spec,
+    }
+    model, issues = parse_object(body)
+    assert issues == [] and model is not None and model.kind == kind
+    _, missing = parse_object({**body, "metadata": {"name": "x"}})
+    assert [(i.field, i.message) for i in missing] == [
+        ("metadata.namespace", "required field is missing")
+    ]
+    _, v1 = parse_object({**body, "apiVersion": "placement.kubernetes-fleet.io/v1"})
+    assert v1 and v1[0].field == "apiVersion"

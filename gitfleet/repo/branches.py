@@ -1,0 +1,96 @@
+"""Small Git operations for approvals: who last changed a file, the user's identity, the first
+existing ref of a list, and creating a branch that holds one new commit.
+
+`last_change` gives the commit that last changed a path on the first-parent history of a ref
+(for a pull request merged into main: the merge commit, whose author is who merged it) with its
+author and committer. `commit_on_new_branch` writes one commit on top of a base without touching
+the work tree or the index and creates `refs/heads/<branch>` (never an existing one).
+Called by the hub loop (who approved) and `gitfleet approve`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitfleet.repo.gitcmd import GitError, run_git, validate_ref
+from gitfleet.repo.gitwrite import Identity, check_path, commit_files
+
+
+@dataclass(frozen=True)
+class Change:
+    """A commit with its author and committer as `Name <email>`."""
+
+    commit: str
+    author: str
+    committer: str
+
+
+def last_change(repo: Path, ref: str, path: str) -> Change | None:
+    """The first-parent commit of `ref` that last changed `path` (None: never)."""
+    validate_ref(repo, ref)
+    check_path(path)
+    fmt = "--format=%H%x00%an <%ae>%x00%cn <%ce>"
+    out = run_git(repo, ["log", "-1", "--first-parent", fmt, "--end-of-options", ref, "--", path])
+    text = out.stdout.decode("utf-8", "replace").strip()
+    if not text:
+        return None
+    commit, author, committer = text.split("\0", 2)
+    return Change(commit, author, committer)
+
+
+def last_changes(repo: Path, ref: str, paths: Sequence[str]) -> dict[str, Change]:
+    """`last_change` of several paths (those never changed are left out)."""
+    out: dict[str, Change] = {}
+    for path in sorted(set(paths)):
+        found = last_change(repo, ref, path)
+        if found is not None:
+            out[path] = found
+    return out
+
+
+def user_identity(repo: Path) -> Identity:
+    """The user's `user.name` / `user.email` as Git would use them; GitError when unset."""
+    values = []
+    for key in ("user.name", "user.email"):
+        out = run_git(repo, ["config", "--get", key], check=False)
+        value = out.stdout.decode("utf-8", "replace").strip()
+        if out.returncode != 0 or not value:
+            raise GitError(f"git {key} is not set; run: git config {key} ...")
+        values.append(value)
+    return Identity(values[0], values[1])
+
+
+def resolve_first(repo: Path, refs: Sequence[str]) -> tuple[str, str] | None:
+    """(ref, commit) of the first ref that exists."""
+    for ref in refs:
+        validate_ref(repo, ref)
+        out = run_git(
+            repo,
+            ["rev-parse", "--verify", "-q", "--end-of-options", f"{ref}^{{commit}}"],
+            check=False,
+        )
+        if out.returncode == 0:
+            return ref, out.stdout.decode("ascii").strip()
+    return None
+
+
+def commit_on_new_branch(
+    repo: Path,
+    base: str,
+    branch: str,
+    files: Mapping[str, bytes],
+    message: str,
+    author: Identity,
+) -> str:
+    """Commit `files` on top of commit `base` as the new branch `branch`; its commit id."""
+    ref = f"refs/heads/{branch}"
+    validate_ref(repo, ref)
+    if resolve_first(repo, [ref]) is not None:
+        raise GitError(f"branch {branch} already exists")
+    written = commit_files(repo, base, dict(files), message, author)
+    if not written.changed:
+        raise GitError(f"{', '.join(files)} already exist with this content on the base")
+    run_git(repo, ["update-ref", "--end-of-options", ref, written.commit, "0" * 40])
+    return written.commit

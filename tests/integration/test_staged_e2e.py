@@ -1,0 +1,278 @@
+"""A staged rollout end to end on real Git: a bare remote, the hub and in-memory agents.
+
+Three stages (staging -> TimedWait 10m -> canary -> Approval -> prod). The approval is a branch
+made by `gitfleet approve` and merged into main by a reviewer; the test checks the output commits,
+the trailers naming the approver, that no prod cluster receives anything before the merge, and
+that `gitfleet history` shows who approved.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gitfleet import rolloutops
+from gitfleet.agent.gitloop import Agent, AgentConfig
+from gitfleet.agent.memory import InMemoryCluster
+from gitfleet.agent.retry import Backoff
+from gitfleet.agent.run import AgentOptions
+from gitfleet.agent.sync import CrdWait
+from gitfleet.repo.trailers import parse_trailers
+from gitfleet.service import format_history, history
+from reconciler.loop import Hub, HubConfig
+from reconciler.rollout.staged import drive_staged_runs
+
+try:
+    from reconciler.rollout.drivers import DRIVERS  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # the pass's driver hook is not on this branch yet
+    DRIVERS = ()
+
+pytestmark = pytest.mark.skipif(
+    drive_staged_runs not in DRIVERS, reason="the staged driver is not registered in the pass yet"
+)
+
+LABELS = {"stg1": "staging", "can1": "canary", "prod1": "prod", "prod2": "prod"}
+CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
+kind: MemberCluster
+metadata:
+  name: {name}
+  labels: {{env: {env}}}
+"""
+RESOURCES = """apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: shop
+data:
+  version: v2
+"""
+PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata:
+  name: shop
+spec:
+  resourceSelectors:
+    - {group: "", version: v1, kind: Namespace, name: shop}
+  strategy:
+    type: External
+"""
+ROLLOUT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateStrategy
+metadata:
+  name: three-stages
+spec:
+  stages:
+    - name: staging
+      labelSelector: {matchLabels: {env: staging}}
+      afterStageTasks:
+        - type: TimedWait
+          waitTime: 10m
+    - name: canary
+      labelSelector: {matchLabels: {env: canary}}
+      afterStageTasks:
+        - type: Approval
+    - name: prod
+      labelSelector: {matchLabels: {env: prod}}
+      maxConcurrency: 1
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateRun
+metadata:
+  name: release
+spec:
+  placementName: shop
+  stagedRolloutStrategyName: three-stages
+  state: Run
+"""
+
+
+def git(cwd: Path, *args: str, user: str = "Dev") -> str:
+    email = f"{user.split()[0].lower()}@example.com"
+    out = subprocess.run(
+        ["git", "-c", f"user.name={user}", "-c", f"user.email={email}", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def _world(tmp: Path) -> tuple[Path, Path]:
+    remote = tmp / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    work = tmp / "work"
+    for folder in ("clusters", "resources", "placements", "rollouts"):
+        (work / folder).mkdir(parents=True)
+    git(work, "init", "-q", "-b", "main")
+    git(work, "config", "user.name", "Ana Approver")
+    git(work, "config", "user.email", "ana@example.com")
+    git(work, "remote", "add", "origin", str(remote))
+    for name, env in LABELS.items():
+        (work / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(name=name, env=env))
+    (work / "resources/shop.yaml").write_text(RESOURCES)
+    (work / "placements/shop.yaml").write_text(PLACEMENT)
+    (work / "rollouts/release.yaml").write_text(ROLLOUT)
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "fleet with a staged release")
+    git(work, "push", "-q", "origin", "main")
+    return remote, work
+
+
+def _agent(name: str, remote: Path, tmp: Path, clock: Clock, cluster: InMemoryCluster) -> Agent:
+    options = AgentOptions(
+        version="test",
+        backoff=Backoff(sleep=lambda s: None),
+        crd_wait=CrdWait(sleep=lambda s: None),
+    )
+    config = AgentConfig(str(remote), name, tmp / f"agent-{name}", heartbeat=timedelta(seconds=60))
+    return Agent(config, cluster, clock=clock, options=options)
+
+
+def _show(remote: Path, path: str) -> str | None:
+    out = subprocess.run(
+        ["git", "--git-dir", str(remote), "show", f"gitfleet/rendered:{path}"],
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout if out.returncode == 0 else None
+
+
+def _has(cluster: InMemoryCluster) -> bool:
+    return any(o["metadata"]["name"] == "settings" for o in cluster.objects())
+
+
+def _run_status(remote: Path) -> dict[str, object]:
+    doc = yaml.safe_load(_show(remote, "status/updateruns/release.yaml") or "{}")
+    return doc["status"]  # type: ignore[no-any-return]
+
+
+def _stage_ok(remote: Path, i: int) -> bool:
+    stage = _run_status(remote)["stagesStatus"][i]  # type: ignore[index]
+    return any(
+        c["type"] == "Succeeded" and c["status"] == "True" for c in stage.get("conditions", [])
+    )
+
+
+def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) -> None:
+    remote, work = _world(tmp_path)
+    clock = Clock()
+    hub = Hub(HubConfig(str(remote), tmp_path / "hub"), clock=clock, sleep=lambda s: None)
+    clusters = {n: InMemoryCluster() for n in LABELS}
+    agents = {n: _agent(n, remote, tmp_path, clock, clusters[n]) for n in LABELS}
+
+    def round_trip(advance: timedelta = timedelta(seconds=30)) -> None:
+        clock.now += advance
+        for agent in agents.values():
+            agent.run_once()
+        hub.run_once()
+
+    hub.run_once()
+    for _ in range(4):
+        round_trip()
+    assert _has(clusters["stg1"]), "staging is updated first"
+    assert not any(_has(clusters[c]) for c in ("can1", "prod1", "prod2"))
+    assert _stage_ok(remote, 0) is False, "staging waits 10 minutes after its clusters"
+
+    round_trip(timedelta(minutes=10))
+    for _ in range(3):
+        round_trip()
+    assert _stage_ok(remote, 0) and _has(clusters["can1"])
+    assert _stage_ok(remote, 1) is False
+    request = _show(remote, "status/approvals/release-after-canary.yaml")
+    assert request is not None and "ApprovalAccepted" not in request
+    pending = subprocess.run(
+        ["git", "--git-dir", str(remote), "log", "--format=%B", "gitfleet/rendered"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert (
+        "Gitfleet-Approval-Pending: release-after-canary (gitfleet approve release canary)"
+        in pending
+    )
+    for _ in range(3):
+        round_trip(timedelta(minutes=30))
+    assert not any(_has(clusters[c]) for c in ("prod1", "prod2")), "no prod change before the merge"
+    prod_files = [
+        p for p in (_show(remote, "clusters/prod1/index.yaml") or "").splitlines() if "shop" in p
+    ]
+    assert prod_files == []
+
+    # Ana runs `gitfleet approve`; Rita reviews and merges the pull request.
+    git(
+        work,
+        "fetch",
+        "-q",
+        "origin",
+        "+refs/heads/gitfleet/rendered:refs/remotes/origin/gitfleet/rendered",
+    )
+    git(work, "fetch", "-q", "origin", "+refs/heads/main:refs/remotes/origin/main")
+    done = rolloutops.approve(work, "release", "canary", message="canary is healthy", now=clock.now)
+    assert done.branch == "approve/release-after-canary"
+    assert git(work, "rev-parse", "main") == git(work, "rev-parse", "origin/main"), "never on main"
+    git(
+        work,
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "Merge approval of canary",
+        done.branch,
+        user="Rita Reviewer",
+    )
+    merge = git(work, "rev-parse", "HEAD")
+    git(work, "push", "-q", "origin", "main")
+
+    clock.now += timedelta(seconds=30)
+    hub.run_once()
+    accepted = yaml.safe_load(_show(remote, "status/approvals/release-after-canary.yaml") or "{}")
+    notes = accepted["metadata"]["annotations"]
+    assert notes["gitfleet.io/approved-by"] == "Rita Reviewer <rita@example.com>"
+    assert notes["gitfleet.io/approval-commit"] == merge
+    message = subprocess.run(
+        ["git", "--git-dir", str(remote), "log", "-1", "--format=%B", "gitfleet/rendered"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    trailers = parse_trailers(message)
+    assert trailers["Gitfleet-Approved-By"] == ["Rita Reviewer <rita@example.com>"]
+    assert trailers["Gitfleet-Approval-Commit"] == [merge]
+
+    for _ in range(8):
+        round_trip()
+    assert _has(clusters["prod1"]) and _has(clusters["prod2"])
+    status = _run_status(remote)
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}  # type: ignore[index]
+    assert conditions["Succeeded"] == ("True", "UpdateRunSucceeded")
+
+    # Deleting the approval file later changes nothing.
+    git(work, "rm", "-q", "approvals/release-after-canary.yaml")
+    git(work, "commit", "-qm", "clean up approval")
+    git(work, "push", "-q", "origin", "main")
+    round_trip()
+    assert _run_status(remote) == status
+
+    text = format_history(history(str(remote), "gitfleet/rendered", None, None, 50, tmp_path / "c"))
+    assert (
+        f"approved release-after-canary by Rita Reviewer <rita@example.com> (commit {merge[:12]})"
+        in text
+    )
