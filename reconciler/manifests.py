@@ -18,6 +18,7 @@ from typing import Any
 from gitfleet.api.canonical import content_hash
 from reconciler.output import object_file_name, object_identity, yaml_bytes
 from reconciler.override import PlacementOverrides, wrapped_resource
+from reconciler.override.cache import OverrideFault
 from reconciler.schedule.clusters import ClusterView
 from reconciler.select import ResourceIndex, SelectedResource, Selection
 
@@ -75,6 +76,8 @@ class ClusterManifests:
     """None: the placement's default manifests apply unchanged."""
     failures: tuple[tuple[str, str], ...] = ()
     """(object file, error) of objects whose overrides failed on this cluster."""
+    faults: tuple[tuple[str, OverrideFault], ...] = ()
+    """(error, where the failing override op is declared) for the override failures."""
 
     @property
     def overridden(self) -> bool:
@@ -97,6 +100,7 @@ class OverrideRenderer:
         self._index = index
         self._names = snapshot_names
         self._rendered: dict[int, tuple[Any, Manifest]] = {}
+        self._faults: list[tuple[str, OverrideFault]] = []
 
     def _manifest(self, obj: Mapping[str, Any]) -> Manifest:
         """Serialise `obj` once per distinct object (results are shared, so identity works)."""
@@ -116,6 +120,8 @@ class OverrideRenderer:
             applied = self._overrides.apply(wrapped_resource(envelope, obj), view)
             if applied.error is not None:
                 failures.append((object_file_name(obj), applied.error))
+                if applied.fault is not None:
+                    self._faults.append((applied.error, applied.fault))
             elif applied.obj is not None:
                 manifests.append(self._manifest(applied.obj))
         return manifests, failures
@@ -126,10 +132,13 @@ class OverrideRenderer:
             return NO_OVERRIDES
         manifests: list[Manifest] = []
         failures: list[tuple[str, str]] = []
+        self._faults = []
         for sel in selection.resources:
             applied = self._overrides.apply(sel, view)
             if applied.error is not None:
                 failures.append((object_file_name(sel.obj), applied.error))
+                if applied.fault is not None:
+                    self._faults.append((applied.error, applied.fault))
             elif applied.obj is None:
                 continue  # deleted by a Delete rule: not placed on this cluster
             elif is_envelope(sel):
@@ -143,4 +152,5 @@ class OverrideRenderer:
             resource_overrides=tuple(f"{k.split('/')[1]}/{self._names.get(k, k)}" for k in ro),
             manifests=tuple(manifests),
             failures=tuple(failures),
+            faults=tuple(self._faults),
         )
