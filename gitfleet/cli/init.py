@@ -12,6 +12,7 @@ import click
 
 import gitfleet
 from gitfleet.cli.app import main
+from gitfleet.cli.schema import write_schemas
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.userrepo import init_repository
 
@@ -58,6 +59,7 @@ def init(directory: Path, make_git: bool) -> None:
         except GitError as exc:
             raise click.ClickException(str(exc)) from None
     shutil.copytree(source, directory, dirs_exist_ok=True, symlinks=False)
+    write_schemas(directory / ".schemas")  # the installed version's schemas, for editors
     shown = str(directory)
     click.echo(f"created a fleet repository in {shown}")
     click.echo("next: edit clusters/, resources/ and placements/, then")
