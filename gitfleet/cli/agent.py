@@ -74,14 +74,13 @@ def _stamp() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@main.command("agent")
+@main.group("agent", invoke_without_command=True)
 @click.option(
     "--repo",
-    required=True,
-    help="The fleet repository (URL or local path) holding the output branch.",
+    help="The fleet repository (URL or local path) holding the output branch. Required.",
 )
 @click.option(
-    "--cluster", required=True, help="This member cluster's name (its directory clusters/<name>/)."
+    "--cluster", help="This member cluster's name (its directory clusters/<name>/). Required."
 )
 @click.option(
     "--kubeconfig",
@@ -101,9 +100,11 @@ def _stamp() -> str:
     help="Push a report at least this often (Go duration).",
 )
 @cache_option
+@click.pass_context
 def agent_cmd(
-    repo: str,
-    cluster: str,
+    ctx: click.Context,
+    repo: str | None,
+    cluster: str | None,
     kubeconfig: Path | None,
     context: str | None,
     output_branch: str,
@@ -113,7 +114,11 @@ def agent_cmd(
     cache: Path | None,
 ) -> None:
     """Apply clusters/CLUSTER/ of the output branch to this cluster and push a status report to
-    gitfleet/status/CLUSTER."""
+    gitfleet/status/CLUSTER. `gitfleet agent manifests` prints what installs it in a cluster."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not repo or not cluster:
+        raise click.UsageError(f"Missing option '{'--repo' if not repo else '--cluster'}'.")
     from gitfleet.agent.gitloop import Agent, AgentConfig
 
     url = _repo_url(repo)

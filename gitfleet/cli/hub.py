@@ -26,11 +26,10 @@ from reconciler import planreport
 from reconciler.loop import Hub
 
 
-@main.command("reconcile")
+@main.group("reconcile", invoke_without_command=True)
 @click.option(
     "--repo",
-    required=True,
-    help="The fleet repository: a URL (https, ssh, git://127.0.0.1) or a local path.",
+    help="The fleet repository: a URL (https, ssh, git://127.0.0.1) or a local path. Required.",
 )
 @click.option("--source-branch", default="main", show_default=True)
 @output_branch_option
@@ -46,8 +45,10 @@ from reconciler.loop import Hub
     help="Continue after the source branch was force-pushed.",
 )
 @cache_option
+@click.pass_context
 def reconcile_cmd(
-    repo: str,
+    ctx: click.Context,
+    repo: str | None,
     source_branch: str,
     output_branch: str,
     once: bool,
@@ -56,7 +57,12 @@ def reconcile_cmd(
     cache: Path | None,
 ) -> None:
     """Keep OUTPUT-BRANCH equal to what the pass computes from SOURCE-BRANCH: one commit per
-    pass that changed something, pushed fast-forward only."""
+    pass that changed something, pushed fast-forward only. `gitfleet reconcile manifests` prints
+    a Deployment that runs it."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not repo:
+        raise click.UsageError("Missing option '--repo'.")
     seconds = _duration_seconds(interval)
     try:
         hub = Hub(_hub_config(repo, source_branch, output_branch, cache, accept_source_rewrite))

@@ -45,5 +45,7 @@ def schema_cmd(kind: str | None, out_dir: Path | None) -> None:
         return
     if kind is None or kind not in schemas:
         known = ", ".join(schemas)
-        raise click.UsageError(f"KIND must be one of: {known}" if kind else f"KIND? one of: {known}")
+        raise click.UsageError(
+            f"KIND must be one of: {known}" if kind else f"KIND? one of: {known}"
+        )
     click.echo(schema_text(schemas[kind]), nl=False)

@@ -13,7 +13,9 @@ import yaml
 from gitfleet.api.registry import KINDS, parse_object
 from gitfleet.api.schema import kind_schemas, schema_text
 
-jsonschema = pytest.importorskip("jsonschema", reason="the dev extra (make install) adds jsonschema")
+jsonschema = pytest.importorskip(
+    "jsonschema", reason="the dev extra (make install) adds jsonschema"
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 PUBLISHED = [ROOT / "schemas", ROOT / "fleet-repo-template/.schemas"]
@@ -58,7 +60,9 @@ def fleet_documents(roots: list[Path]) -> list[tuple[str, dict[str, Any]]]:
 def schema_errors(doc: dict[str, Any]) -> list[str]:
     cls = KINDS[(doc["apiVersion"], doc["kind"])]
     validator = jsonschema.Draft202012Validator(kind_schemas()[cls.__name__])
-    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
+    return [
+        f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)
+    ]
 
 
 @pytest.mark.parametrize(
