@@ -54,6 +54,34 @@ class PlanResult:
     plan: Plan
     base: str
     head: str
+    waves: tuple[str, ...] = ()
+    """Per placement that rolls in waves: `<key>: wave 1: 2 of 8 clusters (maxUnavailable 25%)`."""
+
+
+MAX_WAVES = 100
+
+
+def _waves(before: PassResult, first: PassResult) -> tuple[str, ...]:
+    """Which clusters each placement's change reaches in the first pass (the rollout's wave 1)."""
+    out = []
+    for key, plan in sorted(first.plans.items()):
+        changing = [c for c in plan.bound_clusters() if c in plan.live_clusters()]
+        reached = [
+            c
+            for c in changing
+            if before.files.get(f"clusters/{c}/index.yaml")
+            != first.files.get(f"clusters/{c}/index.yaml")
+        ]
+        waiting = [c for c, w in plan.waits.items() if w.startswith("waiting: maxUnavailable")]
+        if waiting:
+            total = len(reached) + len(waiting)
+            out.append(
+                f"{key}: wave 1: {len(reached)} of {total} clusters "
+                f"(maxUnavailable {plan.rolling.max_unavailable})"
+            )
+        elif plan.rollout_note:
+            out.append(f"{key}: {plan.rollout_note}")
+    return tuple(out)
 
 
 def plan_revisions(
@@ -70,12 +98,22 @@ def plan_revisions(
     before = render_revision(repo, base, State(), now)
     prior, _ = read_state(before.files)
     stage(f"load, schedule and render the head ({head})")
-    after = render_revision(repo, head, State(prior.placements, before.files), now)
+    first = render_revision(repo, head, State(prior.placements, before.files, prior.overrides), now)
+    after = first
+    for wave in range(MAX_WAVES):  # assumed-ready dry run: step the rollout to its end
+        stage(f"step the rollout of the head (wave {wave + 2})")
+        state, _ = read_state(after.files)
+        step = render_revision(repo, head, state, now)
+        if step.files == after.files:
+            break
+        after = step
     stage("compare")
     errors = tuple(str(e) for e in after.errors)
     with GitTree.open(repo, base) as b, GitTree.open(repo, head) as h:
         base_id, head_id = b.commit or base, h.commit or head
-    return PlanResult(plan_changes(before.files, after.files, errors), base_id, head_id)
+    return PlanResult(
+        plan_changes(before.files, after.files, errors), base_id, head_id, _waves(before, first)
+    )
 
 
 def _load(data: bytes) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from gitfleet.api.canonical import placement_content_hash
 from reconciler.output import cluster_path, index_doc, yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import parse_own
@@ -37,6 +38,13 @@ def _ident_key(ident: Mapping[str, Any]) -> Ident:
     )
 
 
+def given_content(entry: Mapping[str, Any] | None) -> str | None:
+    """The content hash of a previous index entry: what that cluster's agent reports back."""
+    if entry is None:
+        return None
+    return placement_content_hash(entry.get("objects") or [])
+
+
 def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[str, Any]]]:
     """cluster -> placement key -> index entry, from the previous output tree."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
@@ -50,6 +58,21 @@ def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[st
         except (yaml.YAMLError, KeyError, TypeError, AttributeError):
             continue
         out[parts[1]] = entries
+    return out
+
+
+def _rollout_kept(
+    plan: PlacementPlan,
+    prior_index: dict[str, dict[str, dict[str, Any]]],
+    views: Mapping[str, ClusterView],
+) -> dict[str, dict[str, Any]]:
+    """Clusters the rollout has not reached keep their previous entry (naming the previous
+    snapshot) and files; only the apply strategy follows the placement at once (§2.2 step 1)."""
+    out = {}
+    for cluster in plan.kept_clusters():
+        entry = prior_index.get(cluster, {}).get(plan.key)
+        if entry is not None and cluster in views:
+            out[cluster] = {**entry, "applyStrategy": dict(plan.apply_strategy)}
     return out
 
 
@@ -86,7 +109,7 @@ def _owners(
     shared |= {ident for _, ident in claims}
     for ident in shared:
         for key in sorted(by_object.get(ident, ())):
-            for cluster in plans[key].bound_clusters():
+            for cluster in plans[key].live_clusters():
                 claims[(cluster, ident)].append(key)
     owners = {}
     for claim, keys in claims.items():
@@ -169,7 +192,7 @@ def _write_live(
         if plan.held:
             continue
         header = _live_entry(plan)
-        for cluster in plan.bound_clusters():
+        for cluster in plan.live_clusters():
             objects = []
             for m in plan.manifests_for(cluster):
                 winner = owners.get((cluster, _ident_key(m.identity)), key) if owners else key
@@ -185,7 +208,8 @@ def _write_live(
             failed = plan.cluster(cluster).failures
             if failed:
                 objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
-            index[cluster].append({**header, "objects": objects})
+            content = placement_content_hash(objects)
+            index[cluster].append({**header, "contentHash": content, "objects": objects})
     return lost
 
 
@@ -208,11 +232,19 @@ def assemble_clusters(
     kept: Mapping[str, PlacementState],
     prior: State,
     views: Mapping[str, ClusterView],
+    prior_index: dict[str, dict[str, dict[str, Any]]] | None = None,
 ) -> dict[str, bytes]:
-    """Every `clusters/...` file of the new output tree."""
+    """Every `clusters/...` file of the new output tree (`prior_index`: `read_prior_index` of
+    the prior output, when the caller already has it)."""
     held_keys = sorted({k for k, p in plans.items() if p.held} | set(kept))
-    prior_index = read_prior_index(prior.output) if prior.output else {}
+    if prior_index is None:
+        prior_index = read_prior_index(prior.output) if prior.output else {}
     held = {k: _held_entries(k, prior_index, views) for k in held_keys}
+    for key, plan in plans.items():
+        if not plan.held:
+            rolling = _rollout_kept(plan, prior_index, views)
+            if rolling:
+                held[key] = rolling
     owners = _owners(plans, held, _prior_owners(prior_index))
     files: dict[str, bytes] = {}
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -30,7 +30,7 @@ from reconciler.distribute.stage import (
 )
 from reconciler.distribute.workload import ClusterResult, render_workload
 from reconciler.manifests import Manifest, manifest_of
-from reconciler.output import yaml_bytes
+from reconciler.output import object_file_name, yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import parse_own
 from reconciler.schedule.clusters import ClusterView
@@ -50,7 +50,42 @@ def state_path(namespace: str, name: str) -> str:
 @dataclass
 class DistributionsResult:
     files: dict[str, bytes] = field(default_factory=dict)
+    """State files (final) ."""
     errors: list[FleetError] = field(default_factory=list)
+    statuses: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Status documents, completed with what each cluster renders by `status_files`."""
+    rendered: dict[str, dict[str, str]] = field(default_factory=dict)
+    """status path -> member cluster -> output path of its workload file."""
+
+    def status_files(self, output: Mapping[str, bytes]) -> dict[str, bytes]:
+        """Status files, with `renderedReplicas` where a cluster still runs another count
+        (its rollout is pending) — read from the assembled output tree."""
+        out = {}
+        for path, doc in sorted(self.statuses.items()):
+            rendered_total = 0
+            placed = doc["status"].get("placedReplicas")
+            for subset in doc["status"].get("subsetStatuses") or []:
+                for row in subset.get("clusters") or []:
+                    now = _rendered(output, self.rendered.get(path, {}).get(row["name"]))
+                    rendered_total += now
+                    if now != row["replicas"]:
+                        row["renderedReplicas"] = now
+            if placed is not None and rendered_total != placed:
+                doc["status"]["renderedReplicas"] = rendered_total
+            out[path] = yaml_bytes(doc)
+        return out
+
+
+def _rendered(output: Mapping[str, bytes], path: str | None) -> int:
+    """spec.replicas of the workload file a cluster has now (0 when it has none)."""
+    if path is None or path not in output:
+        return 0
+    try:
+        doc = yaml.load(output[path], Loader=yaml.CSafeLoader) or {}
+        value = (doc.get("spec") or {}).get("replicas")
+    except (yaml.YAMLError, AttributeError):
+        return 0
+    return value if isinstance(value, int) else 0
 
 
 def _ident(rd: ReplicaDistribution) -> Ident:
@@ -221,6 +256,7 @@ def apply_distributions(
     for (ns, name), rd in sorted(fleet.distributions.items()):
         key, ident = f"{ns}/{name}", _ident(rd)
         pairs, hub = _placed(plans, ident)
+        workload_file = object_file_name(hub) if hub is not None else ""
         prior = _prior(output, state_path(ns, name))
         winner = winners[ident]
         inp = DistributionInput(
@@ -245,7 +281,10 @@ def apply_distributions(
         prior_status = _prior_status(output, status_path(ns, name))
         conds = _timed(outcome.conditions, prior_status, now)
         total = total_replicas(rd, hub)
-        result.files[status_path(ns, name)] = yaml_bytes(status_doc(rd, outcome, total, conds))
+        result.statuses[status_path(ns, name)] = status_doc(rd, outcome, total, conds)
+        result.rendered[status_path(ns, name)] = {
+            c: f"clusters/{c}/{pkey}/{workload_file}" for pkey, c in pairs
+        }
         if outcome.state is not None:
             doc = {
                 "apiVersion": "gitfleet.io/v1alpha1",

@@ -7,6 +7,8 @@ history until an operator accepts it; otherwise render with `reconciler.pass_.re
 only when the tree changed, and push fast-forward only. A rejected push means another writer
 moved: fetch, recompute, retry with capped backoff and jitter. `Hub.run` repeats passes on a
 timer or when triggered, coalescing triggers that arrive during a pass into one more pass.
+A pass also runs, without new input, when a rollout timer it recorded
+(`Gitfleet-Wakeup`, e.g. unavailablePeriodSeconds) is due; it commits only what changed.
 Called by `gitfleet reconcile`.
 """
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, PathCommit
@@ -38,6 +41,8 @@ from renderers import load_fleet
 
 SOURCE_TRAILER = "Gitfleet-Source"
 REPORTS_TRAILER = "Gitfleet-Reports"
+WAKEUP_TRAILER = "Gitfleet-Wakeup"
+"""When a rollout timer of this output is due (the hub passes again then, even without input)."""
 STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
 MAX_PUSH_ATTEMPTS = 8
 
@@ -130,6 +135,9 @@ class Hub:
         self._rng = rng or random.Random()
         self.unavailable_since: datetime | None = None
         self._last_inputs: tuple[str, str, str | None] | None = None
+        self.next_wakeup: datetime | None = None
+        """The earliest rollout timer of the last pass (None: none)."""
+        self._wakeup_known = False
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -196,11 +204,26 @@ class Hub:
             return PassReport("source-rewritten", source, output, message=problem)
         digest = self._reports_digest()
         recorded_inputs = (_last(recorded, SOURCE_TRAILER), _last(recorded, REPORTS_TRAILER))
-        if (source, digest, output) == self._last_inputs or recorded_inputs == (source, digest):
+        unchanged = (source, digest, output) == self._last_inputs or recorded_inputs == (
+            source,
+            digest,
+        )
+        if unchanged and not self._timer_due(recorded):
             return PassReport("skipped", source, output, message="inputs unchanged")
         report = self._render_and_push(source, output, digest)
         self._last_inputs = (source, digest, report.output)
         return report
+
+    def _timer_due(self, recorded: Mapping[str, list[str]]) -> bool:
+        """A rollout timer is due: the last pass's, or (after a restart) the output's trailer."""
+        wakeup = self.next_wakeup
+        if not self._wakeup_known:
+            text = _last(recorded, WAKEUP_TRAILER)
+            try:
+                wakeup = parse_time(text) if text else None
+            except ValueError:
+                wakeup = None
+        return wakeup is not None and wakeup <= self._clock()
 
     def _render_and_push(self, source: str, output: str | None, digest: str) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
@@ -216,8 +239,13 @@ class Hub:
         finally:
             if prior_tree is not None:
                 prior_tree.close()
+        self.next_wakeup, self._wakeup_known = result.next_wakeup, True
         subject, body, trailers = summary.message_parts(source)
         trailers[REPORTS_TRAILER] = digest
+        if result.next_wakeup is not None:
+            trailers[WAKEUP_TRAILER] = format_time(result.next_wakeup)
+        for key, value in result.trailers:
+            trailers.setdefault(key, value)
         author = self.mirror.log(source, max_count=1)
         if author:
             trailers["Gitfleet-Source-Author"] = (
@@ -287,6 +315,9 @@ class Hub:
             on_report(report)
             failures = failures + 1 if report.outcome in ("source-unavailable", "rejected") else 0
             wait = interval if failures == 0 else min(interval * 2**failures, 300.0)
+            if self.next_wakeup is not None:  # wake up when a rollout timer is due
+                due = (self.next_wakeup - self._clock()).total_seconds()
+                wait = max(min(wait, due), 0.0)
             if trigger.is_set():
                 continue
             trigger.wait(wait)

@@ -9,7 +9,7 @@ No clock, disk or network in here. Called by the CLI (`render`, `validate`) and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -17,13 +17,15 @@ from gitfleet.api import MemberCluster
 from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
-from reconciler.assemble import assemble_clusters
+from reconciler.assemble import assemble_clusters, read_prior_index
 from reconciler.distributions import apply_distributions
 from reconciler.output import placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
 from reconciler.publish import decision_files, profile_files
 from reconciler.reports import statuses_from_reports
+from reconciler.rollout.drivers import DRIVERS, Driver
+from reconciler.rollstage import roll_out
 from reconciler.schedule.clusters import ClusterView, EligibilityPolicy
 from reconciler.schedule.inventory import build_cluster_views
 from reconciler.schedule.outcome import ClusterExplanation
@@ -43,6 +45,12 @@ class PassResult:
     """Every user error found, sorted (loader errors included)."""
     explanations: Mapping[str, Mapping[str, ClusterExplanation]] = field(default_factory=dict)
     """placement key -> cluster -> what the scheduler decided and why (`gitfleet explain`)."""
+    next_wakeup: datetime | None = None
+    """When a rollout timer is due (unavailablePeriodSeconds, a driver's wait): pass again then."""
+    trailers: tuple[tuple[str, str], ...] = ()
+    """Commit trailers the rollout drivers ask for."""
+    plans: Mapping[str, PlacementPlan] = field(default_factory=dict)
+    """The placements' plans after the rollout (CLI summaries: held placements, waits)."""
 
 
 def _eligibility(fleet: FleetSnapshot, has_status: bool) -> EligibilityPolicy:
@@ -130,18 +138,36 @@ def _plan_errors(
     return out
 
 
+def _assumed_ready(
+    fleet: FleetSnapshot,
+    statuses: Mapping[str, MemberCluster] | None,
+    reports: Mapping[str, AgentReport] | None,
+) -> frozenset[str]:
+    """Clusters taken as having applied, available, whatever they were given: every cluster in a
+    dry run without any status source, and clusters without a report under AssumeJoined."""
+    if statuses is None and reports is None:
+        return frozenset(fleet.clusters)
+    if fleet.fleet.spec.cluster_eligibility == "AssumeJoined":
+        return frozenset(c for c in fleet.clusters if c not in (reports or {}))
+    return frozenset()
+
+
 def reconcile(
     fleet: FleetSnapshot,
     prior: State,
     statuses: Mapping[str, MemberCluster] | None,
     now: datetime,
     reports: Mapping[str, AgentReport] | None = None,
+    drivers: Sequence[Driver] = DRIVERS,
 ) -> PassResult:
     """One pass. `statuses` is None when there is no cluster status source at all (a dry run:
-    every declared cluster is taken as joined and healthy). `reports` are the agents' reports
-    (the running hub); when given they are the status source and feed Applied/Available."""
+    every declared cluster is taken as joined and healthy, and every cluster as having applied
+    what it was given). `reports` are the agents' reports (the running hub, or a dry run with
+    `--reports`); when given they are the status source and feed Applied/Available and the
+    rollout. `drivers` move External placements (`reconciler.rollout.drivers`)."""
+    assume_ready = _assumed_ready(fleet, statuses, reports)
     if reports is not None:
-        statuses = {**(statuses or {}), **statuses_from_reports(fleet.clusters, reports)}
+        statuses = {**(statuses or {}), **statuses_from_reports(fleet.clusters, reports, now)}
     views = build_cluster_views(
         fleet.clusters, statuses or {}, _eligibility(fleet, statuses is not None), now
     )
@@ -149,8 +175,23 @@ def reconcile(
     kept = _kept_states(fleet, prior, plans)
     distributed = apply_distributions(fleet, plans, views, prior.output, now)
     errors += distributed.errors
-    files = assemble_clusters(plans, kept, prior, views)
+    prior_index = read_prior_index(prior.output) if prior.output else {}
+    rollout = roll_out(
+        plans,
+        fleet,
+        prior.output,
+        reports or {},
+        now,
+        prior_index=prior_index,
+        clusters=frozenset(views),
+        drivers=drivers,
+        assume_ready=assume_ready,
+    )
+    errors += rollout.errors
+    files = assemble_clusters(plans, kept, prior, views, prior_index)
+    files.update(rollout.files)
     files.update(distributed.files)
+    files.update(distributed.status_files(files))
     files.update(placement_status_files(plans, prior, reports or {}, now))
     files.update(decision_files(plans, prior))
     files.update(profile_files(views))
@@ -182,4 +223,7 @@ def reconcile(
         state=State(states, files, override_snapshots),
         errors=all_errors,
         explanations={key: plan.explanations for key, plan in plans.items()},
+        next_wakeup=rollout.wakeup,
+        trailers=rollout.trailers,
+        plans=plans,
     )

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
-from gitfleet.api.canonical import canonical_json
+from gitfleet.api.canonical import canonical_json, placement_content_hash
+from gitfleet.api.report import PlacementReport
 from gitfleet.load.model import Resource
 from reconciler.manifests import (
     NO_OVERRIDES,
@@ -25,6 +26,7 @@ from reconciler.manifests import (
 )
 from reconciler.override import OverrideIndex
 from reconciler.override.cache import OverrideFault
+from reconciler.rollout.rolling import RollingConfig
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.cycle import (
     BOUND,
@@ -37,7 +39,7 @@ from reconciler.schedule.cycle import (
 )
 from reconciler.schedule.outcome import ClusterExplanation
 from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
-from reconciler.state import Binding, PlacementState, Snapshot
+from reconciler.state import PlacementState, Snapshot
 from reconciler.status import Cond
 
 AnyPlacement = ClusterResourcePlacement | ResourcePlacement
@@ -86,6 +88,18 @@ class PlacementPlan:
     """Per cluster: picked or not, the first filter that rejected it, scores (`explain`)."""
     per_cluster: dict[str, ClusterManifests] = field(default_factory=dict)
     """Clusters whose overrides change the manifests (others use `manifests`)."""
+    strategy_type: str = "RollingUpdate"
+    rolling: RollingConfig = field(default_factory=RollingConfig)
+    placement_type: str = "PickAll"
+    number_of_clusters: int | None = None
+    desired: dict[str, str] = field(default_factory=dict)
+    """cluster -> content hash it would get now (set by the rollout stage)."""
+    waits: dict[str, str] = field(default_factory=dict)
+    """cluster -> why it does not have the latest content yet ("waiting: ...", "held: ...")."""
+    reports: dict[str, PlacementReport] = field(default_factory=dict)
+    """cluster -> the agent's report entry about exactly the content the hub gave it."""
+    rollout_note: str = ""
+    """Placement-wide rollout note (an External placement no driver targets is held)."""
 
     def cluster(self, name: str) -> ClusterManifests:
         return self.per_cluster.get(name, NO_OVERRIDES)
@@ -95,7 +109,38 @@ class PlacementPlan:
         return self.manifests if custom is None else custom
 
     def bound_clusters(self) -> list[str]:
+        """Clusters with a Bound binding (whatever content they have)."""
         return sorted(b.cluster for b in self.state.bindings if b.state == BOUND)
+
+    def live_clusters(self) -> list[str]:
+        """Clusters that get this placement's latest content in this pass's output."""
+        latest = self.state.latest_resources()
+        index = latest.index if latest else None
+        return sorted(
+            b.cluster
+            for b in self.state.bindings
+            if b.state == BOUND
+            and b.resource_index == index
+            and (b.content is None or b.content == self.desired.get(b.cluster))
+        )
+
+    def targeted_clusters(self) -> list[str]:
+        """Clusters with a Scheduled or Bound binding (rollout candidates)."""
+        return sorted(b.cluster for b in self.state.bindings if b.state != UNSCHEDULED)
+
+    def kept_clusters(self) -> list[str]:
+        """Clusters that keep their previous files: bindings the rollout has not moved to the
+        latest content yet (Bound on older content, Unscheduled not yet removed)."""
+        live = set(self.live_clusters())
+        return sorted(
+            b.cluster
+            for b in self.state.bindings
+            if b.cluster not in live and (b.state == BOUND or b.state == UNSCHEDULED)
+        )
+
+    def desired_content(self, cluster: str) -> str:
+        """`placement_content_hash` of what the cluster would get now."""
+        return placement_content_hash(m.entry for m in self.manifests_for(cluster))
 
 
 def resource_id(res: SelectedResource | Resource) -> str:
@@ -138,16 +183,6 @@ def _schedule(
         return f"scheduling failed: {exc}"
 
 
-def _bind(bindings: tuple[Binding, ...], resource_index: int) -> tuple[Binding, ...]:
-    """Without a rollout strategy engine every scheduled cluster is bound to the latest
-    resources at once and unscheduled bindings are deleted (the rollout issue gates this)."""
-    return tuple(
-        replace(b, state=BOUND, resource_index=resource_index, previous_state=None)
-        for b in bindings
-        if b.state != UNSCHEDULED
-    )
-
-
 def _new_plan(key: str, placement: AnyPlacement, prior: PlacementState) -> PlacementPlan:
     """The plan header: generation, policy snapshot and what status needs of the spec."""
     spec_hash = _sha(placement.spec.model_dump(by_alias=True, exclude_none=True, mode="json"))
@@ -167,6 +202,14 @@ def _new_plan(key: str, placement: AnyPlacement, prior: PlacementState) -> Place
     if policy is not None and policy.placement_type == "PickFixed":
         plan.fixed_names = len(policy.cluster_names or [])
     strategy = placement.spec.strategy
+    plan.strategy_type = strategy.type
+    if strategy.rolling_update is not None:
+        ru = strategy.rolling_update
+        plan.rolling = RollingConfig(
+            ru.max_unavailable, ru.max_surge, ru.unavailable_period_seconds
+        )
+    plan.placement_type = policy.placement_type
+    plan.number_of_clusters = policy.number_of_clusters
     if strategy is not None and strategy.apply_strategy is not None:
         plan.apply_strategy = strategy.apply_strategy.model_dump(
             by_alias=True, exclude_none=True, mode="json"
@@ -243,7 +286,7 @@ def place(
     plan.state = replace(
         plan.state,
         resource_snapshots=resources,
-        bindings=_bind(outcome.bindings, resources[-1].index),
+        bindings=outcome.bindings,
         selected=tuple(sorted((resource_id(s), s.origin.file) for s in selection.resources)),
     )
     _apply_overrides(plan, placement, selection, views, index, inputs)
@@ -263,7 +306,7 @@ def _apply_overrides(
         inputs.overrides.for_placement(placement, selection.resources), index, inputs.override_names
     )
     failed = 0
-    for cluster in plan.bound_clusters():
+    for cluster in plan.targeted_clusters():
         if cluster not in views:
             continue
         result = renderer.for_cluster(selection, views[cluster])

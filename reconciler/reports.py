@@ -3,24 +3,30 @@
 `status_from_report` turns an `AgentReport` into the MemberCluster status KubeFleet's eligibility
 checker reads (a MemberAgent entry with Joined, Healthy and the heartbeat; properties and
 resource usage). `placement_conditions` gives one placement's Applied/Available (or DiffReported)
-conditions from a report, but only when the report is about the snapshot the cluster is bound to:
-a report from an agent that is behind is stale and never counts. Pure; called by `pass_` and
+conditions from a report, but only when the report names the exact content hash the hub gave the
+cluster: a report from an agent that is behind (or about other overrides) never counts. Pure; called by `pass_` and
 `statusdocs`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
-from gitfleet.api import MemberCluster
+from gitfleet.api import MemberCluster, format_time, parse_time
 from gitfleet.api.report import AgentReport, PlacementReport
 from reconciler.status import Cond
 
 PASS_COMPLETED = "gitfleet.io/PassCompleted"
 
 
-def status_from_report(declared: MemberCluster, report: AgentReport) -> MemberCluster:
-    """The declared MemberCluster with the status its agent reported."""
+def status_from_report(
+    declared: MemberCluster, report: AgentReport, now: datetime | None = None
+) -> MemberCluster:
+    """The declared MemberCluster with the status its agent reported. A heartbeat from the
+    future (an agent clock ahead of the hub) is clamped to the hub's `now`."""
+    if now is not None and parse_time(report.heartbeat_time) > now:
+        report = report.model_copy(update={"heartbeat_time": format_time(now)})
     passed = next((c for c in report.conditions if c.type == PASS_COMPLETED), None)
     healthy = {
         "type": "Healthy",
@@ -54,20 +60,23 @@ def status_from_report(declared: MemberCluster, report: AgentReport) -> MemberCl
 
 
 def statuses_from_reports(
-    clusters: Mapping[str, MemberCluster], reports: Mapping[str, AgentReport]
+    clusters: Mapping[str, MemberCluster],
+    reports: Mapping[str, AgentReport],
+    now: datetime | None = None,
 ) -> dict[str, MemberCluster]:
     """Cluster status for every declared cluster that has a report (others have none)."""
-    return {n: status_from_report(c, reports[n]) for n, c in clusters.items() if n in reports}
+    return {n: status_from_report(c, reports[n], now) for n, c in clusters.items() if n in reports}
 
 
 def placement_report(
-    report: AgentReport | None, key: str, resource_index: int
+    report: AgentReport | None, key: str, content: str | None
 ) -> PlacementReport | None:
-    """The report's entry for placement `key`, when it is about `resource_index`."""
-    if report is None:
+    """The report's entry for placement `key`, when it names exactly `content` (the content
+    hash the hub gave that cluster): a report about other content never counts."""
+    if report is None or not content:
         return None
     entry = next((p for p in report.placements if p.key == key), None)
-    if entry is None or entry.resource_snapshot_index != resource_index:
+    if entry is None or entry.content_hash != content:
         return None
     return entry
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 
+from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.priorparse import parse_own
 
@@ -46,6 +48,18 @@ class BindingDecision:
 
 
 @dataclass(frozen=True)
+class BindingCondition:
+    """A binding condition as the hub recorded it: `last_transition_time` is the hub's `now` of
+    the pass that first saw this status/reason/message (its committed clock, never an agent's)."""
+
+    type: str
+    status: str
+    reason: str
+    message: str = ""
+    last_transition_time: datetime | None = None
+
+
+@dataclass(frozen=True)
 class Binding:
     """A placement's decision for one cluster (KubeFleet's ClusterResourceBinding)."""
 
@@ -54,8 +68,20 @@ class Binding:
     """Scheduled, Bound or Unscheduled."""
     policy_index: int
     resource_index: int | None = None
+    """The resource snapshot index the cluster was given (None: nothing rolled out yet)."""
     previous_state: str | None = None
     decision: BindingDecision | None = None
+    content: str | None = None
+    """`placement_content_hash` of the files the hub gave this cluster for this placement."""
+    cluster_overrides: tuple[str, ...] = ()
+    """ClusterResourceOverride snapshot names the cluster's content was rendered with."""
+    resource_overrides: tuple[str, ...] = ()
+    """ResourceOverride snapshot names (`<namespace>/<name>-<index>`) likewise."""
+    conditions: tuple[BindingCondition, ...] = ()
+    """RolloutStarted and the agent's Applied/Available/DiffReported for `content`."""
+
+    def condition(self, type_: str) -> BindingCondition | None:
+        return next((c for c in self.conditions if c.type == type_), None)
 
 
 @dataclass(frozen=True)
@@ -109,7 +135,45 @@ def _binding_to_yaml(b: Binding) -> dict[str, Any]:
         entry["previousState"] = b.previous_state
     if b.decision is not None:
         entry["clusterDecision"] = _decision_to_yaml(b.decision)
+    if b.content:
+        entry["content"] = b.content
+    if b.cluster_overrides:
+        entry["clusterResourceOverrides"] = list(b.cluster_overrides)
+    if b.resource_overrides:
+        entry["resourceOverrides"] = list(b.resource_overrides)
+    if b.conditions:
+        entry["conditions"] = [_condition_to_yaml(c) for c in b.conditions]
     return entry
+
+
+def _condition_to_yaml(c: BindingCondition) -> dict[str, str]:
+    out = {"type": c.type, "status": c.status, "reason": c.reason}
+    if c.message:
+        out["message"] = c.message
+    if c.last_transition_time is not None:
+        out["lastTransitionTime"] = format_time(c.last_transition_time)
+    return out
+
+
+def _time(raw: Any) -> datetime | None:
+    if raw is None:
+        return None
+    if isinstance(raw, datetime):
+        return raw.replace(tzinfo=UTC) if raw.tzinfo is None else raw.astimezone(UTC)
+    return parse_time(str(raw))
+
+
+def _conditions(raw: Any) -> tuple[BindingCondition, ...]:
+    return tuple(
+        BindingCondition(
+            type=str(c["type"]),
+            status=str(c["status"]),
+            reason=str(c["reason"]),
+            message=str(c.get("message", "")),
+            last_transition_time=_time(c.get("lastTransitionTime")),
+        )
+        for c in raw or []
+    )
 
 
 def _decision_to_yaml(d: BindingDecision) -> dict[str, Any]:
@@ -198,6 +262,10 @@ def _bindings(raw: Any) -> tuple[Binding, ...]:
             resource_index=b.get("resourceIndex"),
             previous_state=b.get("previousState"),
             decision=_decision(b.get("clusterDecision")),
+            content=b.get("content"),
+            cluster_overrides=tuple(str(x) for x in b.get("clusterResourceOverrides") or ()),
+            resource_overrides=tuple(str(x) for x in b.get("resourceOverrides") or ()),
+            conditions=_conditions(b.get("conditions")),
         )
         for b in raw or []
     )

@@ -21,9 +21,10 @@ from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import parse_own
-from reconciler.reports import failure_details, placement_report, reported_conditions
+from reconciler.reports import failure_details
+from reconciler.rollout.rolling import STALE_REASON
 from reconciler.schedule.clusters import ClusterView
-from reconciler.state import State
+from reconciler.state import Binding, State
 from reconciler.status import (
     Cond,
     cluster_rollout_conditions,
@@ -33,6 +34,7 @@ from reconciler.status import (
 )
 
 ELIGIBLE = "gitfleet.io/Eligible"
+BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
 
 
 PriorConditions = tuple[tuple[Condition, ...], dict[str, tuple[Condition, ...]]]
@@ -76,6 +78,35 @@ def prior_placement_conditions(prior: State, key: str) -> PriorConditions:
         return (), {}
 
 
+def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:
+    """RolloutStarted of a selected cluster that does not have the latest content (§8.3)."""
+    if plan.strategy_type == "External":
+        return Cond(
+            "RolloutStarted",
+            "Unknown",
+            "RolloutControlledByExternalController",
+            "The rollout is controlled by an external controller (an update run)",
+        )
+    started = binding.condition("RolloutStarted") if binding is not None else None
+    if started is not None and started.status == "False":
+        return Cond("RolloutStarted", "False", STALE_REASON, BLOCKED_MESSAGE)
+    return cluster_rollout_conditions(False, None)[0]
+
+
+def _rollout_fields(plan: PlacementPlan, binding: Binding | None, index: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "observedResourceIndex": str(
+            binding.resource_index
+            if binding is not None and binding.resource_index is not None
+            else index
+        )
+    }
+    waiting = plan.waits.get(binding.cluster) if binding is not None else None
+    if waiting:
+        out["rolloutWaiting"] = waiting
+    return out
+
+
 def _cluster_entries(
     plan: PlacementPlan,
     prior: dict[str, tuple[Condition, ...]],
@@ -86,29 +117,33 @@ def _cluster_entries(
     latest = plan.state.latest_resources()
     index = latest.index if latest else 0
     bindings = {b.cluster: b for b in plan.state.bindings}
+    live = set(plan.live_clusters())
     entries: list[dict[str, Any]] = []
     raw: list[list[Cond]] = []
     gen = plan.state.generation
     for d in (d for d in plan.decisions if d.selected):
         binding = bindings.get(d.cluster)
-        on_latest = binding is not None and binding.resource_index == index
-        entry = placement_report(reports.get(d.cluster), plan.key, index) if on_latest else None
+        on_latest = d.cluster in live and binding is not None
+        entry = plan.reports.get(d.cluster) if on_latest else None
         conds = [Cond("Scheduled", "True", "Scheduled", d.reason)]
         custom = plan.cluster(d.cluster)
         failure = "; ".join(m for _, m in custom.failures[:3]) or None
-        conds += cluster_rollout_conditions(
-            on_latest,
-            plan.sync_errors.get(d.cluster),
-            reported_conditions(entry),
-            _diff(plan),
-            overridden_condition(custom.overridden, failure),
-        )
+        if on_latest and binding is not None:
+            conds += cluster_rollout_conditions(
+                True,
+                plan.sync_errors.get(d.cluster),
+                _hub_reported(binding),
+                _diff(plan),
+                overridden_condition(custom.overridden, failure),
+            )
+        else:
+            conds.append(_not_started(plan, binding))
         raw.append(conds)
         timed_conds = timed(conds, prior.get(d.cluster, ()), gen, now)
         entries.append(
             {
                 "clusterName": d.cluster,
-                "observedResourceIndex": str(index),
+                **_rollout_fields(plan, binding, index),
                 **_applicable(custom),
                 "conditions": _dump(timed_conds),
                 **failure_details(entry),
@@ -121,6 +156,15 @@ def _cluster_entries(
             timed_conds = timed(conds, prior.get(f"#unselected-{i}", ()), gen, now)
             entries.append({"conditions": _dump(timed_conds)})
     return entries, raw
+
+
+def _hub_reported(binding: Binding) -> list[Cond]:
+    """The agent's conditions the hub recorded for exactly this binding's content."""
+    return [
+        Cond(c.type, c.status, c.reason, c.message)
+        for c in binding.conditions
+        if c.type in ("Applied", "Available", "DiffReported")
+    ]
 
 
 def _applicable(custom: ClusterManifests) -> dict[str, Any]:

@@ -47,6 +47,8 @@ class IndexPlacement(KubeModel):
     resource_snapshot_index: int = Field(ge=0)
     policy_snapshot_index: int | None = Field(default=None, ge=0)
     apply_strategy: ApplyStrategy = Field(default_factory=ApplyStrategy)
+    content_hash: str | None = Field(default=None, pattern=_HASH.pattern)
+    """The hub's `placement_content_hash` of `objects` (informational: the agent recomputes it)."""
     objects: list[IndexObject] = Field(default_factory=list)
 
 

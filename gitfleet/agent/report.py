@@ -29,6 +29,7 @@ from gitfleet.api import (
     format_time,
     set_condition,
 )
+from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.report import MAX_ENTRIES
 
 _IGNORED = frozenset({"heartbeatTime", "observationTime"})
@@ -51,6 +52,7 @@ def placement_report(
         namespace=placement.namespace,
         resource_snapshot_index=placement.resource_snapshot_index,
         policy_snapshot_index=placement.policy_snapshot_index,
+        content_hash=placement_content_hash(o.model_dump(by_alias=True) for o in placement.objects),
         conditions=conditions,
         failed_placements=_capped(_failed(r) for r in results),
         drifted_placements=_capped(_drifted(r, previous, stamp) for r in results),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 
@@ -22,3 +23,12 @@ def canonical_json(value: Any) -> str:
 def content_hash(obj: Any) -> str:
     """`sha256:<hex>` of the canonical JSON of `obj`."""
     return "sha256:" + hashlib.sha256(canonical_json(obj).encode()).hexdigest()
+
+
+def placement_content_hash(objects: Iterable[Mapping[str, Any]]) -> str:
+    """The content hash of one placement on one cluster: `sha256:<hex>` over the sorted
+    (file, object hash) pairs of its index entry. The hub records it per binding and in the
+    index entry; the agent reports it for what it applied, so a report counts only for the exact
+    content the hub gave that cluster (an override change at the same snapshot index differs)."""
+    pairs = sorted((str(o.get("file", "")), str(o.get("hash", ""))) for o in objects)
+    return content_hash(pairs)

@@ -78,6 +78,9 @@ class PlacementReport(KubeModel):
     namespace: str | None = None
     resource_snapshot_index: int = Field(ge=0)
     policy_snapshot_index: int | None = Field(default=None, ge=0)
+    content_hash: str = Field(default="", pattern=r"^(sha256:[0-9a-f]{64})?$")
+    """`placement_content_hash` of the index entry whose objects these results are about; the
+    hub counts the results only when it equals the content it gave this cluster ('' never does)."""
     conditions: list[Condition] = Field(default_factory=list)
     failed_placements: list[FailedResourcePlacement] = Field(
         default_factory=list, max_length=MAX_ENTRIES

@@ -127,6 +127,11 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str, max_chars:
         "text": planreport.to_text,
     }[fmt]
     click.echo(render(result.plan, result.base, result.head), nl=False)
+    if fmt != "json" and result.waves:
+        bullet = "- " if fmt == "markdown" else ""
+        click.echo("\nRollout (the change reaches these clusters first):")
+        for line in result.waves:
+            click.echo(f"{bullet}{line}")
     sys.exit(1 if result.plan.errors else 0)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +27,8 @@ from gitfleet.api.cgu import (
 )
 from gitfleet.load.model import FleetSnapshot
 from reconciler.priorparse import parse_own
-from reconciler.rollout.cgu_run import Context, advance
+from reconciler.rollout.cgu_base import Context
+from reconciler.rollout.cgu_run import advance
 from reconciler.rollout.cgu_select import apply_ops, go_list, ordered_ops
 from reconciler.rollout.cgu_spec import Blocker, CguInput
 from reconciler.rollout.cgu_state import CguRun, read_run, run_doc, status_body
@@ -189,6 +191,29 @@ def effective_labels(
     return apply_ops(labels, ops)
 
 
+def with_label_overlay(fleet: FleetSnapshot, output: Mapping[str, bytes]) -> FleetSnapshot:
+    """The fleet with every MemberCluster's effective labels and annotations (§13): what
+    scheduling, overrides, selectors and every CGU of this pass see."""
+    runs = prior_runs(output)
+    ops = ordered_ops({k: runs[k].ops for k in _present(fleet, runs) if k in runs})
+    touched = {op.cluster for op in ops}
+    if not touched & set(fleet.clusters):
+        return fleet
+    base = {n: c.metadata.labels or {} for n, c in fleet.clusters.items()}
+    notes = {n: c.metadata.annotations or {} for n, c in fleet.clusters.items()}
+    labels, annotations = apply_ops(base, ops), apply_ops(notes, ops, annotations=True)
+    clusters = {}
+    for name, cluster in fleet.clusters.items():
+        if name not in touched:
+            clusters[name] = cluster
+            continue
+        meta = cluster.metadata.model_copy(
+            update={"labels": labels[name] or None, "annotations": annotations[name] or None}
+        )
+        clusters[name] = cluster.model_copy(update={"metadata": meta})
+    return replace(fleet, clusters=clusters)
+
+
 def _live(run: CguRun, inp: CguInput, key: Key, fleet: FleetSnapshot) -> list[tuple[str, str, str]]:
     """Take the spec's live fields, or keep the last valid ones while it is refused (§12.1)."""
     if inp.invalid is None:
@@ -242,7 +267,7 @@ def drive_cluster_group_upgrades(
                 ClusterGroupUpgradeSpec.model_validate(run.live),
                 inp.annotations,
             )
-        ctx = Context(inputs.placements, labels, soak, inputs.now, blockers)
+        ctx = Context(inputs.placements, labels, soak, inputs.now.replace(microsecond=0), blockers)
         step = advance(inp, run, ctx)
         blockers[key] = _blocker(run)
         events += step.events

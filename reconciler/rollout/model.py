@@ -62,6 +62,8 @@ class BindingView:
     previous_state: str | None = None
     deleting: bool = False
     conditions: tuple[ObservedCondition, ...] = ()
+    desired_resource_index: int | None = None
+    """The latest resource snapshot index (None: compare content only)."""
 
     def condition(self, type_: str) -> ObservedCondition | None:
         return next((c for c in self.conditions if c.type == type_), None)
@@ -82,7 +84,11 @@ class BindingView:
 
     @property
     def up_to_date(self) -> bool:
-        """The cluster already has exactly the content it should have now."""
+        """The cluster already has exactly the content it should have now (and the latest
+        snapshot index, when `desired_resource_index` is given)."""
+        wanted = self.desired_resource_index
+        if wanted is not None and self.resource_index != wanted:
+            return False
         return self.content is not None and self.content == self.desired_content
 
     def ready(self, now: datetime, unavailable_period: timedelta) -> tuple[bool, timedelta | None]:

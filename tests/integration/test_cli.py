@@ -142,20 +142,31 @@ def test_editing_a_resource_makes_snapshot_1_and_fresh_resets_it(
     cm.write_text(cm.read_text().replace("Hello from gitfleet", "Hello again"))
     render(tmp_path, fleet, out, "--now", LATER)
     after = read_tree(out)
+    # A dry run assumes each cluster applied what it was given; the default RollingUpdate
+    # (maxUnavailable 25% of 3 = 1) then moves one cluster a pass, in binding order.
     assert snapshot_indexes(out, "web") == {
         "state": 1,
         "status": "1",
         "eu-1": 1,
-        "eu-2": 1,
-        "us-1": 1,
+        "eu-2": 0,
+        "us-1": 0,
     }
     assert snapshot_indexes(out, "fleet-viewer")["state"] == 0
-    clusters = ("eu-1", "eu-2", "us-1")
-    expected = {f"clusters/{c}/web/configmap_web_frontend-content.yaml" for c in clusters}
-    expected |= {f"clusters/{c}/index.yaml" for c in clusters}
-    expected |= {"state/placements/web.yaml", "status/placements/web.yaml"}
+    expected = {
+        "clusters/eu-1/web/configmap_web_frontend-content.yaml",
+        "clusters/eu-1/index.yaml",
+        "state/placements/web.yaml",
+        "status/placements/web.yaml",
+    }
     assert changed_paths(before, after) == expected
-    assert b"Hello again" in after["clusters/eu-2/web/configmap_web_frontend-content.yaml"]
+    assert b"Hello again" in after["clusters/eu-1/web/configmap_web_frontend-content.yaml"]
+    assert (
+        after["clusters/eu-2/web/configmap_web_frontend-content.yaml"]
+        == (before["clusters/eu-2/web/configmap_web_frontend-content.yaml"])
+    )
+    render(tmp_path, fleet, out, "--now", LATER)
+    render(tmp_path, fleet, out, "--now", LATER)
+    assert set(snapshot_indexes(out, "web").values()) == {1, "1"}
     render(tmp_path, fleet, out, "--now", LATER, "--fresh")
     assert set(snapshot_indexes(out, "web").values()) == {0, "0"}
     state = yaml.safe_load((out / "state/placements/web.yaml").read_text())

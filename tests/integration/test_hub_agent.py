@@ -154,7 +154,9 @@ def test_hub_and_agents_converge(world: dict[str, object]) -> None:
         assert a.run_once().outcome == "unchanged"
     assert hub.run_once().outcome == "skipped"
 
-    # Edit the resource: new snapshot; until the agents report on it, Applied is Unknown.
+    # Edit the resource: new snapshot. The default RollingUpdate (maxUnavailable 25% of 2 = 1)
+    # gives it to c1 only; c2 keeps its files byte for byte until c1 reports it Available.
+    before_c2 = output_file(remote, "clusters/c2/shop/configmap_shop_settings.yaml")
     (work / "resources/shop.yaml").write_text(RESOURCES.format(mode="maintenance"))
     git(work, "commit", "-qam", "maintenance mode")
     git(work, "push", "-q", str(remote), "main")
@@ -162,11 +164,33 @@ def test_hub_and_agents_converge(world: dict[str, object]) -> None:
     status = yaml.safe_load(output_file(remote, "status/placements/shop.yaml"))
     assert status["status"]["observedResourceIndex"] == "1"
     types = {c["type"]: c["status"] for c in status["status"]["conditions"]}
-    assert types["ClusterResourcePlacementApplied"] == "Unknown"
-    for name, a in agents.items():
-        a.run_once()
+    assert types["ClusterResourcePlacementRolloutStarted"] == "False"
+    per_cluster = {e["clusterName"]: e for e in status["status"]["perClusterPlacementStatuses"]}
+    assert per_cluster["c2"]["rolloutWaiting"] == (
+        "waiting: maxUnavailable 1 reached, 1 cluster updating (maxUnavailable 25% of 2)"
+    )
+    assert output_file(remote, "clusters/c2/shop/configmap_shop_settings.yaml") == before_c2
+    index_c2 = yaml.safe_load(output_file(remote, "clusters/c2/index.yaml"))
+    assert index_c2["placements"][0]["resourceSnapshotIndex"] == 0
+    assert hub.run_once().outcome == "skipped"  # no report, no progress
+
+    def mode(name: str) -> str:
         cm = next(o for o in clusters[name].objects() if o["metadata"]["name"] == "settings")
-        assert cm["data"]["mode"] == "maintenance"
+        return str(cm["data"]["mode"])
+
+    # Wave 1: c1 applies and reports; only then does the hub move c2.
+    for a in agents.values():
+        a.run_once()
+    assert (mode("c1"), mode("c2")) == ("maintenance", "live")
+    assert hub.run_once().outcome == "committed"
+    assert "maintenance" in output_file(remote, "clusters/c2/shop/configmap_shop_settings.yaml")
+    # Wave 2.
+    for a in agents.values():
+        a.run_once()
+    assert (mode("c1"), mode("c2")) == ("maintenance", "maintenance")
+    hub.run_once()
+    for a in agents.values():
+        a.run_once()
     hub.run_once()
     status = yaml.safe_load(output_file(remote, "status/placements/shop.yaml"))
     types = {c["type"]: c["status"] for c in status["status"]["conditions"]}

@@ -56,6 +56,8 @@ spec:
         requiredDuringSchedulingIgnoredDuringExecution:
           clusterSelectorTerms:
             - labelSelector: {{matchLabels: {{env: {env}}}}}
+  strategy:
+    rollingUpdate: {{maxUnavailable: "100%"}}  # these tests are about the hub, not rollouts
 """
 NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n"
 CONFIGMAP = """apiVersion: v1

@@ -77,6 +77,8 @@ PLACEMENT = {
     "spec": {
         "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "shop"}],
         "policy": {"placementType": "PickAll"},
+        # these tests read every cluster's allocation after one pass: no rollout waves
+        "strategy": {"rollingUpdate": {"maxUnavailable": "100%"}},
     },
 }
 

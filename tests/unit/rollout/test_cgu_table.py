@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.rollout.cgu_run import TIMED_OUT
+from reconciler.rollout.cgu_base import TIMED_OUT
 from reconciler.rollout.cgu_select import build_plan
 from tests.unit.rollout.cgu_helpers import CLUSTERS, Fleet, Placement, at, cgu, web
 
@@ -649,3 +649,67 @@ def test_no_op_pass_is_byte_identical() -> None:
     first = dict(f.output)
     f.step(at(1))
     assert f.output == first
+
+
+def test_overlay_reaches_the_fleet_snapshot() -> None:
+    f = Fleet(
+        [
+            cgu(
+                managedPolicies=[],
+                clusters=["a"],
+                actions={
+                    "afterCompletion": {
+                        "addClusterLabels": {"done": "yes"},
+                        "addClusterAnnotations": {"note": "x"},
+                    }
+                },
+            )
+        ]
+    )
+    f.step(at())
+    from reconciler.rollout.cgu import with_label_overlay
+
+    snap = f.snapshot()
+    import yaml
+
+    cluster_doc = {
+        "apiVersion": "cluster.kubernetes-fleet.io/v1",
+        "kind": "MemberCluster",
+        "metadata": {"name": "a", "labels": {"env": "p"}},
+        "spec": {},
+    }
+    from gitfleet.api.limits import Limits
+    from gitfleet.load.snapshot import build_snapshot
+    from gitfleet.load.yamlio import parse_documents
+
+    docs, _ = parse_documents("rollouts/cgu.yaml", yaml.safe_dump_all(f.cgus), Limits())
+    more, _ = parse_documents("clusters/a.yaml", yaml.safe_dump(cluster_doc), Limits())
+    snap = build_snapshot([*docs, *more], [])
+    out = with_label_overlay(snap, f.output)
+    assert out.clusters["a"].metadata.labels == {"env": "p", "done": "yes"}
+    assert out.clusters["a"].metadata.annotations == {"note": "x"}
+    assert with_label_overlay(snap, {}) is snap
+
+
+def test_started_cgu_keeps_running_while_its_file_fails_to_load() -> None:
+    f = Fleet([cgu(clusters=["a", "b"], remediationStrategy={"maxConcurrency": 1})])
+    f.step(at())
+    broken = cgu(clusters=["a", "b"], remediationStrategy={"maxConcurrency": 1})
+    broken["spec"]["bogus"] = 1
+    f.cgus = [broken]
+    f.done("a")
+    f.step(at(5))
+    assert f.status()["status"]["currentBatch"] == 2
+    assert f.moved() == {"b": 2}
+
+
+def test_refused_field_after_start_keeps_last_valid_spec() -> None:
+    f = Fleet([cgu(clusters=["a", "b"], remediationStrategy={"maxConcurrency": 1})])
+    f.step(at())
+    f.cgus = [
+        cgu(clusters=["a", "b"], remediationStrategy={"maxConcurrency": 1}, batchTimeoutAction="x")
+    ]
+    f.step(at(120))
+    assert f.status()["status"]["currentBatch"] == 2
+    assert any("CguValidationFailure" in e for e in f.events())
+    assert f.cond("Validated")[:2] == ("True", "ValidationCompleted")  # type: ignore[index]

@@ -1,0 +1,380 @@
+"""The pass's rollout stage: which scheduled clusters get each placement's latest content now.
+
+After scheduling and overrides (`placement.place`), `roll_out`:
+1. computes every targeted cluster's desired content hash and records, per binding, the agent's
+   Applied/Available/DiffReported - only from a report naming the exact content the hub gave that
+   cluster - timed by the hub's own `now` (a dry run without any status source assumes them);
+2. calls the external drivers (`reconciler.rollout.drivers`) with a `PlacementView` of every
+   placement, and processes evictions (`reconciler.rollout.eviction`);
+3. moves bindings: RollingUpdate placements through `rolling.pick_bindings` (§2.3-2.4), External
+   placements only where a driver's `ExternalUpdate` says so.
+Clusters not moved keep their previous files (`assemble`). Pure; called by `reconciler.pass_`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from gitfleet.api.errors import FleetError
+from gitfleet.api.report import AgentReport
+from gitfleet.load.model import FleetSnapshot
+from reconciler.assemble import given_content
+from reconciler.placement import PlacementPlan
+from reconciler.rollout.drivers import Driver
+from reconciler.rollout.eviction import EvictionOutcome, process_evictions
+from reconciler.rollout.model import (
+    BOUND,
+    SCHEDULED,
+    UNSCHEDULED,
+    BindingView,
+    DriverResult,
+    ExternalUpdate,
+    ObservedCondition,
+    PlacementView,
+    RolloutInputs,
+)
+from reconciler.rollout.rolling import (
+    STALE_MESSAGE,
+    STALE_REASON,
+    STARTED_MESSAGE,
+    STARTED_REASON,
+    RollingDecision,
+    pick_bindings,
+)
+from reconciler.state import Binding, BindingCondition
+
+MAX_MESSAGE = 1024
+"""Report condition messages are cut to this many characters."""
+HELD = "held: External strategy, no update run targets this placement"
+REPORTED_TYPES = ("Applied", "Available", "DiffReported")
+
+
+@dataclass(frozen=True)
+class RolloutOutcome:
+    """What the stage adds to the pass besides the plans it updated in place."""
+
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    errors: tuple[FleetError, ...] = ()
+    wakeup: datetime | None = None
+    trailers: tuple[tuple[str, str], ...] = ()
+
+
+def _timed(
+    new: Sequence[tuple[str, str, str, str]], prior: Sequence[BindingCondition], now: datetime
+) -> list[BindingCondition]:
+    """Conditions keeping the prior transition time while status, reason and message match."""
+    before = {c.type: c for c in prior}
+    out = []
+    for ctype, status, reason, message in new:
+        old = before.get(ctype)
+        same = old is not None and (old.status, old.reason, old.message) == (
+            status,
+            reason,
+            message,
+        )
+        when = old.last_transition_time if same and old is not None else now
+        out.append(BindingCondition(ctype, status, reason, message, when))
+    return out
+
+
+def _reported(
+    plan: PlacementPlan, b: Binding, report: AgentReport | None, given: str | None
+) -> list[tuple[str, str, str, str]]:
+    """The agent's conditions about exactly the content the hub gave this cluster (`given`:
+    the content hash of its previous index entry)."""
+    if b.content is None or b.state == SCHEDULED or given is None or report is None:
+        return []
+    entry = next((p for p in report.placements if p.key == plan.key), None)
+    if entry is None or entry.content_hash != given:
+        return []
+    plan.reports[b.cluster] = entry
+    return [
+        (c.type, c.status, c.reason, c.message[:MAX_MESSAGE])
+        for c in entry.conditions
+        if c.type in REPORTED_TYPES
+    ]
+
+
+def observe(
+    plan: PlacementPlan,
+    reports: Mapping[str, AgentReport],
+    now: datetime,
+    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
+) -> None:
+    """Desired content per targeted cluster, and each binding's reported conditions."""
+    plan.desired = {c: plan.desired_content(c) for c in plan.targeted_clusters()}
+    latest = plan.state.latest_resources()
+    index = latest.index if latest else None
+    bindings = []
+    for b in plan.state.bindings:
+        if b.content is None and b.state == BOUND and b.resource_index == index:
+            b = replace(b, content=plan.desired.get(b.cluster))  # state written before contents
+        started = [c for c in b.conditions if c.type == "RolloutStarted"]
+        given = given_content(prior_index.get(b.cluster, {}).get(plan.key))
+        reported = _timed(_reported(plan, b, reports.get(b.cluster), given), b.conditions, now)
+        bindings.append(replace(b, conditions=(*started, *reported)))
+    plan.state = replace(plan.state, bindings=tuple(bindings))
+
+
+def _assumed(plan: PlacementPlan) -> list[ObservedCondition]:
+    """A dry run without any status source: every cluster applied what it was given."""
+    if plan.apply_strategy.get("type") == "ReportDiff":
+        return [ObservedCondition("DiffReported", "True", "AllWorkHaveDiffReported")]
+    return [
+        ObservedCondition("Applied", "True", "AllWorkHaveBeenApplied"),
+        ObservedCondition("Available", "True", "AllWorkAreAvailable"),
+    ]
+
+
+def binding_view(
+    plan: PlacementPlan, b: Binding, assume: frozenset[str] = frozenset()
+) -> BindingView:
+    """The rollout's view of one binding (`assume`: clusters taken as having applied and made
+    available what they were given - a dry run, or AssumeJoined clusters without agents)."""
+    latest = plan.state.latest_resources()
+    conds = [
+        ObservedCondition(c.type, c.status, c.reason, c.message, c.last_transition_time)
+        for c in b.conditions
+    ]
+    if b.cluster in assume and b.content is not None and b.state != SCHEDULED:
+        conds = [c for c in conds if c.type == "RolloutStarted"] + _assumed(plan)
+    failures = plan.cluster(b.cluster).failures
+    if failures and b.content == plan.desired.get(b.cluster):
+        message = "; ".join(m for _, m in failures[:3])
+        conds.append(ObservedCondition("Overridden", "False", "OverriddenFailed", message))
+    return BindingView(
+        cluster=b.cluster,
+        state=b.state,
+        resource_index=b.resource_index,
+        content=b.content,
+        desired_content=plan.desired.get(b.cluster),
+        previous_state=b.previous_state,
+        conditions=tuple(conds),
+        desired_resource_index=latest.index if latest else None,
+    )
+
+
+def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) -> PlacementView:
+    latest = plan.state.latest_resources()
+    policy = plan.state.latest_policy()
+    return PlacementView(
+        key=plan.key,
+        kind=plan.kind,
+        name=plan.name,
+        namespace=plan.namespace,
+        strategy_type=plan.strategy_type,
+        placement_type=plan.placement_type,
+        number_of_clusters=plan.number_of_clusters,
+        cluster_names=tuple(
+            plan.declared.get("spec", {}).get("policy", {}).get("clusterNames") or ()
+        ),
+        apply_strategy=plan.apply_strategy,
+        policy_index=policy.index if policy else 0,
+        policy_fulfilled=plan.scheduled.status == "True",
+        latest_resource_index=latest.index if latest else None,
+        resource_indexes=tuple(s.index for s in plan.state.resource_snapshots),
+        bindings=tuple(binding_view(plan, b, assume) for b in plan.state.bindings),
+    )
+
+
+def _moved(plan: PlacementPlan, b: Binding, now: datetime) -> Binding:
+    """The binding after the rollout gave it the latest content (§2.4 effects)."""
+    latest = plan.state.latest_resources()
+    content = plan.desired.get(b.cluster)
+    custom = plan.cluster(b.cluster)
+    kept = [c for c in b.conditions if c.type != "RolloutStarted"] if content == b.content else []
+    if not kept:
+        plan.reports.pop(b.cluster, None)
+    started = _timed(
+        [("RolloutStarted", "True", STARTED_REASON, STARTED_MESSAGE)], b.conditions, now
+    )
+    return replace(
+        b,
+        state=BOUND,
+        previous_state=None,
+        resource_index=latest.index if latest else None,
+        content=content,
+        cluster_overrides=custom.cluster_overrides,
+        resource_overrides=custom.resource_overrides,
+        conditions=(*started, *kept),
+    )
+
+
+def _with_started(b: Binding, status: str, now: datetime) -> Binding:
+    reason, message = (
+        (STARTED_REASON, STARTED_MESSAGE) if status == "True" else (STALE_REASON, STALE_MESSAGE)
+    )
+    started = _timed([("RolloutStarted", status, reason, message)], b.conditions, now)
+    rest = [c for c in b.conditions if c.type != "RolloutStarted"]
+    return replace(b, conditions=(*started, *rest))
+
+
+def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> None:
+    moved, stale, gone = set(decision.update), set(decision.stale), set(decision.delete)
+    out = []
+    for b in plan.state.bindings:
+        if b.cluster in gone and b.state == UNSCHEDULED:
+            continue
+        if b.cluster in moved and b.state != UNSCHEDULED:
+            b = _moved(plan, b, now)
+        elif b.cluster in stale and b.state != UNSCHEDULED:
+            b = _with_started(b, "False", now)
+        elif not decision.need_roll and b.state != UNSCHEDULED:
+            b = _with_started(b, "True", now)
+        out.append(b)
+    plan.state = replace(plan.state, bindings=tuple(out))
+    plan.waits.update({w.cluster: w.message for w in decision.waits})
+
+
+def _roll(plan: PlacementPlan, now: datetime, assume: frozenset[str]) -> datetime | None:
+    """A RollingUpdate placement; returns when a timer of it is due."""
+    views = [binding_view(plan, b, assume) for b in plan.state.bindings]
+    fixed = plan.fixed_names or 0
+    decision = pick_bindings(
+        views,
+        plan.rolling,
+        now,
+        placement_type=plan.placement_type,
+        fixed_names=fixed,
+        number_of_clusters=plan.number_of_clusters,
+    )
+    _apply_rolling(plan, decision, now)
+    timers = [w for w in decision.classes.waits if w > timedelta(0)]
+    _settling(plan, now, assume, bool(decision.stale))
+    return now + min(timers) if timers else None
+
+
+def _settling(plan: PlacementPlan, now: datetime, assume: frozenset[str], blocking: bool) -> None:
+    """Clusters with the latest content that are not ready yet: an untrackable timer always
+    shows; waiting for a report shows while other clusters wait for this one."""
+    live = set(plan.live_clusters())
+    for b in plan.state.bindings:
+        if b.cluster not in live:
+            continue
+        view = binding_view(plan, b, assume)
+        if view.failed:
+            continue
+        ready, wait = view.ready(now, plan.rolling.period)
+        if ready:
+            continue
+        if wait is not None:
+            seconds = int(wait.total_seconds())
+            plan.waits[b.cluster] = (
+                f"waiting: untrackable objects, {seconds} s of unavailablePeriodSeconds left"
+            )
+        elif blocking:
+            plan.waits[b.cluster] = (
+                "waiting: for the agent to report this content Applied and Available"
+            )
+
+
+def _external(
+    plan: PlacementPlan, updates: Sequence[ExternalUpdate], now: datetime
+) -> list[FleetError]:
+    """An External placement: only what a driver asks for moves."""
+    latest = plan.state.latest_resources()
+    errors: list[FleetError] = []
+    moves: dict[str, int] = {}
+    deletes: set[str] = set()
+    for u in updates:
+        moves.update(u.clusters)
+        deletes |= u.delete
+    out = []
+    for b in plan.state.bindings:
+        if b.state == UNSCHEDULED and b.cluster in deletes:
+            continue
+        target = moves.get(b.cluster)
+        if target is not None and b.state != UNSCHEDULED:
+            if latest is not None and target == latest.index:
+                b = _moved(plan, b, now)
+            elif target != b.resource_index:
+                errors.append(_rollback_error(plan, updates, b.cluster, target))
+        out.append(b)
+    plan.state = replace(plan.state, bindings=tuple(out))
+    sources = ", ".join(sorted({u.source for u in updates}))
+    if not updates:
+        plan.rollout_note = HELD
+    for b in plan.state.bindings:
+        if b.cluster not in set(plan.live_clusters()) and b.state != UNSCHEDULED:
+            plan.waits[b.cluster] = (
+                f"held: External strategy, waiting for {sources}" if updates else HELD
+            )
+    return errors
+
+
+def _rollback_error(
+    plan: PlacementPlan, updates: Sequence[ExternalUpdate], cluster: str, index: int
+) -> FleetError:
+    source = next(u.source for u in updates if cluster in u.clusters)
+    return FleetError(
+        "",
+        None,
+        "",
+        f"{source}: cannot deploy resource snapshot {index} of placement {plan.key} to cluster "
+        f"{cluster}: only the latest snapshot (or the one a cluster already has) can be rendered",
+    )
+
+
+def _drop_departed(plan: PlacementPlan, clusters: frozenset[str]) -> None:
+    """A cluster that left the fleet frees its slot: its Unscheduled binding goes at once."""
+    kept = tuple(b for b in plan.state.bindings if b.state != UNSCHEDULED or b.cluster in clusters)
+    plan.state = replace(plan.state, bindings=kept)
+
+
+def _run_drivers(
+    drivers: Sequence[Driver],
+    fleet: FleetSnapshot,
+    inputs: RolloutInputs,
+    prior_output: Mapping[str, bytes],
+) -> list[DriverResult]:
+    return [driver(fleet, inputs, prior_output) for driver in drivers]
+
+
+def roll_out(
+    plans: Mapping[str, PlacementPlan],
+    fleet: FleetSnapshot,
+    prior_output: Mapping[str, bytes],
+    reports: Mapping[str, AgentReport],
+    now: datetime,
+    *,
+    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    clusters: frozenset[str],
+    drivers: Sequence[Driver] = (),
+    assume_ready: frozenset[str] = frozenset(),
+) -> RolloutOutcome:
+    """The rollout stage over every placement (plans are updated in place)."""
+    live = {k: p for k, p in sorted(plans.items()) if not p.held}
+    for plan in live.values():
+        observe(plan, reports, now, prior_index)
+        _drop_departed(plan, clusters)
+    views = {k: placement_view(p, assume_ready) for k, p in live.items()}
+    labels = {n: dict(c.metadata.labels or {}) for n, c in fleet.clusters.items()}
+    inputs = RolloutInputs(placements=views, cluster_labels=labels, now=now)
+    results = _run_drivers(drivers, fleet, inputs, prior_output)
+    evicted: EvictionOutcome = process_evictions(fleet, views, prior_output, now)
+    files: dict[str, bytes] = dict(evicted.files)
+    errors = [FleetError(*e) for r in results for e in r.errors]
+    for key, gone in evicted.deleted.items():
+        plan = live[key]
+        bindings = tuple(b for b in plan.state.bindings if b.cluster not in gone)
+        plan.state = replace(plan.state, bindings=bindings)
+    wakeups = [r.wakeup for r in results if r.wakeup is not None]
+    for key, plan in live.items():
+        if plan.strategy_type == "External":
+            updates = [u for r in results for u in r.updates if u.placement == key]
+            errors += _external(plan, updates, now)
+        else:
+            due = _roll(plan, now, assume_ready)
+            if due is not None:
+                wakeups.append(due)
+    for r in results:
+        files.update(r.files)
+    return RolloutOutcome(
+        files=files,
+        errors=tuple(errors),
+        wakeup=min(wakeups) if wakeups else None,
+        trailers=tuple(t for r in results for t in r.trailers),
+    )
