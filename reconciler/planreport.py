@@ -135,7 +135,7 @@ def _details(clusters: list[str], changes: list[ObjectChange], budget: int | Non
     return "\n".join([*head, f"{fence}diff", *lines, *tail])
 
 
-def _markdown_blocks(plan: Plan, base: str, head: str) -> list[str]:
+def _markdown_blocks(plan: Plan, base: str, head: str, waves: tuple[str, ...]) -> list[str]:
     """The comment as indivisible blocks: truncation happens only between two of them."""
     t = plan.totals()
     blocks = [
@@ -144,6 +144,12 @@ def _markdown_blocks(plan: Plan, base: str, head: str) -> list[str]:
         f"{t['added']} object(s) added, {t['changed']} changed, {t['removed']} removed; "
         f"{t['errors']} error(s).\n"
     ]
+    if waves:
+        blocks.append(
+            "Rollout (the change reaches these clusters first):\n\n"
+            + "\n".join(f"- {line}" for line in waves)
+            + "\n"
+        )
     if plan.errors:
         blocks += ["### Errors\n", *(f"- `{e}`" for e in plan.errors), ""]
     if plan.placements:
@@ -164,7 +170,11 @@ def _markdown_blocks(plan: Plan, base: str, head: str) -> list[str]:
 
 
 def to_markdown(
-    plan: Plan, base: str, head: str, max_chars: int | None = MAX_MARKDOWN_CHARS
+    plan: Plan,
+    base: str,
+    head: str,
+    max_chars: int | None = MAX_MARKDOWN_CHARS,
+    waves: tuple[str, ...] = (),
 ) -> str:
     """The plan as a pull-request comment: identical per-cluster changes shown once with their
     clusters; at most `max_chars` characters (None: no limit), cut only between sections, with a
@@ -172,7 +182,7 @@ def to_markdown(
     budget = None if max_chars is None else max_chars - len(TRUNCATED) - 200
     out: list[str] = []
     used, dropped = 0, 0
-    for block in _markdown_blocks(plan, base, head):
+    for block in _markdown_blocks(plan, base, head, waves):
         if budget is not None and (dropped or used + len(block) + 1 > budget):
             dropped += 1
             continue

@@ -122,16 +122,17 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str, max_chars:
     except (GitError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     render = {
-        "markdown": lambda p, b, h: planreport.to_markdown(p, b, h, max_chars or None),
+        "markdown": lambda p, b, h: planreport.to_markdown(
+            p, b, h, max_chars or None, result.waves
+        ),
         "json": planreport.to_json,
         "text": planreport.to_text,
     }[fmt]
     click.echo(render(result.plan, result.base, result.head), nl=False)
-    if fmt != "json" and result.waves:
-        bullet = "- " if fmt == "markdown" else ""
+    if fmt == "text" and result.waves:
         click.echo("\nRollout (the change reaches these clusters first):")
         for line in result.waves:
-            click.echo(f"{bullet}{line}")
+            click.echo(line)
     sys.exit(1 if result.plan.errors else 0)
 
 
