@@ -38,6 +38,9 @@ DEFAULT_RESOURCES = (
 )
 """Kinds the agent may apply, prune and check unless `--resource` says otherwise."""
 
+SELF_RESOURCES = ("namespaces", "configmaps")
+"""Always granted: the agent creates `gitfleet-system` and keeps its inventory ConfigMap there."""
+
 _ASKPASS = """#!/bin/sh
 # git asks for the username, then the password of an https remote: answer from the Secret.
 case "$1" in
@@ -60,7 +63,7 @@ def _meta(name: str, namespace: str | None, component: str) -> dict[str, Any]:
 def _rules(resources: tuple[str, ...]) -> list[dict[str, Any]]:
     """One rule per API group for the placed kinds, plus what the agent itself reads."""
     groups: dict[str, list[str]] = {}
-    for spec in resources:
+    for spec in (*SELF_RESOURCES, *resources):
         group, _, resource = spec.rpartition("/")
         groups.setdefault(group, []).append(resource)
     rules = [

@@ -194,30 +194,59 @@ def output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping
     return _output_files(source, branch, cache)
 
 
+def _status_path(what: str, name: str, namespace: str) -> tuple[str, str]:
+    """(output path, what it is called in messages) of a status document."""
+    if what == "cgu":
+        ns = namespace or "default"
+        return f"status/clustergroupupgrades/{ns}/{name}.yaml", f"ClusterGroupUpgrade {ns}/{name}"
+    if what == "placement":
+        key = placement_key(name, namespace)
+        return f"status/placements/{key}.yaml", f"placement {key}"
+    return f"status/clusters/{name}.yaml", f"cluster {name}"
+
+
+def status_document(
+    what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
+) -> dict[str, Any]:
+    """The output documents behind `gitfleet status placement|cluster|cgu NAME`, as data:
+    `{"status": <the status document>}`, plus `"index"` (the cluster's index) for a cluster."""
+    files = _output_files(source, branch, cache)
+    path, label = _status_path(what, name, namespace)
+    data = files.get(path)
+    if data is None:
+        raise LookupError(f"{label} has no status in the output (is it declared?)")
+    doc: dict[str, Any] = {"status": _load(data)}
+    if what == "cluster":
+        index = files.get(f"clusters/{name}/index.yaml")
+        doc["index"] = _load(index) if index else None
+    return doc
+
+
 def describe(
     what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
 ) -> str:
     """`gitfleet status placement|cluster|cgu NAME`: a describe-style view, or a clear error."""
-    files = _output_files(source, branch, cache)
+    doc = status_document(what, name, namespace, source, branch, cache)
     if what == "cgu":
-        ns = namespace or "default"
-        data = files.get(f"status/clustergroupupgrades/{ns}/{name}.yaml")
-        if data is None:
-            raise LookupError(
-                f"ClusterGroupUpgrade {ns}/{name} has no status in the output (is it declared?)"
-            )
-        return describe_group_upgrade(_load(data))
+        return describe_group_upgrade(doc["status"])
     if what == "placement":
-        key = placement_key(name, namespace)
-        data = files.get(f"status/placements/{key}.yaml")
-        if data is None:
-            raise LookupError(f"placement {key} has no status in the output (is it declared?)")
-        return describe_placement(_load(data))
-    data = files.get(f"status/clusters/{name}.yaml")
-    if data is None:
-        raise LookupError(f"cluster {name} has no status in the output (is it declared?)")
-    index = files.get(f"clusters/{name}/index.yaml")
-    return describe_cluster(_load(data), _load(index) if index else None)
+        return describe_placement(doc["status"])
+    return describe_cluster(doc["status"], doc["index"])
+
+
+def history_json(entries: list[LogEntry]) -> list[dict[str, Any]]:
+    """`gitfleet history --output json`: one object per reconciler commit, newest first."""
+    return [
+        {
+            "commit": e.commit,
+            "parents": list(e.parents),
+            "author": {"name": e.author_name, "email": e.author_email, "date": e.author_date},
+            "subject": e.subject,
+            "message": e.message,
+            "trailers": {k: list(v) for k, v in sorted(e.trailers.items())},
+        }
+        for e in entries
+    ]
 
 
 def history(

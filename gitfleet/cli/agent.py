@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 import threading
@@ -22,6 +23,7 @@ from gitfleet.cli.app import (
     cache_option,
     main,
     output_branch_option,
+    output_option,
 )
 from gitfleet.repo.gitcmd import GitError
 
@@ -100,6 +102,7 @@ def _stamp() -> str:
     help="Push a report at least this often (Go duration).",
 )
 @cache_option
+@output_option
 @click.pass_context
 def agent_cmd(
     ctx: click.Context,
@@ -112,6 +115,7 @@ def agent_cmd(
     interval: str,
     heartbeat: str,
     cache: Path | None,
+    fmt: str,
 ) -> None:
     """Apply clusters/CLUSTER/ of the output branch to this cluster and push a status report to
     gitfleet/status/CLUSTER. `gitfleet agent manifests` prints what installs it in a cluster."""
@@ -136,7 +140,11 @@ def agent_cmd(
         raise click.ClickException(str(exc)) from None
 
     def show(result: Any) -> None:
-        click.echo(f"{_stamp()} {result.outcome}: {result.message}")
+        if fmt == "json":
+            doc = {"time": _stamp(), "outcome": result.outcome, "message": result.message}
+            click.echo(json.dumps(doc, sort_keys=True))
+        else:
+            click.echo(f"{_stamp()} {result.outcome}: {result.message}")
 
     if once:
         result = agent.run_once()

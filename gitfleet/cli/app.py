@@ -4,6 +4,7 @@ and printing its errors. The command modules (`fleet`, `hub`, `agent`) register 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -164,8 +165,20 @@ def _hub_config(
     )
 
 
-def _print_pass(report: PassReport) -> None:
+def _print_pass(report: PassReport, fmt: str = "text") -> None:
+    """One hub pass: a line (text), or one JSON object per line (`--output json`)."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if fmt == "json":
+        doc = {
+            "time": stamp,
+            "outcome": report.outcome,
+            "source": report.source,
+            "output": report.output,
+            "message": report.message,
+            "errors": [str(e) for e in report.errors],
+        }
+        click.echo(json.dumps(doc, sort_keys=True))
+        return
     output = f" output {report.output[:12]}" if report.output else ""
     click.echo(f"{stamp} {report.outcome}{output}: {report.message}")
     _print_errors(report.errors)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 
 import click
@@ -18,6 +20,7 @@ from gitfleet.cli.app import (
     cache_option,
     main,
     output_branch_option,
+    output_option,
 )
 from gitfleet.cli.progress import quiet_option, stages
 from gitfleet.repo.gitcmd import GitError
@@ -45,6 +48,7 @@ from reconciler.loop import Hub
     help="Continue after the source branch was force-pushed.",
 )
 @cache_option
+@output_option
 @click.pass_context
 def reconcile_cmd(
     ctx: click.Context,
@@ -55,6 +59,7 @@ def reconcile_cmd(
     interval: str,
     accept_source_rewrite: bool,
     cache: Path | None,
+    fmt: str,
 ) -> None:
     """Keep OUTPUT-BRANCH equal to what the pass computes from SOURCE-BRANCH: one commit per
     pass that changed something, pushed fast-forward only. `gitfleet reconcile manifests` prints
@@ -70,7 +75,7 @@ def reconcile_cmd(
         raise click.ClickException(str(exc)) from None
     if once:
         report = hub.run_once()
-        _print_pass(report)
+        _print_pass(report, fmt)
         failed = report.outcome in (
             "source-unavailable",
             "rejected",
@@ -81,7 +86,7 @@ def reconcile_cmd(
     stop, trigger = threading.Event(), threading.Event()
     watcher = start_watcher(Path(repo), trigger, stop) if Path(repo).exists() else None
     try:
-        hub.run(seconds, trigger, stop, _print_pass)
+        hub.run(seconds, trigger, stop, partial(_print_pass, fmt=fmt))
     except KeyboardInterrupt:
         stop.set()
     finally:
@@ -161,6 +166,7 @@ fetch_option = click.option(
 @output_branch_option
 @fetch_option
 @cache_option
+@output_option
 def status(
     what: str,
     name: str,
@@ -169,10 +175,13 @@ def status(
     output_branch: str,
     fetch: bool,
     cache: Path | None,
+    fmt: str,
 ) -> None:
     """Describe a placement, a cluster, a ClusterGroupUpgrade (cgu) or a staged update run from
     the output branch, like `kubectl describe` (`updaterun`: stages, gates, clusters, progress)."""
     if what == "updaterun":
+        if fmt == "json":
+            raise click.UsageError("--output json is not available for updaterun yet")
         try:
             text = rollout.describe_updaterun(name, namespace, repo, output_branch, cache, fetch)
         except (GitError, LookupError, ValueError) as exc:
@@ -181,7 +190,12 @@ def status(
         return
     try:
         source = service.output_source(repo, fetch)
-        click.echo(service.describe(what, name, namespace, source, output_branch, cache), nl=False)
+        if fmt == "json":
+            doc = service.status_document(what, name, namespace, source, output_branch, cache)
+            click.echo(json.dumps(doc, indent=2, sort_keys=True))
+        else:
+            text = service.describe(what, name, namespace, source, output_branch, cache)
+            click.echo(text, nl=False)
     except (GitError, LookupError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -194,6 +208,7 @@ def status(
 @output_branch_option
 @fetch_option
 @cache_option
+@output_option
 def history(
     placement: str | None,
     cluster: str | None,
@@ -202,6 +217,7 @@ def history(
     output_branch: str,
     fetch: bool,
     cache: Path | None,
+    fmt: str,
 ) -> None:
     """The audit trail: reconciler commits with their source commit and what changed."""
     try:
@@ -211,4 +227,7 @@ def history(
         entries = service.history(source, output_branch, placement, cluster, limit, cache)
     except (GitError, LookupError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(service.format_history(entries), nl=False)
+    if fmt == "json":
+        click.echo(json.dumps(service.history_json(entries), indent=2, sort_keys=True))
+    else:
+        click.echo(service.format_history(entries), nl=False)

@@ -5,13 +5,14 @@ checkout). Registered on `gitfleet.cli.app.main`.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import click
 
 import gitfleet
-from gitfleet.cli.app import main
+from gitfleet.cli.app import main, output_option
 from gitfleet.cli.schema import write_schemas
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.userrepo import init_repository
@@ -48,7 +49,8 @@ def _refuse_occupied(directory: Path) -> None:
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
 @click.option("--git", "make_git", is_flag=True, help="Also `git init` it (branch main).")
-def init(directory: Path, make_git: bool) -> None:
+@output_option
+def init(directory: Path, make_git: bool, fmt: str) -> None:
     """Create a starter fleet repository in DIRECTORY (default: the current directory, which
     must be empty or an empty git repository)."""
     _refuse_occupied(directory)
@@ -59,8 +61,12 @@ def init(directory: Path, make_git: bool) -> None:
         except GitError as exc:
             raise click.ClickException(str(exc)) from None
     shutil.copytree(source, directory, dirs_exist_ok=True, symlinks=False)
-    write_schemas(directory / ".schemas")  # the installed version's schemas, for editors
+    schemas = write_schemas(directory / ".schemas")  # the installed version's schemas, for editors
     shown = str(directory)
+    if fmt == "json":
+        doc = {"created": shown, "git": (directory / ".git").exists(), "schemas": len(schemas)}
+        click.echo(json.dumps(doc, sort_keys=True))
+        return
     click.echo(f"created a fleet repository in {shown}")
     click.echo("next: edit clusters/, resources/ and placements/, then")
     click.echo(f"  gitfleet validate {shown}")

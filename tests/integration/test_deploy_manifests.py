@@ -71,7 +71,7 @@ def test_agent_manifests_with_chosen_resources(tmp_path: Path) -> None:
     placed = {
         (r["apiGroups"][0], res) for r in rules for res in r["resources"] if "delete" in r["verbs"]
     }
-    assert placed == {("apps", "deployments"), ("", "configmaps")}
+    assert placed == {("apps", "deployments"), ("", "configmaps"), ("", "namespaces")}
     assert container(docs)["image"] == "reg.example/gitfleet:1"
 
 

@@ -292,3 +292,28 @@ def test_the_template_install_step_refuses_unpinned_specs(
     assert "::error::" in done.stdout
     calls = log.read_text().splitlines() if log.exists() else []
     assert calls == ([f"install {spec}"] if installs else [])
+
+
+# --- --output json ----------------------------------------------------------------------------
+
+
+def test_status_history_reconcile_and_init_print_json(hub: dict[str, Path]) -> None:
+    import json
+
+    tmp, clone, cache = hub["tmp"], hub["clone"], hub["tmp"] / "cache"
+    placement = json.loads(
+        cli(clone, "status", "placement", "web", "--output", "json", "--cache-dir", cache).stdout
+    )
+    assert placement["status"]["kind"] == "ClusterResourcePlacement"
+    cluster = json.loads(
+        cli(clone, "status", "cluster", "eu-1", "--output", "json", "--cache-dir", cache).stdout
+    )
+    assert cluster["status"]["metadata"]["name"] == "eu-1" and "placements" in cluster["index"]
+    log = json.loads(cli(clone, "history", "--output", "json", "--cache-dir", cache).stdout)
+    assert log and {"commit", "parents", "author", "subject", "message", "trailers"} <= set(log[0])
+    assert "Gitfleet-Source" in log[0]["trailers"]
+    args = ["reconcile", "--repo", hub["origin"], "--once", "--output", "json"]
+    passed = json.loads(cli(tmp, *args, "--cache-dir", tmp / "hub").stdout)
+    assert passed["outcome"] in ("unchanged", "skipped") and passed["errors"] == []
+    created = json.loads(cli(tmp, "init", "--git", "new", "--output", "json").stdout)
+    assert created == {"created": "new", "git": True, "schemas": 18}
