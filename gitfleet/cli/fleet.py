@@ -41,22 +41,8 @@ def validate(
 ) -> None:
     """Load FLEET and run the full pass without writing; list every error as FILE:LINE: field: message."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now))
-    _warn_group_upgrades(run)
     _warn_staged_runs(run)
     _report(run, fmt, "valid")
-
-
-def _warn_group_upgrades(run: Run) -> None:
-    """ClusterGroupUpgrades load and validate, but no pass executes them on this version."""
-    for ns, name in sorted(run.fleet.group_upgrades):
-        origin = run.fleet.origins.get(("ClusterGroupUpgrade", ns, name))
-        where = f"{origin.file}:{origin.line}: " if origin else ""
-        click.echo(
-            f"warning: {where}ClusterGroupUpgrade {ns}/{name} is not executed yet: this version "
-            "validates it but does not run it (the rollout stage for External placements is "
-            "not built yet)",
-            err=True,
-        )
 
 
 def _warn_staged_runs(run: Run) -> None:

@@ -165,6 +165,41 @@ def _blocker(run: CguRun | None) -> Blocker:
     )
 
 
+def staged_run_blockers(fleet: FleetSnapshot, output: Mapping[str, bytes]) -> dict[Key, Blocker]:
+    """§8.2 / Decision 3: staged update runs in state Run, initialized and not finished, as
+    implicit blockers named `ClusterStagedUpdateRun/<name>` (`StagedUpdateRun/<ns>/<name>`),
+    claiming (placement, cluster) for every cluster of their stages."""
+    runs: list[tuple[str, str, str, Any]] = [
+        ("", n, "ClusterStagedUpdateRun", r) for n, r in fleet.update_runs.items()
+    ]
+    runs += [(ns, n, "StagedUpdateRun", r) for (ns, n), r in fleet.staged_update_runs.items()]
+    out: dict[Key, Blocker] = {}
+    for ns, name, kind, run in runs:
+        if run.spec.state != "Run":
+            continue
+        path = f"status/updateruns/{ns + '/' if ns else ''}{name}.yaml"
+        try:
+            doc = parse_own(output[path]) if path in output else None
+        except yaml.YAMLError:
+            doc = None
+        status = (doc or {}).get("status") or {}
+        conds = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
+        initialized = (conds.get("Initialized") or {}).get("status") == "True"
+        if not initialized or "Succeeded" in conds:
+            continue
+        key = f"{ns}.{run.spec.placement_name}" if ns else run.spec.placement_name
+        clusters = {
+            str(c.get("clusterName"))
+            for stage in status.get("stagesStatus") or []
+            for c in stage.get("clusters") or []
+        }
+        label = f"{kind}/{ns + '/' if ns else ''}{name}"
+        out[("\x00staged", label)] = Blocker(
+            None, True, True, frozenset((key, c) for c in clusters)
+        )
+    return out
+
+
 def _soak(fleet: FleetSnapshot) -> tuple[dict[str, int], dict[str, str]]:
     """Valid soak seconds by placement key, and the invalid raw values."""
     valid, invalid = {}, {}
@@ -246,6 +281,7 @@ def drive_cluster_group_upgrades(
     labels = apply_ops(inputs.cluster_labels, ops)
     soak, bad_soak = _soak(fleet)
     blockers = {k: _blocker(runs.get(k)) for k in present}
+    blockers.update(staged_run_blockers(fleet, prior_output))
     files: dict[str, bytes] = {}
     updates: list[ExternalUpdate] = []
     wakeups: list[datetime] = []

@@ -158,7 +158,8 @@ class PreStart(RunnerBase):
             if (ns, name) == (self.inp.namespace, self.inp.name) or not blocker.in_progress:
                 continue
             if mine & blocker.claims:
-                out.append(name if ns == self.inp.namespace else f"{ns}/{name}")
+                staged = ns == "\x00staged"
+                out.append(name if staged or ns == self.inp.namespace else f"{ns}/{name}")
         return out
 
     def filter_clusters(self, clusters: list[str]) -> bool:

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from gitfleet.load.model import FleetSnapshot
+from reconciler.rollout.cgu import drive_cluster_group_upgrades
 from reconciler.rollout.model import DriverResult, RolloutInputs
 
 Driver = Callable[[FleetSnapshot, RolloutInputs, Mapping[str, bytes]], DriverResult]
 
-DRIVERS: tuple[Driver, ...] = ()
-"""Every registered external driver (empty until staged runs and group upgrades land)."""
+DRIVERS: tuple[Driver, ...] = (drive_cluster_group_upgrades,)
+"""Every registered external driver (staged update runs register here when they land)."""

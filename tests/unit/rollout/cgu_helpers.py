@@ -141,8 +141,13 @@ class Fleet:
     output: dict[str, bytes] = field(default_factory=dict)
     last: DriverResult | None = None
 
+    extra: list[dict[str, Any]] = field(default_factory=list)
+    """More fleet documents (e.g. staged update runs), in rollouts/extra.yaml."""
+
     def snapshot(self) -> FleetSnapshot:
         files = {"rollouts/cgu.yaml": yaml.safe_dump_all(self.cgus) if self.cgus else ""}
+        if self.extra:
+            files["rollouts/extra.yaml"] = yaml.safe_dump_all(self.extra)
         files["placements/p.yaml"] = yaml.safe_dump_all([p.doc() for p in self.placements])
         docs, errors = [], []
         for path, text in files.items():

@@ -713,3 +713,51 @@ def test_refused_field_after_start_keeps_last_valid_spec() -> None:
     assert f.status()["status"]["currentBatch"] == 2
     assert any("CguValidationFailure" in e for e in f.events())
     assert f.cond("Validated")[:2] == ("True", "ValidationCompleted")  # type: ignore[index]
+
+
+def staged_run(state: str = "Run") -> dict[str, object]:
+    return {
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateRun",
+        "metadata": {"name": "run1"},
+        "spec": {"placementName": "web", "stagedRolloutStrategyName": "s", "state": state},
+    }
+
+
+def staged_status(finished: bool = False) -> bytes:
+    import yaml
+
+    conds = [
+        {"type": "Initialized", "status": "True", "reason": "UpdateRunInitializedSuccessfully"}
+    ]
+    if finished:
+        conds.append({"type": "Succeeded", "status": "True", "reason": "UpdateRunSucceeded"})
+    doc = {
+        "status": {
+            "conditions": conds,
+            "stagesStatus": [{"stageName": "s1", "clusters": [{"clusterName": "a"}]}],
+        }
+    }
+    return yaml.safe_dump(doc).encode()
+
+
+@pytest.mark.parametrize(
+    ("state", "finished", "blocked"),
+    [("Run", False, True), ("Stop", False, False), ("Run", True, False)],
+)
+def test_decision3_staged_run_blocks_overlapping_cgu(
+    state: str, finished: bool, blocked: bool
+) -> None:
+    f = Fleet([cgu(clusters=["a", "b"])])
+    f.extra = [staged_run(state)]
+    f.output = {"status/updateruns/run1.yaml": staged_status(finished)}
+    f.step(at())
+    if blocked:
+        assert f.cond("Progressing") == (
+            "False",
+            "IncompleteBlockingCR",
+            "Blocking CRs that are not completed: [ClusterStagedUpdateRun/run1]",
+        )
+        assert f.moved() == {}
+    else:
+        assert f.cond("Progressing")[:2] == ("True", "InProgress")  # type: ignore[index]
