@@ -145,7 +145,8 @@ def output_source(repo: str, fetch: bool) -> Path | str:
         url = origin_url(path)
         if url is None:
             raise OutputBranchMissing(f"--fetch: {repo} has no `origin` remote to fetch from")
-        return url if not Path(url).exists() else str(Path(url).resolve())
+        local = Path(url) if Path(url).is_absolute() else path / url  # git's relative remotes
+        return str(local.resolve()) if local.exists() else url
     return str(path.resolve())
 
 
