@@ -3,8 +3,8 @@
 `load_fleet(tree)` is the one entry point the CLI and the reconciler call. Order: `fleet.yaml`
 is read first (its `spec.limits` govern everything after it, so limits are only ever read from
 `fleet.yaml`, parsed with the default limits); then plain YAML files and kustomize directories
-are rendered; then Jinja2 templates, which see the Fleet values and the cluster inventory
-declared by the plain and kustomize files. Clusters that templates generate are not visible to
+are rendered; then Jinja2 templates and Helm charts, which see the Fleet values (templates also
+the cluster inventory) declared by the plain and kustomize files. Clusters that templates generate are not visible to
 other templates (there is one template pass, no fixed point). Everything ends in
 `gitfleet.load.snapshot.build_snapshot`, with the tree's own listing errors. Templates see the
 Fleet object wherever it is declared (outside templates), but only `fleet.yaml` sets limits.
@@ -97,10 +97,11 @@ def load_fleet(tree: Tree) -> FleetSnapshot:
         errors.extend(problems)
     declared, _ = read_fleet_settings(docs)  # the Fleet may live outside fleet.yaml
     template = build_template_context(declared, docs, tree.commit)
-    found, problems = renderers["jinja"].render(
-        plan.of("jinja"), RenderContext(tree, limits, template)
-    )
-    docs.extend(found)
-    errors.extend(problems)
+    for name in ("jinja", "helm"):
+        found, problems = renderers[name].render(
+            plan.of(name), RenderContext(tree, limits, template)
+        )
+        docs.extend(found)
+        errors.extend(problems)
     docs.sort(key=lambda d: (d.file, d.doc))
     return build_snapshot(docs, [*errors, *tree.errors], commit=tree.commit)

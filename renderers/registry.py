@@ -1,6 +1,7 @@
 """Which renderer owns each repository file, and the renderers by name.
 
-Rules, in order: (1) a kustomization directory (with `kustomization.yaml`, `kustomization.yml` or
+Rules, in order: (0) a Helm chart folder (with `Chart.yaml`, outside any kustomization directory)
+is one unit owning every file under it, vendored subcharts included; (1) a kustomization directory (with `kustomization.yaml`, `kustomization.yml` or
 `Kustomization`) is one unit owning every file under it; a kustomization another one references
 as a local directory is a base and is not rendered alone. (2) `*.j2` files are Jinja2 templates,
 except everything under the top-level `templates/` folder, which only `include`/`import`/`extends`
@@ -17,9 +18,11 @@ from gitfleet.api.limits import Limits
 from gitfleet.repo.tree import Tree
 from renderers import jinja, plain
 from renderers.base import Renderer, Unit
+from renderers.helm import HelmRenderer, find_charts
+from renderers.helm_rules import chart_dir
 from renderers.jinja import JinjaRenderer
 from renderers.kustomize import KustomizeRenderer
-from renderers.kustomize_rules import find_units
+from renderers.kustomize_rules import find_units, unit_dir
 from renderers.plain import PlainRenderer
 
 
@@ -41,7 +44,14 @@ class Plan:
 def plan_units(tree: Tree, limits: Limits) -> Plan:
     """Assign every file of the tree to at most one unit."""
     kustomize_units, owned = find_units(tree, limits)
-    units = list(kustomize_units)
+    kustomize_dirs = [unit_dir(u) for u in kustomize_units]
+    charts = [
+        u for u in find_charts(tree.files()) if not any(_under(u.path, d) for d in kustomize_dirs)
+    ]
+    chart_dirs = [chart_dir(u) for u in charts]
+    kustomize_units = [u for u in kustomize_units if not any(_under(u.path, d) for d in chart_dirs)]
+    owned = frozenset(owned | {f for u in charts for f in u.files})
+    units = [*kustomize_units, *charts]
     ignored: list[str] = []
     for path in tree.files():
         if path in owned or jinja.is_partial(path):
@@ -55,10 +65,15 @@ def plan_units(tree: Tree, limits: Limits) -> Plan:
     return Plan(tuple(sorted(units, key=lambda u: u.path)), tuple(ignored))
 
 
+def _under(path: str, directory: str) -> bool:
+    return directory == "" or path.startswith(directory + "/")
+
+
 def default_renderers() -> Mapping[str, Renderer]:
     """The renderers by name, in the order `load_fleet` runs them."""
     return {
         "plain": PlainRenderer(),
         "kustomize": KustomizeRenderer(),
         "jinja": JinjaRenderer(),
+        "helm": HelmRenderer(),
     }

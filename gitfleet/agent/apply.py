@@ -20,10 +20,11 @@ from typing import Any
 
 from gitfleet.agent.client import FIELD_MANAGER, ClusterClient, ClusterError, Invalid, Obj
 from gitfleet.agent.desired import Desired
-from gitfleet.agent.drift import clean, diff_objects, missing_object_diff
+from gitfleet.agent.drift import as_stored, clean, diff_objects, missing_object_diff
 from gitfleet.agent.fields import contains
 from gitfleet.agent.health import State, availability
 from gitfleet.agent.inventory import ANNOTATION_HASH, LABEL_CLUSTER, LABEL_PLACEMENT, is_owned
+from gitfleet.agent.managed import ownership
 from gitfleet.api import PatchDetail
 
 APPLIED_REASONS = frozenset({"Applied", "AppliedWithFailedDriftDetection"})
@@ -173,7 +174,9 @@ class Applier:
         assert result is not None
         drifts: list[PatchDetail] = []
         if strategy.comparison_option == "FullComparison":
-            drifts = diff_objects(clean(config), clean(result), secret=_is_secret(desired))
+            drifts = diff_objects(
+                clean(config), clean(result), secret=_is_secret(desired), owned=ownership(result)
+            )
         state, message = availability(result)
         return ObjectResult(
             desired,
@@ -206,20 +209,24 @@ class Applier:
         meta = live.get("metadata") or {}
         if meta.get("deletionTimestamp") or _hash(live) != desired.entry.hash:
             return False
-        return contains(live, {k: v for k, v in config.items() if k != "status"})
+        return contains(live, {k: v for k, v in as_stored(config).items() if k != "status"})
 
     def compare(
         self, desired: Desired, manifest: Mapping[str, Any], live: Obj
     ) -> tuple[list[PatchDetail], bool]:
-        """(details, degraded): Full = manifest vs live; Partial = dry-run apply vs live."""
+        """(details, degraded): Full = manifest vs live (a field only the member has counts when
+        a field manager set it, not when the server defaulted it); Partial = dry-run apply vs
+        live."""
         secret = _is_secret(desired)
         if desired.placement.apply_strategy.comparison_option == "FullComparison":
-            return diff_objects(clean(manifest), clean(live), secret=secret), False
+            full = diff_objects(clean(manifest), clean(live), secret=secret, owned=ownership(live))
+            return full, False
         try:
             config = self.prepared(desired, manifest)
             dry = self.client.apply(config, field_manager=FIELD_MANAGER, force=True, dry_run=True)
         except Invalid:
-            return diff_objects(clean(manifest), clean(live), secret=secret), True
+            full = diff_objects(clean(manifest), clean(live), secret=secret, owned=ownership(live))
+            return full, True
         return diff_objects(clean(dry), clean(live), secret=secret), False
 
 

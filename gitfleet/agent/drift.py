@@ -2,7 +2,9 @@
 
 `clean` drops the fields irrelevant in a comparison (server-set metadata, status, and labels or
 annotations whose key contains `kubernetes.io/`, `k8s.io/`, `kubernetes-fleet.io/` or gitfleet's
-own `gitfleet.io/`). `diff_objects` compares a cleaned hub manifest with a cleaned live object
+own `gitfleet.io/`) and, like the API server, turns a Secret's `stringData` into `data`
+(`as_stored`, so a stringData Secret is neither re-applied nor reported as drifted on every pass).
+`diff_objects` compares a cleaned hub manifest with a cleaned live object
 and returns details sorted by path, with values rendered like Go's `%v`; details of a Secret
 under `/data` and `/stringData` have their values redacted, so Secret values never leave the
 cluster. Called by `gitfleet.agent.apply`.
@@ -10,11 +12,14 @@ cluster. Called by `gitfleet.agent.apply`.
 
 from __future__ import annotations
 
+import base64
 import copy
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from gitfleet.agent import managed
+from gitfleet.agent.managed import ALL, Fields
 from gitfleet.api import PatchDetail
 from gitfleet.api.report import MAX_ENTRIES
 
@@ -38,9 +43,22 @@ _META_DROP = (
 _KEY_MARKERS = ("kubernetes.io/", "k8s.io/", "kubernetes-fleet.io/", "gitfleet.io/")
 
 
-def clean(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `obj` without the fields §6.3 ignores in comparisons."""
+def as_stored(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `obj` as the API server stores it: a Secret's write-only `stringData` merged
+    into `data` (base64), which is what a real server returns (it never returns stringData)."""
     out = copy.deepcopy(dict(obj))
+    if out.get("kind") != "Secret" or not isinstance(out.get("stringData"), Mapping):
+        return out
+    data = dict(out.get("data") or {})
+    for key, value in out.pop("stringData").items():
+        data[key] = base64.b64encode(str(value).encode()).decode()
+    out["data"] = data
+    return out
+
+
+def clean(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `obj` without the fields §6.3 ignores in comparisons (Secrets `as_stored`)."""
+    out = as_stored(obj)
     out.pop("status", None)
     meta = out.get("metadata")
     if isinstance(meta, dict):
@@ -62,10 +80,14 @@ def clean(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def diff_objects(hub: Any, member: Any, *, secret: bool = False) -> list[PatchDetail]:
-    """Differences hub -> member, sorted by path, at most 100; Secret values redacted."""
+def diff_objects(
+    hub: Any, member: Any, *, secret: bool = False, owned: Fields | None = None
+) -> list[PatchDetail]:
+    """Differences hub -> member, sorted by path, at most 100; Secret values redacted. With
+    `owned` (the live object's `managed.ownership`), a field only the member has is a difference
+    only when some field manager set it (server defaults are not)."""
     details: list[PatchDetail] = []
-    _walk(hub, member, "", details)
+    _walk(hub, member, "", details, owned if owned is not None else ALL)
     details.sort(key=lambda d: d.path)
     if secret:
         details = [_redact(d) for d in details]
@@ -77,26 +99,31 @@ def missing_object_diff() -> list[PatchDetail]:
     return [PatchDetail(path="/", value_in_hub=WHOLE_OBJECT)]
 
 
-def _walk(hub: Any, member: Any, path: str, out: list[PatchDetail]) -> None:
+def _walk(hub: Any, member: Any, path: str, out: list[PatchDetail], owner: Fields | None) -> None:
     if isinstance(hub, Mapping) and isinstance(member, Mapping):
         for key in sorted(set(hub) | set(member)):
             child = f"{path}/{_escape(str(key))}"
+            below = managed.child(owner, str(key))
             if key not in member:
                 out.append(PatchDetail(path=child, value_in_hub=go_value(hub[key])))
             elif key not in hub:
-                out.append(PatchDetail(path=child, value_in_member=go_value(member[key])))
+                if below is not None:
+                    out.append(PatchDetail(path=child, value_in_member=go_value(member[key])))
             else:
-                _walk(hub[key], member[key], child, out)
+                _walk(hub[key], member[key], child, out, below)
         return
     if isinstance(hub, list) and isinstance(member, list):
         for i in range(max(len(hub), len(member))):
             child = f"{path}/{i}"
             if i >= len(member):
                 out.append(PatchDetail(path=child, value_in_hub=go_value(hub[i])))
-            elif i >= len(hub):
-                out.append(PatchDetail(path=child, value_in_member=go_value(member[i])))
+                continue
+            below = managed.item(owner, i, member[i])
+            if i >= len(hub):
+                if below is not None:
+                    out.append(PatchDetail(path=child, value_in_member=go_value(member[i])))
             else:
-                _walk(hub[i], member[i], child, out)
+                _walk(hub[i], member[i], child, out, below)
         return
     if not _equal(hub, member):
         out.append(

@@ -6,7 +6,8 @@ when missing): one data key per placement key, value = canonical JSON list of
 `gitfleet.io/placement` and `gitfleet.io/cluster`. Crash-safe order (driven by
 `gitfleet.agent.sync`): record the intended objects before applying; prune deletes only objects
 the inventory recorded that are desired by no placement and still carry this agent's ownership
-labels; an entry leaves the inventory only after its delete succeeded (or the object is gone).
+labels; an entry leaves the inventory only after its delete succeeded and the object is gone (an
+object that finalizers keep after its delete is a `PruneFailure` naming them, and stays recorded).
 Limit: a ConfigMap holds at most 1 MiB (about 10,000 entries).
 """
 
@@ -123,6 +124,8 @@ def prune(
 
 
 def _delete_if_owned(client: ClusterClient, cluster: str, key: str, record: Record) -> None:
+    """Delete the object when it still carries our labels; `PruneBlocked` while finalizers hold
+    it (then it stays recorded, and the next pass looks again)."""
     api_version, kind, namespace, name = record
     try:
         live = client.get(api_version, kind, namespace or None, name)
@@ -130,9 +133,27 @@ def _delete_if_owned(client: ClusterClient, cluster: str, key: str, record: Reco
         return
     if live is None or not is_owned(live, cluster, key):
         return
-    if (live.get("metadata") or {}).get("deletionTimestamp"):
-        return
-    try:
-        client.delete(api_version, kind, namespace or None, name, propagation="Background")
-    except NotFound:
-        return
+    if not (live.get("metadata") or {}).get("deletionTimestamp"):
+        try:
+            client.delete(api_version, kind, namespace or None, name, propagation="Background")
+        except NotFound:
+            return
+        live = client.get(api_version, kind, namespace or None, name)
+    if live is not None and (live.get("metadata") or {}).get("deletionTimestamp"):
+        raise PruneBlocked(_blocked_message(live))
+
+
+class PruneBlocked(ClusterError):
+    """The object is being deleted but finalizers keep it (a controller has to remove them)."""
+
+
+def _blocked_message(live: Obj) -> str:
+    meta = live.get("metadata") or {}
+    held = [str(f) for f in meta.get("finalizers") or []]
+    spec = live.get("spec")
+    if live.get("kind") == "Namespace" and isinstance(spec, dict):
+        held += [f"spec.finalizers {f}" for f in spec.get("finalizers") or []]
+    since = meta.get("deletionTimestamp")
+    if held:
+        return f"deleted at {since}, but finalizers still hold it: {', '.join(held)}"
+    return f"deleted at {since}, but still present (deletion in progress)"

@@ -10,18 +10,38 @@ What it models (what the agent relies on):
   and no longer applies are removed unless another manager owns them; dry-run computes the result
   without storing it; `metadata.resourceVersion` in an apply is a precondition;
 - resourceVersion bumps on every change and generation bumps when anything outside metadata and
-  status changes; `metadata.managedFields` is rendered as `{manager, operation, fields}` with
-  dotted paths (not the real `fieldsV1` encoding);
+  status changes; `metadata.managedFields` in the real `fieldsV1` encoding (lists atomic),
+  omitted when nobody owns anything;
 - namespaced vs cluster-scoped kinds; a namespaced object needs an existing, non-terminating
   namespace (`NotFound` otherwise);
 - deletion with finalizers (a `deletionTimestamp` until a patch clears them); deleting a
-  namespace removes its objects at once (no graceful namespace controller);
+  namespace removes its objects at once (a cluster with a namespace controller);
 - the status subresource: apply and patch never change `status`; tests call `set_status`;
-- Service cluster IP allocation (the only server defaulting modelled);
+- a Secret's `stringData` is merged into `data` (base64) and never stored;
+- server defaulting and validation in `memory_server` (Service cluster IP, Namespace label and
+  `spec.finalizers`, CRDs need `openAPIV3Schema`), and the real conflict message;
 - faults: `reject` (Invalid), `fail_next` (429 / 5xx for the next N calls), `crash_after_writes`
   (raise any exception, e.g. a simulated kill, after N more writes).
 Not modelled: admission webhooks, OpenAPI validation, strategic merge, watch, label selector
 expressions (equality only), garbage collection by owner references.
+
+Differences a real kube-apiserver v1.36.3 + etcd showed (`tests/kube/`, the same scenarios):
+- fixed here: the server stores `stringData` as `data` (this cluster kept `stringData`, so the
+  agent's "already applied" check never matched a real Secret and re-applied it every pass);
+  `managedFields` use `fieldsV1` and are absent when empty (this cluster used dotted paths);
+  a Namespace gets `kubernetes.io/metadata.name` and `spec.finalizers: [kubernetes]`; a v1 CRD
+  without `openAPIV3Schema` is refused (this cluster accepted it); the conflict message reads
+  `Apply failed with 1 conflict: conflict with "m" using apps/v1: .spec.replicas`;
+- still different: the real server defaults many fields (Deployment `strategy`,
+  `revisionHistoryLimit`, container `imagePullPolicy`, Service `ipFamilies`, ...) that this
+  cluster leaves out, none owned by a field manager (Full comparison ignores unowned
+  member-only fields, so both agree); with no controller-manager, a deleted Namespace stays
+  `Terminating` on the test server (the namespace controller would empty and remove it; this
+  cluster does that at once), and nothing garbage-collects; CRDs become Established after a
+  short asynchronous delay (modelled by `crd_establish_polls`).
+The agent bugs the real server exposed were fixed in the agent: stringData Secrets re-applied
+every pass, Full comparison reporting server defaults as drifts, and a prune blocked by
+finalizers silently dropped from the inventory instead of being reported.
 """
 
 from __future__ import annotations
@@ -44,6 +64,7 @@ from gitfleet.agent.client import (
     ServerError,
     Throttled,
 )
+from gitfleet.agent.drift import as_stored
 from gitfleet.agent.fields import (
     Path,
     delete_path,
@@ -53,6 +74,12 @@ from gitfleet.agent.fields import (
     set_path,
     spec_part,
     without_versions,
+)
+from gitfleet.agent.memory_server import (
+    apply_defaults,
+    conflict_error,
+    invalid_reason,
+    managed_fields,
 )
 
 Key = tuple[str, str, str, str]
@@ -133,7 +160,7 @@ class InMemoryCluster:
         self, obj: Mapping[str, Any], *, field_manager: str, force: bool, dry_run: bool
     ) -> Obj:
         self._call("apply")
-        config = copy.deepcopy(dict(obj))
+        config = as_stored(obj)
         key, info = self._check_target(config)
         if not dry_run:
             self._write_fault()
@@ -166,7 +193,7 @@ class InMemoryCluster:
         self._write_fault()
         stored = copy.deepcopy(current)
         body = {k: v for k, v in patch.items() if k != "status"}
-        stored.obj = merge_patch(stored.obj, body)
+        stored.obj = as_stored(merge_patch(stored.obj, body))
         stored.obj["status"] = copy.deepcopy(current.obj.get("status"))
         if stored.obj["status"] is None:
             del stored.obj["status"]
@@ -249,7 +276,7 @@ class InMemoryCluster:
         else:
             meta.pop("namespace", None)
             namespace = ""
-        message = self._rejections.get((info.kind, namespace, name))
+        message = self._rejections.get((info.kind, namespace, name)) or invalid_reason(config)
         if message is not None:
             raise Invalid(f'{info.kind} "{name}" is invalid: {message}')
         return (group_of(info.api_version), info.kind, namespace, name), info
@@ -292,7 +319,7 @@ class InMemoryCluster:
                 if get_path(stored.obj, path) != (True, wanted[path]):
                     conflicts.setdefault(other, []).append(path)
         if conflicts and not force:
-            raise _conflict(conflicts)
+            raise conflict_error(conflicts, str(stored.obj["apiVersion"]))
         for other, lost in conflicts.items():
             stored.owners[other] -= set(lost)
         shared = set().union(*(p for m, p in stored.owners.items() if m != manager))
@@ -303,7 +330,7 @@ class InMemoryCluster:
         stored.owners[manager] = set(wanted)
         stored.operations[manager] = "Apply"
         stored.owners = {m: p for m, p in stored.owners.items() if p}
-        self._default(stored.obj)
+        apply_defaults(stored.obj, len(self._objects))
 
     def _take_changed(self, stored: _Stored, before: Obj, manager: str) -> None:
         old, new = dict(leaves(before)), dict(leaves(stored.obj))
@@ -315,14 +342,6 @@ class InMemoryCluster:
             stored.owners.setdefault(manager, set()).update(changed)
             stored.operations[manager] = stored.operations.get(manager, "Update")
         stored.owners = {m: p for m, p in stored.owners.items() if p}
-
-    def _default(self, obj: Obj) -> None:
-        if obj["kind"] != "Service" or obj.get("spec", {}).get("type") == "ExternalName":
-            return
-        spec = obj.setdefault("spec", {})
-        if not spec.get("clusterIPs"):
-            ip = spec.get("clusterIP") or f"10.96.0.{len(self._objects) % 250 + 1}"
-            spec["clusterIP"], spec["clusterIPs"] = ip, [ip]
 
     def _bump(self, before: Obj, after: Obj) -> None:
         if without_versions(before) == without_versions(after):
@@ -371,26 +390,10 @@ class InMemoryCluster:
 
     def _render(self, stored: _Stored) -> Obj:
         obj = copy.deepcopy(stored.obj)
-        obj["metadata"]["managedFields"] = [
-            {
-                "manager": manager,
-                "operation": stored.operations.get(manager, "Update"),
-                "fields": sorted(".".join(p) for p in stored.owners[manager]),
-            }
-            for manager in sorted(stored.owners)
-        ]
+        entries = managed_fields(stored.owners, stored.operations, str(obj["apiVersion"]))
+        if entries:  # the API server omits an empty list
+            obj["metadata"]["managedFields"] = entries
         return obj
 
 
 _MISSING = object()
-
-
-def _conflict(conflicts: Mapping[str, list[Path]]) -> Conflict:
-    count = sum(len(p) for p in conflicts.values())
-    parts = [
-        f'conflict with "{manager}": ' + ", ".join("." + ".".join(p) for p in paths)
-        for manager, paths in sorted(conflicts.items())
-    ]
-    return Conflict(
-        f"Apply failed with {count} conflict(s): " + "; ".join(parts), tuple(sorted(conflicts))
-    )

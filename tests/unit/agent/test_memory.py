@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 
 from gitfleet.agent.client import Conflict, Invalid, NotFound, ServerError, Throttled
+from gitfleet.agent.inventory import read_inventory
 from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.agent.run import run_once
+from gitfleet.api import find_condition
 
 from .conftest import COMMIT, COMMIT2, NOW, cm, deployment, directory, ns, options
 
@@ -66,8 +68,8 @@ def test_field_ownership_conflicts(second: str, force: bool, error: type[Excepti
         return
     result = apply(cluster, cm("a", k="2"), second, force=force)
     assert result["data"] == {"k": "2"}
-    owners = {f["manager"]: f["fields"] for f in result["metadata"]["managedFields"]}
-    assert "data.k" in owners[second]
+    owners = {f["manager"]: f["fieldsV1"] for f in result["metadata"]["managedFields"]}
+    assert "f:k" in owners[second]["f:data"]  # the API server's fieldsV1 encoding
 
 
 def test_fields_removed_when_no_longer_applied_unless_shared() -> None:
@@ -124,17 +126,14 @@ def test_prune_of_object_with_finalizer_waits_for_controller() -> None:
         NOW,
         options(),
     )
-    run_once(
-        cluster,
-        "c1",
-        directory("c1", {"app": [ns("app"), cm("b")]}),
-        COMMIT2,
-        report,
-        NOW,
-        options(),
-    )
+    remaining = directory("c1", {"app": [ns("app"), cm("b")]})
+    blocked = run_once(cluster, "c1", remaining, COMMIT2, report, NOW, options())
     live = cluster.get("v1", "ConfigMap", "app", "held")
     assert live is not None and live["metadata"]["deletionTimestamp"]
+    passed = find_condition(blocked.conditions, "gitfleet.io/PassCompleted")
+    assert passed is not None and (passed.status, passed.reason) == ("False", "PruneFailed")
+    assert "ConfigMap/app/held" in passed.message and "example.com/cleanup" in passed.message
+    assert ("v1", "ConfigMap", "app", "held") in read_inventory(cluster)["app"]
     cluster.patch(
         "v1",
         "ConfigMap",
@@ -144,3 +143,24 @@ def test_prune_of_object_with_finalizer_waits_for_controller() -> None:
         field_manager="controller",
     )
     assert cluster.get("v1", "ConfigMap", "app", "held") is None
+    done = run_once(cluster, "c1", remaining, COMMIT2, blocked, NOW, options())
+    passed = find_condition(done.conditions, "gitfleet.io/PassCompleted")
+    assert passed is not None and passed.status == "True"
+    assert ("v1", "ConfigMap", "app", "held") not in read_inventory(cluster)["app"]
+
+
+def test_string_data_secret_is_stored_as_data_and_not_reapplied() -> None:
+    cluster = InMemoryCluster()
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s", "namespace": "app"},
+        "stringData": {"password": "pw"},
+    }
+    files = directory("c1", {"app": [ns("app"), secret]})
+    report = run_once(cluster, "c1", files, COMMIT, None, NOW, options())
+    live = cluster.get("v1", "Secret", "app", "s")
+    assert live is not None and "stringData" not in live and live["data"] == {"password": "cHc="}
+    writes = cluster.writes
+    run_once(cluster, "c1", files, COMMIT, report, NOW, options())
+    assert cluster.writes == writes

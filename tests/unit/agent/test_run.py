@@ -256,7 +256,19 @@ CRD = {
         "group": "example.com",
         "names": {"kind": "Widget", "plural": "widgets"},
         "scope": "Namespaced",
-        "versions": [{"name": "v1", "served": True, "storage": True}],
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
     },
 }
 WIDGET = {
@@ -275,6 +287,16 @@ def test_crd_before_custom_resource_waiting_until_established(polls: int, ok: bo
     assert ("w" in names(cluster, "Widget")) == ok
     expected = ("True", "NotAllWorkAreAvailabilityTrackable") if ok else None
     assert cond(report, "app", "Available") == expected
+
+
+def test_crd_without_schema_is_invalid_like_on_a_real_server(cluster: InMemoryCluster) -> None:
+    bare = {**CRD, "spec": {**CRD["spec"], "versions": [{"name": "v1", "served": True}]}}  # type: ignore[dict-item]
+    report = run_once(cluster, "c1", directory("c1", {"app": [bare]}), COMMIT, None, NOW, options())
+    failed = placement(report, "app").failed_placements
+    assert [(f.name, f.condition.reason) for f in failed] == [
+        ("widgets.example.com", "ManifestApplyFailed")
+    ]
+    assert "openAPIV3Schema: Required value" in failed[0].condition.message
 
 
 @pytest.mark.parametrize(

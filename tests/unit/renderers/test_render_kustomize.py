@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from tests.unit.renderers.render_helpers import (
     messages,
     needs_kubectl,
     one_error,
+    write_files,
 )
 
 DEPLOY = """\
@@ -231,13 +233,13 @@ def test_kubectl_failure_is_trimmed_and_relative(tmp_path: Path) -> None:
     files = {**APP, BAD: "resources:\n- ok.yaml\n", "resources/bad/ok.yaml": "a: [unclosed\n"}
     docs, errors = render(make_tree(tmp_path, files))
     error = one_error(errors, BAD)
-    assert error.message.startswith("kubectl kustomize failed:")
+    assert error.message.startswith(("kustomize build failed:", "kubectl kustomize failed:"))
     assert "gitfleet-kustomize-" not in error.message
     assert "/tmp/" not in error.message
     assert len(docs) == 1
 
 
-def test_missing_kubectl_is_an_error_per_unit(
+def test_missing_kustomize_and_kubectl_is_an_error_per_unit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
@@ -248,4 +250,33 @@ def test_missing_kubectl_is_an_error_per_unit(
         "resources/other/kustomization.yaml",
         "resources/web/overlays/prod/kustomization.yaml",
     ]
-    assert all("kubectl was not found" in e.message for e in errors)
+    assert all("neither kustomize nor kubectl was found" in e.message for e in errors)
+
+
+KUSTOMIZE = shutil.which("kustomize")
+
+
+@pytest.mark.skipif(
+    KUSTOMIZE is None, reason="kustomize is not installed (hack/tools.sh builds it)"
+)
+def test_standalone_kustomize_is_preferred_and_gives_the_same_output(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path, APP)
+    units = [u for u in plan_units(tree, Limits()).units if u.renderer == "kustomize"]
+    standalone = KustomizeRenderer(kustomize=KUSTOMIZE).render(units, RenderContext(tree, Limits()))
+    check_overlay(standalone)
+    if KUBECTL is not None:
+        assert standalone == render(tree, kubectl=KUBECTL)
+
+
+def test_kustomize_failure_names_the_program(tmp_path: Path) -> None:
+    fake = write_files(
+        tmp_path / "bin", {"kustomize": "#!/bin/sh\necho 'boom: bad input' >&2\nexit 1\n"}
+    )
+    (fake / "kustomize").chmod(0o755)
+    tree = make_tree(tmp_path, APP)
+    units = [u for u in plan_units(tree, Limits()).units if u.renderer == "kustomize"]
+    docs, errors = KustomizeRenderer(kustomize=str(fake / "kustomize")).render(
+        units, RenderContext(tree, Limits())
+    )
+    assert docs == []
+    assert [e.message for e in errors] == ["kustomize build failed: boom: bad input"]

@@ -1,0 +1,5 @@
+{{- define "shop.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+team: {{ .Values.fleet.team }}
+{{- end -}}
