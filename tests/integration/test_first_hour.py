@@ -193,6 +193,9 @@ def test_init_after_a_plain_pip_install(tmp_path: Path) -> None:
         text=True,
         timeout=600,
     )
+    offline = ("Could not find a version that satisfies", "Failed to establish a new connection")
+    if built.returncode != 0 and any(text in built.stderr for text in offline):
+        pytest.skip("building a wheel needs setuptools from PyPI (or pip's cache); offline")
     assert built.returncode == 0, built.stderr[-2000:]
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
