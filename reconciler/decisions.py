@@ -40,10 +40,10 @@ def label_value(text: str) -> str:
     return f"{head}-{digest}"
 
 
-def _entry(cluster: str, reason: str | None, namespace: str, profile_ns: str) -> dict[str, Any]:
-    ref: dict[str, str] = {"name": cluster}
-    if profile_ns != namespace:
-        ref["namespace"] = profile_ns
+def _entry(cluster: str, reason: str | None, profile_ns: str) -> dict[str, Any]:
+    """One ClusterDecision: a full ObjectReference to the ClusterProfile, as the KEP shows."""
+    ref = {"apiVersion": API_VERSION, "kind": "ClusterProfile", "name": cluster}
+    ref["namespace"] = profile_ns
     entry: dict[str, Any] = {"clusterProfileRef": ref}
     if reason:
         entry["reason"] = reason
@@ -61,7 +61,10 @@ def decision_documents(
 ) -> list[tuple[str, dict[str, Any]]]:
     """`decisions/<placement_key>-<i>.yaml` slices for the selected `clusters` (always at least
     one slice, so "no clusters" is published too). `reasons` maps a cluster to our scheduler
-    reason. `placement_name` is kept in an annotation for readers."""
+    reason. `placement_name` is kept in an annotation for readers. PlacementDecision is
+    namespaced: a ResourcePlacement's decisions live in its namespace, a cluster-scoped
+    placement's (`namespace` '') in `profile_namespace` (fleet-system)."""
+    namespace = namespace or profile_namespace
     ordered = sorted(set(clusters))
     chunks = [ordered[i : i + MAX_PER_SLICE] for i in range(0, len(ordered), MAX_PER_SLICE)]
     chunks = chunks or [[]]
@@ -85,9 +88,7 @@ def decision_documents(
                     "gitfleet.io/placement": placement_name,
                 },
             },
-            "decisions": [
-                _entry(c, (reasons or {}).get(c), namespace, profile_namespace) for c in chunk
-            ],
+            "decisions": [_entry(c, (reasons or {}).get(c), profile_namespace) for c in chunk],
             "schedulerName": SCHEDULER_NAME,
         }
         out.append((f"decisions/{placement_key}-{index}.yaml", doc))

@@ -67,12 +67,33 @@ def _per_cluster(entries: Sequence[Mapping[str, Any]]) -> list[str]:
             )
         )
         failed = [c for c in by_type.values() if c.get("status") != "True"]
-        if failed:
+        if e.get("rolloutWaiting"):
+            notes.append(f"  {name}: {e['rolloutWaiting']}")
+        elif failed:
             c = failed[0]
             notes.append(
                 f"  {name}: {c.get('type')} {c.get('status')} ({c.get('reason')}): {c.get('message')}"
             )
     return _table(rows) + (["", *notes] if notes else [])
+
+
+def _progress(status: Mapping[str, Any]) -> str:
+    """How far the rollout of the latest snapshot got (clusters that have it, available)."""
+    latest = str(status.get("observedResourceIndex", "-"))
+    entries = [e for e in status.get("perClusterPlacementStatuses") or [] if e.get("clusterName")]
+    have = [e for e in entries if str(e.get("observedResourceIndex")) == latest]
+    available = [
+        e
+        for e in have
+        if any(
+            c.get("type") in ("Available", "DiffReported") and c.get("status") == "True"
+            for c in e.get("conditions") or []
+        )
+    ]
+    return (
+        f"{len(have)} of {len(entries)} cluster(s) have snapshot {latest}, "
+        f"{len(available)} available"
+    )
 
 
 def describe_placement(doc: Mapping[str, Any]) -> str:
@@ -92,6 +113,7 @@ def describe_placement(doc: Mapping[str, Any]) -> str:
     if policy.get("numberOfClusters") is not None:
         lines.append(f"Number Of Clusters:      {policy['numberOfClusters']}")
     lines.append(f"Resource Snapshot Index: {status.get('observedResourceIndex', '-')}")
+    lines.append(f"Rollout:                 {_progress(status)}")
     selected = status.get("selectedResources") or []
     lines += [f"Selected Resources ({len(selected)}):", *(f"  {_resource(r)}" for r in selected)]
     lines += ["Conditions:", *_conditions(status.get("conditions") or [], kind)]

@@ -244,6 +244,8 @@ def _roll(plan: PlacementPlan, now: datetime, assume: frozenset[str]) -> datetim
     _apply_rolling(plan, decision, now)
     timers = [w for w in decision.classes.waits if w > timedelta(0)]
     _settling(plan, now, assume, bool(decision.stale))
+    if decision.stale and assume & set(decision.classes.ready):
+        return now  # clusters without agents count as ready: the next wave is due at once
     return now + min(timers) if timers else None
 
 

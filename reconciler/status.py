@@ -53,6 +53,10 @@ _CLUSTER_UNKNOWN = {
         "ResourceAvailableUnknown",
         "The availability of the resources is not reported yet",
     ),
+    "DiffReported": (
+        "DiffReportingPending",
+        "The diff of the resources is pending to be reported by the member agent",
+    ),
 }
 # Placement-level reasons per status, spec §8.2; messages take the cluster count.
 _PLACEMENT = {

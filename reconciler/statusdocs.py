@@ -226,8 +226,33 @@ def placement_status_doc(
     if entries:
         status["perClusterPlacementStatuses"] = entries
     doc = dict(plan.declared)
-    doc["metadata"] = {**doc.get("metadata", {}), "generation": gen}
+    doc["metadata"] = {**_declared_metadata(doc.get("metadata", {})), "generation": gen}
     return {**doc, "status": status}
+
+
+_SERVER_FIELDS = (
+    "uid",
+    "resourceVersion",
+    "selfLink",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "finalizers",
+)
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _declared_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The placement's metadata without what another hub's API server wrote into an exported
+    copy (`kubectl get -o yaml`): it describes that hub, and would churn the status file."""
+    out = {k: v for k, v in meta.items() if k not in _SERVER_FIELDS}
+    annotations = {k: v for k, v in (out.get("annotations") or {}).items() if k != LAST_APPLIED}
+    if annotations:
+        out["annotations"] = annotations
+    else:
+        out.pop("annotations", None)
+    return out
 
 
 def placement_status_files(

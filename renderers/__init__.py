@@ -18,6 +18,7 @@ from typing import Any
 from gitfleet.api import Fleet
 from gitfleet.api.errors import FleetError
 from gitfleet.api.limits import DEFAULT_LIMITS
+from gitfleet.load.lists import expand_lists
 from gitfleet.load.model import FleetSnapshot, SourceDoc
 from gitfleet.load.snapshot import build_snapshot, read_fleet_settings
 from gitfleet.load.yamlio import parse_documents
@@ -63,9 +64,10 @@ def build_template_context(
     fleet: Fleet, docs: Sequence[SourceDoc], commit: str | None = None
 ) -> TemplateContext:
     """Template variables from the Fleet and the valid MemberClusters/ClusterProfiles in `docs`."""
+    items, _ = expand_lists(docs)
     inventory = [
         d
-        for d in docs
+        for d in items
         if d.body.get("kind") in INVENTORY_KINDS and not d.file.startswith(PAYLOAD_DIR)
     ]
     clusters: Mapping[str, Any] = build_snapshot(inventory, [], commit=commit).clusters
@@ -77,7 +79,7 @@ def build_template_context(
     )
 
 
-def load_fleet(tree: Tree) -> FleetSnapshot:
+def load_fleet(tree: Tree, *, lint: bool = False) -> FleetSnapshot:
     """Render every source file of `tree` and build the validated snapshot."""
     settings, errors = read_settings(tree)
     fleet, _ = read_fleet_settings(settings)  # problems are reported by build_snapshot
@@ -104,4 +106,4 @@ def load_fleet(tree: Tree) -> FleetSnapshot:
         docs.extend(found)
         errors.extend(problems)
     docs.sort(key=lambda d: (d.file, d.doc))
-    return build_snapshot(docs, [*errors, *tree.errors], commit=tree.commit)
+    return build_snapshot(docs, [*errors, *tree.errors], commit=tree.commit, lint=lint)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from gitfleet.api.base import KubeModel, check_namespace, check_object_name, prefix
 from gitfleet.api.conditions import Condition, Timestamp, find_condition, parse_time
 from gitfleet.api.errors import FieldIssue
 from gitfleet.api.meta import KubeObject, ObjectMeta, key_path
-from gitfleet.api.quantity import QuantityError, parse_quantity
+from gitfleet.api.quantity import QuantityError, canonical_number, parse_quantity
 from gitfleet.api.taints import Taint
 
 CLUSTER_V1BETA1: Final = "cluster.kubernetes-fleet.io/v1beta1"
@@ -35,11 +35,24 @@ class MemberClusterSpec(KubeModel):
     delete_options: dict[str, Any] | None = None
 
 
+def _quantity_text(value: Any) -> Any:
+    """`cpu: 32` or `cpu: 0.5` as Kubernetes stores the quantity (`32`, `500m`); other values
+    are left for validation to judge (booleans are not numbers here)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return canonical_number(value)
+    return value
+
+
 class PropertyValue(KubeModel):
-    """An observed cluster property (value should be a quantity)."""
+    """An observed cluster property (value should be a quantity; a YAML number is taken as one)."""
 
     value: str
     observation_time: Timestamp | None = None
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _number_to_quantity(cls, value: Any) -> Any:
+        return _quantity_text(value)
 
 
 class ResourceUsage(KubeModel):
@@ -49,6 +62,13 @@ class ResourceUsage(KubeModel):
     allocatable: dict[str, str] | None = None
     available: dict[str, str] | None = None
     observation_time: Timestamp | None = None
+
+    @field_validator("capacity", "allocatable", "available", mode="before")
+    @classmethod
+    def _numbers_to_quantities(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {key: _quantity_text(item) for key, item in value.items()}
 
 
 class AgentStatus(KubeModel):

@@ -27,7 +27,9 @@ class EvictionSpec(KubeModel):
 class ClusterResourcePlacementEviction(KubeObject):
     """A request to remove a placement's resources from one cluster."""
 
-    api_version: Literal["placement.kubernetes-fleet.io/v1beta1"]
+    api_version: Literal[
+        "placement.kubernetes-fleet.io/v1beta1", "placement.kubernetes-fleet.io/v1alpha1"
+    ]
     kind: Literal["ClusterResourcePlacementEviction"]
     spec: EvictionSpec
     status: dict[str, Any] | None = None
@@ -64,7 +66,9 @@ def _budget_value_issue(field: str, value: int | str | None) -> list[FieldIssue]
 class ClusterResourcePlacementDisruptionBudget(KubeObject):
     """Disruption budget of the placement with the same name."""
 
-    api_version: Literal["placement.kubernetes-fleet.io/v1beta1"]
+    api_version: Literal[
+        "placement.kubernetes-fleet.io/v1beta1", "placement.kubernetes-fleet.io/v1alpha1"
+    ]
     kind: Literal["ClusterResourcePlacementDisruptionBudget"]
     spec: PlacementDisruptionBudgetSpec
     status: dict[str, Any] | None = None

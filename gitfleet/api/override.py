@@ -204,7 +204,9 @@ class ClusterResourceOverride(KubeObject):
     """Per-cluster patches for cluster-scoped resources (and whole namespaces)."""
 
     api_version: Literal[
-        "placement.kubernetes-fleet.io/v1beta1", "placement.kubernetes-fleet.io/v1"
+        "placement.kubernetes-fleet.io/v1beta1",
+        "placement.kubernetes-fleet.io/v1",
+        "placement.kubernetes-fleet.io/v1alpha1",
     ]
     kind: Literal["ClusterResourceOverride"]
     spec: ClusterResourceOverrideSpec
@@ -230,7 +232,9 @@ class ResourceOverride(KubeObject):
     """Per-cluster patches for namespaced resources of its namespace."""
 
     api_version: Literal[
-        "placement.kubernetes-fleet.io/v1beta1", "placement.kubernetes-fleet.io/v1"
+        "placement.kubernetes-fleet.io/v1beta1",
+        "placement.kubernetes-fleet.io/v1",
+        "placement.kubernetes-fleet.io/v1alpha1",
     ]
     kind: Literal["ResourceOverride"]
     spec: ResourceOverrideSpec

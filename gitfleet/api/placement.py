@@ -198,7 +198,9 @@ class ClusterResourcePlacement(KubeObject):
 class ResourcePlacement(KubeObject):
     """Namespaced placement of resources of its own namespace."""
 
-    api_version: Literal["placement.kubernetes-fleet.io/v1beta1"]
+    api_version: Literal[
+        "placement.kubernetes-fleet.io/v1beta1", "placement.kubernetes-fleet.io/v1"
+    ]
     kind: Literal["ResourcePlacement"]
     spec: PlacementSpec
     status: dict[str, Any] | None = None

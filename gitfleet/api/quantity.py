@@ -87,3 +87,26 @@ def parse_quantity(text: str) -> Quantity:
 def compare_quantities(left: Quantity, right: Quantity) -> int:
     """-1, 0 or 1 like Go's Quantity.Cmp."""
     return (left.value > right.value) - (left.value < right.value)
+
+
+_SUFFIX_BY_EXPONENT = {exp: suffix for suffix, exp in _DECIMAL.items()}
+
+
+def canonical_number(value: int | float) -> str:
+    """A YAML/JSON number as the quantity string Kubernetes stores (`32`, `1k`, `500m`).
+
+    Follows `resource.Quantity`'s canonical decimal-SI form: the largest exponent that is a
+    multiple of 3 (at most 18, `E`) keeping the mantissa an integer; precision below nano is
+    rounded up, as Kubernetes does.
+    """
+    exact = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+    nanos = exact * 10**9
+    if nanos.denominator != 1:
+        nanos = Fraction(-((-nanos.numerator) // nanos.denominator))
+    mantissa, exponent = int(nanos), -9
+    while mantissa and mantissa % 1000 == 0 and exponent < 18:
+        mantissa //= 1000
+        exponent += 3
+    if mantissa == 0:
+        return "0"
+    return f"{mantissa}{_SUFFIX_BY_EXPONENT[exponent]}"

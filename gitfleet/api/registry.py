@@ -36,6 +36,7 @@ from gitfleet.api.staged import (
     StagedUpdateRun,
     StagedUpdateStrategy,
 )
+from gitfleet.api.versions import version_issues
 
 _CLASSES: tuple[type[KubeObject], ...] = (
     MemberCluster,
@@ -140,6 +141,9 @@ def parse_object(body: Mapping[str, Any]) -> tuple[KubeObject | None, list[Field
     if issues:
         return None, issues
     cls = KINDS[(body["apiVersion"], body["kind"])]
+    served = version_issues(body["apiVersion"], body["kind"], body)
+    if served:
+        return None, [FieldIssue(field, message) for field, message in served]
     try:
         model = cls.model_validate(dict(body))
     except ValidationError as exc:

@@ -14,8 +14,10 @@ import click
 from gitfleet import __version__, service
 from gitfleet.api import MemberCluster, parse_duration, parse_time
 from gitfleet.api.errors import FleetError
+from gitfleet.api.report import AgentReport
 from gitfleet.cli.progress import quiet_option, stages
 from gitfleet.load.model import FleetSnapshot
+from gitfleet.load.report import REPORT_FILE, read_agent_report
 from gitfleet.load.statusdir import read_cluster_statuses
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import open_fleet_at
@@ -72,22 +74,50 @@ def _statuses(status_dir: Path | None) -> tuple[dict[str, MemberCluster] | None,
     return statuses, prefixed
 
 
+def read_reports_dir(
+    reports_dir: Path | None,
+) -> tuple[dict[str, AgentReport] | None, list[FleetError]]:
+    """Agent reports as agents push them: `DIR/<cluster>.yaml` or `DIR/<cluster>/report.yaml`."""
+    if reports_dir is None:
+        return None, []
+    if not reports_dir.is_dir():
+        raise click.BadParameter(f"{reports_dir} is not a directory", param_hint="--reports")
+    reports: dict[str, AgentReport] = {}
+    errors: list[FleetError] = []
+    for path in sorted(reports_dir.glob("*.yaml")) + sorted(reports_dir.glob(f"*/{REPORT_FILE}")):
+        cluster = path.stem if path.parent == reports_dir else path.parent.name
+        report, problems = read_agent_report(path.read_bytes(), cluster, file=str(path))
+        errors += problems
+        if report is not None:
+            reports[cluster] = report
+    return reports, errors
+
+
 def run_pass(
-    fleet_dir: Path, ref: str | None, status_dir: Path | None, prior: State, now: datetime
+    fleet_dir: Path,
+    ref: str | None,
+    status_dir: Path | None,
+    prior: State,
+    now: datetime,
+    reports_dir: Path | None = None,
+    *,
+    lint: bool = False,
 ) -> Run:
     with stages() as stage:
         stage("load")
         tree = _open_tree(fleet_dir, ref)
         try:
-            fleet = load_fleet(tree)
+            fleet = load_fleet(tree, lint=lint)
         finally:
             close = getattr(tree, "close", None)
             if close is not None:
                 close()
         statuses, status_errors = _statuses(status_dir)
+        reports, report_errors = read_reports_dir(reports_dir)
         stage("schedule and render")
-        result = reconcile(fleet, prior, statuses, now)
-    return Run(fleet, result, tuple(sorted(set(result.errors) | set(status_errors))))
+        result = reconcile(fleet, prior, statuses, now, reports)
+    errors = set(result.errors) | set(status_errors) | set(report_errors)
+    return Run(fleet, result, tuple(sorted(errors)))
 
 
 def _print_errors(errors: tuple[FleetError, ...]) -> None:
@@ -122,6 +152,13 @@ status_option = click.option(
     "status_dir",
     type=click.Path(path_type=Path),
     help="Folder of <cluster>.yaml MemberClusters with status (as in status/clusters/).",
+)
+reports_option = click.option(
+    "--reports",
+    "reports_dir",
+    type=click.Path(path_type=Path),
+    help="Folder of agent reports (<cluster>.yaml or <cluster>/report.yaml, as agents push "
+    "them): they count as the agents' Applied/Available, so a dry run can step a rollout.",
 )
 now_option = click.option("--now", help="The pass's clock, RFC 3339 (makes output reproducible).")
 output_option = click.option(

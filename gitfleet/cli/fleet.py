@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -19,6 +20,7 @@ from gitfleet.cli.app import (
     now_option,
     output_option,
     ref_option,
+    reports_option,
     run_pass,
     status_option,
 )
@@ -36,28 +38,43 @@ from reconciler.state import State, read_state
 @now_option
 @output_option
 @quiet_option
+@click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1), e.g. in CI.")
 def validate(
-    fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str
+    fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str, strict: bool
 ) -> None:
-    """Load FLEET and run the full pass without writing; list every error as FILE:LINE: field: message."""
-    run = run_pass(fleet, ref, status_dir, State(), _now(now))
-    _warn_staged_runs(run)
-    _report(run, fmt, "valid")
+    """Load FLEET and run the full pass without writing; list every error as FILE:LINE: field: message.
+
+    Also prints `warning:` lines for input that is accepted but probably not meant (a selector
+    that finds nothing, an unknown PickFixed cluster, a field gitfleet does not implement) and
+    `note:` lines about how input was read; `--strict` makes warnings errors."""
+    run = run_pass(fleet, ref, status_dir, State(), _now(now), lint=True)
+    _print_held(run, fmt)
+    _report(run, fmt, "valid", strict, lint=True, extra=_warn_staged_runs(run))
 
 
-def _warn_staged_runs(run: Run) -> None:
+def _print_held(run: Run, fmt: str) -> None:
+    """Placements whose rollout is held (External strategy, no update run targets them)."""
+    if fmt != "text":
+        return
+    for key, plan in sorted(run.result.plans.items()):
+        if plan.rollout_note:
+            click.echo(f"placement {key}: {plan.rollout_note}")
+
+
+def _warn_staged_runs(run: Run) -> list[str]:
     """Staged update runs load and validate, but no pass executes them on this version."""
+    out: list[str] = []
     runs = [("ClusterStagedUpdateRun", "", n) for n in run.fleet.update_runs]
     runs += [("StagedUpdateRun", ns, n) for ns, n in run.fleet.staged_update_runs]
     for key in sorted(runs):
         origin = run.fleet.origins.get(key)
         where = f"{origin.file}:{origin.line}: " if origin else ""
         name = f"{key[1]}/{key[2]}" if key[1] else key[2]
-        click.echo(
-            f"warning: {where}{key[0]} {name}: staged update runs are not executed yet (this "
-            "version validates them but the rollout stage for External placements is not built)",
-            err=True,
+        out.append(
+            f"{where}{key[0]} {name}: staged update runs are not executed yet (this "
+            "version validates them but the rollout stage for External placements is not built)"
         )
+    return out
 
 
 @main.command()
@@ -71,6 +88,7 @@ def _warn_staged_runs(run: Run) -> None:
 )
 @ref_option
 @status_option
+@reports_option
 @now_option
 @output_option
 @quiet_option
@@ -80,6 +98,7 @@ def render(
     out_dir: Path,
     ref: str | None,
     status_dir: Path | None,
+    reports_dir: Path | None,
     now: str | None,
     fmt: str,
     fresh: bool,
@@ -90,7 +109,7 @@ def render(
         prior, problems = read_state(read_output(out_dir, ""))
         for problem in problems:
             click.echo(f"warning: {problem}", err=True)
-    run = run_pass(fleet, ref, status_dir, prior, _now(now))
+    run = run_pass(fleet, ref, status_dir, prior, _now(now), reports_dir)
     try:
         with stages() as stage:
             stage(f"write {out_dir}")
@@ -101,10 +120,46 @@ def render(
         click.echo(
             f"wrote {out_dir}: {len(written.written)} changed, {len(written.unchanged)} unchanged, {len(written.removed)} removed"
         )
+    _print_held(run, fmt)
     _report(run, fmt, "rendered")
 
 
-def _report(run: Run, fmt: str, verb: str) -> None:
+def _report(
+    run: Run,
+    fmt: str,
+    verb: str,
+    strict: bool = False,
+    lint: bool = False,
+    extra: Sequence[str] = (),
+) -> None:
+    """Errors (and for `validate`, notes and warnings: the loader's plus `extra`), a summary
+    line, the exit code (1 on errors, or on warnings with `strict`)."""
+    if not lint:
+        _report_errors(run, fmt, verb)
+        return
+    warnings = [*map(str, run.fleet.warnings), *extra]
+    failed = bool(run.errors) or (strict and bool(warnings))
+    if fmt == "json":
+        summary = _summary(run)
+        summary["warnings"] = warnings
+        summary["notes"] = [str(n) for n in run.fleet.notes]
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        _print_errors(run.errors)
+        for note in run.fleet.notes:
+            click.echo(f"note: {note}", err=True)
+        for warning in warnings:
+            click.echo(f"{'error' if strict else 'warning'}: {warning}", err=True)
+        s = _summary(run)
+        click.echo(
+            f"{verb if not failed else 'errors found'}: {s['clusters']} cluster(s), "
+            f"{s['placements']} placement(s), {s['resources']} resource(s), "
+            f"{len(run.errors)} error(s), {len(warnings)} warning(s)"
+        )
+    sys.exit(1 if failed else 0)
+
+
+def _report_errors(run: Run, fmt: str, verb: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(_summary(run), indent=2, sort_keys=True))
     else:

@@ -48,6 +48,9 @@ class SourceDoc:
     """Name of the renderer that produced it (plain, jinja, kustomize)."""
     text: str = field(default="", compare=False, repr=False)
     """The whole (rendered) text the document came from; used only to locate errors."""
+    path: str = ""
+    """Where `body` sits inside the document: '' for the document itself, `items[3]` for an
+    item of a `kind: List` document (`gitfleet.load.lists`); error field paths start with it."""
 
 
 @dataclass(frozen=True)
@@ -127,3 +130,8 @@ class FleetSnapshot:
     file_commits: Mapping[str, PathCommit] = field(default_factory=dict)
     """Source file -> the commit that last changed it; only approval files are looked up
     (who approved a stage). Empty when rendering a working directory."""
+    warnings: tuple[FleetError, ...] = ()
+    """Accepted input that probably does not do what was meant (`gitfleet.load.lint`); errors
+    only under `gitfleet validate --strict`. Computed only when the loader is asked to lint."""
+    notes: tuple[FleetError, ...] = ()
+    """Information about how input was read (e.g. manifests found outside `resources/`)."""

@@ -12,6 +12,7 @@ limits apply to the payload checks. Called by `renderers.load_fleet`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from gitfleet.api import Fleet, to_member_cluster
@@ -19,6 +20,8 @@ from gitfleet.api.cluster import ClusterProfile
 from gitfleet.api.errors import FieldIssue, FleetError
 from gitfleet.api.meta import KubeObject
 from gitfleet.api.registry import is_fleet_group, is_fleet_kind, is_payload_kind, parse_object
+from gitfleet.load.lint import lint as lint_snapshot
+from gitfleet.load.lists import expand_lists
 from gitfleet.load.model import FleetSnapshot, Origin, Resource, SourceDoc
 from gitfleet.load.payload import PayloadIdentity, payload_identity
 from gitfleet.load.yamlio import locate
@@ -59,8 +62,12 @@ _NAMESPACED_SLOTS = frozenset(
 )
 
 
-def classify(doc: SourceDoc) -> Literal["fleet", "payload"] | FleetError:
-    """Whether a document is a fleet object or payload, or why it is neither."""
+def classify(
+    doc: SourceDoc, mixed: frozenset[str] = frozenset()
+) -> Literal["fleet", "payload"] | FleetError:
+    """Whether a document is a fleet object or payload, or why it is neither. `mixed` names the
+    files outside `resources/` that hold fleet objects: their ordinary manifests are payload
+    (KubeFleet's examples put both in one file for `kubectl apply -f`)."""
     api_version, kind = doc.body.get("apiVersion"), doc.body.get("kind")
     for field, value in (("apiVersion", api_version), ("kind", kind)):
         if not isinstance(value, str) or not value.strip():
@@ -75,6 +82,8 @@ def classify(doc: SourceDoc) -> Literal["fleet", "payload"] | FleetError:
             f"belong under {PAYLOAD_PREFIX}"
         )
         return error_at(doc, FieldIssue("kind", message))
+    if doc.file in mixed and is_payload_kind(api_version, kind):
+        return "payload"
     if is_fleet_kind(api_version, kind) or is_fleet_group(api_version):
         return "fleet"
     message = (
@@ -115,30 +124,73 @@ def default_fleet() -> Fleet:
 
 
 def build_snapshot(
-    docs: Sequence[SourceDoc], errors: Sequence[FleetError], commit: str | None = None
+    docs: Sequence[SourceDoc],
+    errors: Sequence[FleetError],
+    commit: str | None = None,
+    *,
+    lint: bool = False,
 ) -> FleetSnapshot:
-    """Validate and index every document; invalid ones are left out and reported."""
-    ordered = sorted(docs, key=_order)
+    """Validate and index every document; invalid ones are left out and reported. With `lint`,
+    also the warnings of `gitfleet.load.lint` (locating each one re-reads its file, so only
+    `gitfleet validate` asks for them)."""
+    ordered, list_errors = expand_lists(sorted(docs, key=_order))
     fleet, fleet_origin, fleet_errors = _read_fleet(ordered)
     builder = _Builder(fleet or default_fleet())
-    builder.errors += list(errors) + fleet_errors
+    builder.errors += list(errors) + list_errors + fleet_errors
     if fleet is not None and fleet_origin is not None:
         builder.origins[("Fleet", "", fleet.name)] = fleet_origin
+    mixed = mixed_files(ordered)
     for doc in ordered:
-        kind = classify(doc)
+        kind = classify(doc, mixed)
         if isinstance(kind, FleetError):
             builder.errors.append(kind)
         elif kind == "payload":
             builder.add_payload(doc)
         elif not _is_fleet_doc(doc):
             builder.add_fleet(doc)
-    return builder.snapshot(commit)
+    snapshot = builder.snapshot(commit)
+    warnings = lint_snapshot(snapshot, ordered) if lint else ()
+    return replace(snapshot, notes=mixed_notes(snapshot), warnings=warnings)
+
+
+def mixed_files(docs: Sequence[SourceDoc]) -> frozenset[str]:
+    """Files outside `resources/` with at least one fleet object."""
+    return frozenset(d.file for d in docs if not d.file.startswith(PAYLOAD_PREFIX) and _fleet(d))
+
+
+def _fleet(doc: SourceDoc) -> bool:
+    api_version, kind = doc.body.get("apiVersion"), doc.body.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return False
+    return is_fleet_kind(api_version, kind) or is_fleet_group(api_version)
+
+
+def mixed_notes(snapshot: FleetSnapshot) -> tuple[FleetError, ...]:
+    """One note per file outside `resources/` whose ordinary manifests became payload."""
+    counts: dict[str, tuple[int, int]] = {}
+    for res in snapshot.resources:
+        if not res.origin.file.startswith(PAYLOAD_PREFIX):
+            count, line = counts.get(res.origin.file, (0, res.origin.line))
+            counts[res.origin.file] = (count + 1, line)
+    return tuple(
+        FleetError(
+            file,
+            line,
+            "",
+            f"{count} ordinary manifest(s) in this file are loaded as resources to place, "
+            f"as if they were under {PAYLOAD_PREFIX} (the file also holds fleet objects)",
+        )
+        for file, (count, line) in sorted(counts.items())
+    )
 
 
 def error_at(doc: SourceDoc, issue: FieldIssue) -> FleetError:
     """A FleetError for an issue of `doc`, on the line of the issue's field when found."""
-    line = locate(doc.text, doc.doc, issue.field) if doc.text else None
-    return FleetError(doc.file, line or doc.line, issue.field, issue.message, doc.doc)
+    field = issue.field
+    if doc.path:
+        field = f"{doc.path}.{field}" if field and not field.startswith("[") else doc.path + field
+    line = locate(doc.text, doc.doc, field) if doc.text else None
+    return FleetError(doc.file, line or doc.line, field, issue.message, doc.doc)
 
 
 class _Builder:

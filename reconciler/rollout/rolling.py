@@ -56,6 +56,8 @@ class Classes:
     """Positive waits of not-yet-ready untrackable bindings."""
     all_ready: bool = True
     """Every Unscheduled and Bound binding is ready."""
+    not_ready: int = 0
+    """Unscheduled and Bound bindings that are not ready (updating, failed or unavailable)."""
 
 
 @dataclass(frozen=True)
@@ -96,12 +98,13 @@ def classify(views: Sequence[BindingView], now: datetime, period: timedelta) -> 
     """§2.3 classification, per binding state."""
     names = ("ready", "can_be_ready", "can_be_unavailable", "remove", "update", "apply_failed")
     lists: dict[str, list[str]] = {k: [] for k in (*names, "bounding", "up_to_date")}
-    targeted, waits, all_ready = 0, [], True
+    targeted, waits, all_ready, not_ready = 0, [], True, 0
     for b in views:
         ready, wait = b.ready(now, period)
         healthy = not b.failed and not b.diff_reported
         if b.state in (UNSCHEDULED, BOUND):
             all_ready = all_ready and ready
+            not_ready += 0 if ready else 1
             if not ready and wait is not None and wait > timedelta(0):
                 waits.append(wait)
             if healthy:
@@ -125,6 +128,7 @@ def classify(views: Sequence[BindingView], now: datetime, period: timedelta) -> 
         scheduler_targeted=targeted,
         waits=tuple(waits),
         all_ready=all_ready,
+        not_ready=not_ready,
         **{k: tuple(v) for k, v in lists.items()},
     )
 
@@ -177,7 +181,7 @@ def pick_bindings(
 def _stale_waits(d: RollingDecision, config: RollingConfig) -> list[Wait]:
     c = d.classes
     moving = sum(1 for n in d.update if n in c.update) + len(d.delete)
-    updating = len(c.can_be_ready) - len(c.ready) + moving
+    updating = c.not_ready + moving
     out = []
     for name in d.stale:
         if name in c.bounding:

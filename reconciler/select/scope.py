@@ -1,10 +1,16 @@
 """Which kinds are cluster-scoped, decided without an API server.
 
-A built-in table names the well-known cluster-scoped kinds (by API group and kind); every
-CustomResourceDefinition found among the payload resources adds its own group/kind with its
-`spec.scope`; the operator may add more (e.g. CRDs installed outside the fleet). Any other kind is
-namespaced. Built once per pass by `reconciler.select.index.build_index`; read by the selector and
-the envelope checks.
+The rule, in order:
+1. a CustomResourceDefinition among the payload resources decides its own group/kind
+   (`spec.scope`); the operator may add cluster-scoped kinds (CRDs installed outside the fleet);
+2. a built-in table names the cluster-scoped kinds of Kubernetes' own API groups and of
+   well-known add-ons (Kueue, cert-manager, Gateway API, Karpenter, Kyverno, ...); any other kind
+   of those groups is namespaced;
+3. a kind of any other group (a custom resource whose CRD is not in the repository) is decided
+   from its objects: cluster-scoped when none of them sets `metadata.namespace`, else
+   namespaced (and an object of it without a namespace is an error, never dropped).
+Built once per pass by `reconciler.select.index.build_index`; read by the selector and the
+envelope checks.
 """
 
 from __future__ import annotations
@@ -69,7 +75,48 @@ _BUILTIN: dict[str, tuple[str, ...]] = {
         "ClusterResourceOverrideSnapshot",
     ),
     "cluster.kubernetes-fleet.io": ("MemberCluster", "InternalMemberCluster"),
+    "kueue.x-k8s.io": (
+        "ResourceFlavor",
+        "ClusterQueue",
+        "Cohort",
+        "WorkloadPriorityClass",
+        "AdmissionCheck",
+        "MultiKueueCluster",
+        "MultiKueueConfig",
+        "ProvisioningRequestConfig",
+        "Topology",
+    ),
+    "cert-manager.io": ("ClusterIssuer",),
+    "trust.cert-manager.io": ("Bundle",),
+    "gateway.networking.k8s.io": ("GatewayClass",),
+    "karpenter.sh": ("NodePool", "NodeClaim"),
+    "karpenter.k8s.aws": ("EC2NodeClass",),
+    "kyverno.io": ("ClusterPolicy", "ClusterCleanupPolicy"),
+    "templates.gatekeeper.sh": ("ConstraintTemplate",),
+    "snapshot.storage.k8s.io": ("VolumeSnapshotClass", "VolumeSnapshotContent"),
+    "external-secrets.io": ("ClusterSecretStore", "ClusterExternalSecret"),
+    "keda.sh": ("ClusterTriggerAuthentication",),
+    "argoproj.io": ("ClusterWorkflowTemplate",),
 }
+_NAMESPACED_ONLY_GROUPS = (
+    "apps",
+    "batch",
+    "autoscaling",
+    "policy",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "extensions",
+    "multicluster.x-k8s.io",
+    "monitoring.coreos.com",
+    "networking.istio.io",
+    "security.istio.io",
+    "cluster.x-k8s.io",
+    "ray.io",
+)
+KNOWN_GROUPS: frozenset[str] = frozenset(_BUILTIN) | frozenset(_NAMESPACED_ONLY_GROUPS)
+"""Groups whose scopes the built-in table decides (kinds not listed as cluster-scoped are
+namespaced); kinds of other groups without a CRD are decided from their objects."""
 BUILTIN_CLUSTER_SCOPED: frozenset[GroupKind] = frozenset(
     (group, kind) for group, kinds in _BUILTIN.items() for kind in kinds
 )
@@ -161,4 +208,19 @@ def build_scope_table(
             cluster.add(group_kind)
         else:
             cluster.discard(group_kind)
+    cluster |= infer_cluster_scoped(resources, declared.keys() | set(extra_cluster_scoped))
     return ScopeTable(frozenset(cluster), plurals), issues
+
+
+def infer_cluster_scoped(
+    resources: Sequence[Resource], decided: Iterable[GroupKind]
+) -> set[GroupKind]:
+    """Kinds of unknown groups, without a CRD, none of whose objects sets a namespace."""
+    skip = set(decided)
+    namespaced: dict[GroupKind, bool] = {}
+    for res in resources:
+        group_kind = (res.group, res.kind)
+        if res.group in KNOWN_GROUPS or group_kind in skip:
+            continue
+        namespaced[group_kind] = namespaced.get(group_kind, False) or bool(res.namespace)
+    return {group_kind for group_kind, has_ns in namespaced.items() if not has_ns}

@@ -1,7 +1,8 @@
 """Golden fleets: each case folder holds an input fleet and the expected output tree.
 
 `case.yaml` names the fleet folder (default `fleet/`), an optional cluster-status folder and the
-pass clock. The rendered tree (plus `errors.txt`, the sorted error lines) must equal `expected/`
+pass clock. The rendered tree (plus `errors.txt`, the sorted error lines, and `warnings.txt`, the
+notes and warnings of `gitfleet validate` when there are any) must equal `expected/`
 byte for byte, and a second pass fed with the first pass's output must give identical bytes (a
 no-op pass). Regenerate with `make golden-update` after an intended change, and review the diff.
 """
@@ -32,7 +33,7 @@ def render_case(case: Path, prior: State) -> dict[str, bytes]:
     for tool in spec.get("requires", []):
         if shutil.which(tool) is None:
             pytest.skip(f"{case.name} needs {tool}, which is not on PATH")
-    fleet = load_fleet(WorkdirTree((case / spec.get("fleet", "fleet")).resolve()))
+    fleet = load_fleet(WorkdirTree((case / spec.get("fleet", "fleet")).resolve()), lint=True)
     statuses = None
     if "clusterStatus" in spec:
         statuses, errors = read_cluster_statuses(WorkdirTree(case / spec["clusterStatus"]))
@@ -40,6 +41,9 @@ def render_case(case: Path, prior: State) -> dict[str, bytes]:
     result = reconcile(fleet, prior, statuses, parse_time(spec.get("now", "2026-11-21T10:00:00Z")))
     files = dict(result.files)
     files["errors.txt"] = "".join(f"{e}\n" for e in result.errors).encode()
+    lines = [f"note: {n}\n" for n in fleet.notes] + [f"warning: {w}\n" for w in fleet.warnings]
+    if lines:
+        files["warnings.txt"] = "".join(lines).encode()
     return files
 
 

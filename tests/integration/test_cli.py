@@ -94,7 +94,9 @@ def test_validate_quickstart_prints_a_summary(tmp_path: Path) -> None:
     result = run_cli(tmp_path, "validate", QUICKSTART, "--now", NOW)
     assert result.code == 0, result.output
     assert result.stderr == ""
-    assert result.stdout == ("valid: 3 cluster(s), 2 placement(s), 5 resource(s), 0 error(s)\n")
+    assert result.stdout == (
+        "valid: 3 cluster(s), 2 placement(s), 5 resource(s), 0 error(s), 0 warning(s)\n"
+    )
     assert list(tmp_path.iterdir()) == []
 
 

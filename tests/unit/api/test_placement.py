@@ -651,15 +651,11 @@ def test_resource_placement_rules(
     assert issues_of(rp(namespace, **spec)) == expected
 
 
-def test_v1_crp_accepted_but_v1_rp_is_not() -> None:
+def test_v1_crp_and_v1_rp_are_accepted() -> None:
     assert issues_of(crp() | {"apiVersion": "placement.kubernetes-fleet.io/v1"}) == []
-    body = rp("apps") | {"apiVersion": "placement.kubernetes-fleet.io/v1"}
-    assert issues_of(body) == [
-        (
-            "apiVersion",
-            "ResourcePlacement must use apiVersion placement.kubernetes-fleet.io/v1beta1",
-        )
-    ]
+    deployments = [{"group": "apps", "version": "v1", "kind": "Deployment"}]
+    body = rp("apps", resourceSelectors=deployments)
+    assert issues_of(body | {"apiVersion": "placement.kubernetes-fleet.io/v1"}) == []
 
 
 def test_status_is_accepted_and_ignored() -> None:

@@ -117,11 +117,12 @@ def test_pydantic_errors(body: dict[str, Any], expected: list[tuple[str, str]]) 
             ],
         ),
         (
-            {"apiVersion": "placement.kubernetes-fleet.io/v1", "kind": "ResourcePlacement"},
+            {"apiVersion": "placement.kubernetes-fleet.io/v1alpha1", "kind": "ResourcePlacement"},
             [
                 (
                     "apiVersion",
-                    "ResourcePlacement must use apiVersion placement.kubernetes-fleet.io/v1beta1",
+                    "ResourcePlacement must use apiVersion placement.kubernetes-fleet.io/v1 "
+                    "or placement.kubernetes-fleet.io/v1beta1",
                 )
             ],
         ),
@@ -149,7 +150,8 @@ def test_envelope_errors(body: Any, expected: list[tuple[str, str]]) -> None:
     [
         (PLACEMENT, "ClusterResourcePlacement", True, True, False),
         ("placement.kubernetes-fleet.io/v1", "ClusterResourcePlacement", True, True, False),
-        ("placement.kubernetes-fleet.io/v1", "ResourcePlacement", False, True, False),
+        ("placement.kubernetes-fleet.io/v1", "ResourcePlacement", True, True, False),
+        ("placement.kubernetes-fleet.io/v1alpha1", "ResourcePlacement", False, True, False),
         (PLACEMENT, "ClusterResourcePlacementTypo", False, True, False),
         (PLACEMENT, "ResourceEnvelope", False, True, True),
         ("placement.kubernetes-fleet.io/v9", "Anything", False, True, False),

@@ -51,8 +51,14 @@ CASES = [
         {"placements": ["a"]},
     ),
     (
-        "payload-outside-resources",
+        "payload-beside-fleet-objects-outside-resources",
         {"placements/a.yaml": NS.format("web") + "---\n" + CRP.format("a")},
+        [],
+        {"placements": ["a"], "resources": ["web"]},
+    ),
+    (
+        "payload-alone-outside-resources",
+        {"placements/a.yaml": NS.format("web"), "placements/b.yaml": CRP.format("a")},
         [("placements/a.yaml", 2, 0, "kind", "v1/Namespace is not a fleet kind; Kubernetes")],
         {"placements": ["a"], "resources": []},
     ),

@@ -51,11 +51,20 @@ def test_decision_slices(count: int, slices: list[int], indexed: bool) -> None:
 def test_decision_reason_and_profile_namespace() -> None:
     [(_, doc)] = decision_documents("ns.app", "app", "ns", ["b", "a"], "r", reasons={"a": "picked"})
     assert doc["decisions"] == [
-        {"clusterProfileRef": {"name": "a", "namespace": "fleet-system"}, "reason": "picked"},
-        {"clusterProfileRef": {"name": "b", "namespace": "fleet-system"}},
+        {"clusterProfileRef": REF | {"name": "a"}, "reason": "picked"},
+        {"clusterProfileRef": REF | {"name": "b"}},
     ]
     [(_, same)] = decision_documents("app", "app", "fleet-system", ["a"], "r")
-    assert same["decisions"] == [{"clusterProfileRef": {"name": "a"}}]
+    assert same["decisions"] == [{"clusterProfileRef": REF | {"name": "a"}}]
+    [(_, crp)] = decision_documents("app", "app", "", ["a"], "r")
+    assert crp["metadata"]["namespace"] == "fleet-system"
+
+
+REF = {
+    "apiVersion": "multicluster.x-k8s.io/v1alpha1",
+    "kind": "ClusterProfile",
+    "namespace": "fleet-system",
+}
 
 
 @pytest.mark.parametrize(

@@ -36,8 +36,52 @@ SCOPE_ISSUES = [
         ],
     ),
     (
-        "unknown kind is namespaced",
+        "unknown kind of a known group is namespaced",
+        [obj("apps/v1", "Widget", "w")],
+        [
+            (
+                "metadata.namespace",
+                "apps/v1 Widget w: Widget is namespaced and needs metadata.namespace "
+                "(otherwise it would land in whatever namespace the agent defaults to)",
+            )
+        ],
+    ),
+    (
+        "custom kind without namespaces is cluster-scoped",
         [obj("example.com/v1", "Widget", "w")],
+        [],
+    ),
+    (
+        "custom kind with a namespace somewhere is namespaced",
+        [obj("example.com/v1", "Widget", "w"), obj("example.com/v1", "Widget", "v", "app")],
+        [
+            (
+                "metadata.namespace",
+                "example.com/v1 Widget w: Widget is namespaced and needs metadata.namespace "
+                "(otherwise it would land in whatever namespace the agent defaults to)",
+            )
+        ],
+    ),
+    (
+        "well-known add-on kind is cluster-scoped",
+        [obj("kueue.x-k8s.io/v1beta1", "ClusterQueue", "q")],
+        [],
+    ),
+    (
+        "a CRD in resources/ decides over the objects",
+        [
+            obj(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                "widgets.example.com",
+                spec={
+                    "group": "example.com",
+                    "names": {"kind": "Widget", "plural": "widgets"},
+                    "scope": "Namespaced",
+                },
+            ),
+            obj("example.com/v1", "Widget", "w"),
+        ],
         [
             (
                 "metadata.namespace",
