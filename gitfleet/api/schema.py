@@ -5,7 +5,8 @@ kind covering every apiVersion it is served under). The repository publishes the
 (`gitfleet schema --out schemas`; a test keeps them equal to the models) and `gitfleet init`
 writes them into a new fleet repository's `.schemas/`, which the template's files reference with
 `# yaml-language-server: $schema=...` for editor completion and checks. The schemas check the
-shape only; the webhook rules (`gitfleet validate`) still apply. Called by the CLI.
+shape of what people write (`status` is accepted as any object); the webhook rules
+(`gitfleet validate`) still apply. Called by the CLI.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from gitfleet.api.registry import KINDS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
+STATUS_NOTE = "Written by gitfleet or its agents; not checked by this schema."
 
 
 def kind_schemas() -> dict[str, dict[str, Any]]:
@@ -24,6 +26,10 @@ def kind_schemas() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name, cls in sorted(classes.items()):
         schema = cls.model_json_schema(by_alias=True, mode="validation")
+        if "status" in schema.get("properties", {}):
+            # Status is written by gitfleet, agents or a KubeFleet export (whose quantities and
+            # extra fields the loader normalises first): accepted as any object, not checked.
+            schema["properties"]["status"] = {"type": "object", "description": STATUS_NOTE}
         versions = sorted(v for v, k in KINDS if KINDS[(v, k)] is cls)
         schema = {
             "$schema": DIALECT,
