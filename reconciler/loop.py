@@ -18,7 +18,7 @@ import hashlib
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -112,6 +112,18 @@ def with_approval_commits(fleet: FleetSnapshot, repo: Path, source: str) -> Flee
     changes = last_changes(repo, source, paths)
     commits = {p: PathCommit(c.commit, c.author, c.committer) for p, c in changes.items()}
     return replace(fleet, file_commits=commits)
+
+
+def add_driver_trailers(
+    trailers: dict[str, str | list[str]], extra: Sequence[tuple[str, str]]
+) -> None:
+    """Append the rollout drivers' trailers (who approved, what waits) in their order; keys the
+    loop sets itself are never replaced."""
+    for key, value in extra:
+        old = trailers.get(key)
+        if isinstance(old, str):
+            continue
+        trailers[key] = [*(old or []), value]
 
 
 def _now() -> datetime:
@@ -244,8 +256,7 @@ class Hub:
         trailers[REPORTS_TRAILER] = digest
         if result.next_wakeup is not None:
             trailers[WAKEUP_TRAILER] = format_time(result.next_wakeup)
-        for key, value in result.trailers:
-            trailers.setdefault(key, value)
+        add_driver_trailers(trailers, result.trailers)
         author = self.mirror.log(source, max_count=1)
         if author:
             trailers["Gitfleet-Source-Author"] = (

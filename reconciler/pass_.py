@@ -24,7 +24,7 @@ from reconciler.override import build_override_index, next_override_snapshots, s
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
 from reconciler.publish import decision_files, profile_files
 from reconciler.reports import statuses_from_reports
-from reconciler.rollout.cgu import with_label_overlay
+from reconciler.rollout.cgu import overlay_entries, with_label_overlay, with_overlay_status
 from reconciler.rollout.drivers import DRIVERS, Driver
 from reconciler.rollstage import roll_out
 from reconciler.schedule.clusters import ClusterView, EligibilityPolicy
@@ -166,7 +166,8 @@ def reconcile(
     what it was given). `reports` are the agents' reports (the running hub, or a dry run with
     `--reports`); when given they are the status source and feed Applied/Available and the
     rollout. `drivers` move External placements (`reconciler.rollout.drivers`)."""
-    fleet = with_label_overlay(fleet, prior.output)  # ClusterGroupUpgrade label/annotation actions
+    overlay = overlay_entries(fleet, prior.output)  # ClusterGroupUpgrade label/annotation actions
+    fleet = with_label_overlay(fleet, prior.output)
     assume_ready = _assumed_ready(fleet, statuses, reports)
     if reports is not None:
         statuses = {**(statuses or {}), **statuses_from_reports(fleet.clusters, reports, now)}
@@ -202,6 +203,7 @@ def reconcile(
             views, statuses is not None, fleet.fleet.spec.cluster_eligibility, prior, now
         )
     )
+    files.update(with_overlay_status(files, overlay))
     states = {key: plan.state for key, plan in plans.items()} | kept
     for key in kept:  # a held, unreadable placement keeps its status file too
         path = f"status/placements/{key}.yaml"
