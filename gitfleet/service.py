@@ -16,8 +16,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
 from gitfleet.repo.userrepo import is_repository, origin_url
@@ -25,6 +23,7 @@ from reconciler.describe import describe_cluster, describe_group_upgrade, descri
 from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.plan import Plan, plan_changes
+from reconciler.priorparse import load_bounded
 from reconciler.state import State, read_state
 from renderers import load_fleet
 
@@ -117,7 +116,7 @@ def plan_revisions(
 
 
 def _load(data: bytes) -> Any:
-    return yaml.load(data, Loader=yaml.CSafeLoader)
+    return load_bounded(data)
 
 
 _TRACKING = "refs/gitfleet/tracking/"

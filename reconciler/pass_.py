@@ -2,7 +2,8 @@
 -> output tree + new state + errors.
 
 Steps: cluster views and eligibility -> resource index -> per placement (`placement.place`) ->
-hold placements whose inputs failed to load (their previous output stays, nothing is pruned) ->
+hold placements whose inputs failed to load (their previous output stays, nothing is pruned) or
+whose own work raised (`reconciler.isolate`: that placement's error, never the pass's) ->
 resolve conflicts between placements -> per-cluster files and index -> status and state files.
 No clock, disk or network in here. Called by the CLI (`render`, `validate`) and the hub loop.
 """
@@ -19,6 +20,7 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
 from reconciler.assemble import assemble_clusters, read_prior_index
 from reconciler.distributions import apply_distributions
+from reconciler.isolate import failed_plan
 from reconciler.output import placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
@@ -97,7 +99,11 @@ def _plan_all(
     origins: dict[str, Origin | None] = {}
     for key, (placement, origin) in sorted(_placements(fleet).items()):
         prior_ps = prior.placements.get(key) or PlacementState(key=key)
-        plan = place(key, placement, prior_ps, views, index, inputs)
+        file = origin.file if origin is not None else ""
+        try:
+            plan = place(key, placement, prior_ps, views, index, inputs)
+        except Exception as exc:  # one placement's fault fails it alone
+            plan = failed_plan(key, placement, prior_ps, file, exc)
         if origin is not None:
             plan.state = replace(plan.state, origin_file=origin.file)
         plans[key], origins[key] = plan, origin
@@ -191,12 +197,12 @@ def reconcile(
         assume_ready=assume_ready,
     )
     errors += rollout.errors
-    files = assemble_clusters(plans, kept, prior, views, prior_index)
+    files = assemble_clusters(plans, kept, prior, views, prior_index, fleet.fleet.limits())
     files.update(rollout.files)
     files.update(distributed.files)
     files.update(distributed.status_files(files))
+    files.update(decision_files(plans, prior))  # before status: it may hold a placement
     files.update(placement_status_files(plans, prior, reports or {}, now))
-    files.update(decision_files(plans, prior))
     files.update(profile_files(views))
     files.update(
         cluster_status_files(

@@ -21,6 +21,7 @@ from gitfleet.cli.app import (
     _duration_seconds,
     _repo_url,
     cache_option,
+    checked_cluster,
     main,
     output_branch_option,
     output_option,
@@ -82,7 +83,9 @@ def _stamp() -> str:
     help="The fleet repository (URL or local path) holding the output branch. Required.",
 )
 @click.option(
-    "--cluster", help="This member cluster's name (its directory clusters/<name>/). Required."
+    "--cluster",
+    callback=checked_cluster,
+    help="This member cluster's name (its directory clusters/<name>/). Required.",
 )
 @click.option(
     "--kubeconfig",

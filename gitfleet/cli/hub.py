@@ -18,6 +18,7 @@ from gitfleet.cli.app import (
     _now,
     _print_pass,
     cache_option,
+    checked_branch,
     main,
     output_branch_option,
     output_option,
@@ -34,7 +35,7 @@ from reconciler.loop import Hub
     "--repo",
     help="The fleet repository: a URL (https, ssh, git://127.0.0.1) or a local path. Required.",
 )
-@click.option("--source-branch", default="main", show_default=True)
+@click.option("--source-branch", default="main", show_default=True, callback=checked_branch)
 @output_branch_option
 @click.option(
     "--once", is_flag=True, help="Run one pass and exit (exit 1 if the fleet has errors)."
