@@ -16,14 +16,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
 from reconciler.describe import describe_cluster, describe_group_upgrade, describe_placement
 from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.plan import Plan, plan_changes
+from reconciler.priorparse import load_bounded
 from reconciler.state import State, read_state
 from renderers import load_fleet
 
@@ -105,7 +104,7 @@ def plan_revisions(repo: Path, base: str, head: str, now: datetime) -> PlanResul
 
 
 def _load(data: bytes) -> Any:
-    return yaml.load(data, Loader=yaml.CSafeLoader)
+    return load_bounded(data)
 
 
 def _output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping[str, bytes]:

@@ -15,7 +15,11 @@ from typing import Any
 import yaml
 
 from gitfleet.api.canonical import placement_content_hash
+from gitfleet.api.limits import DEFAULT_LIMITS, Limits
+from reconciler.isolate import hold
+from reconciler.manifests import Manifest
 from reconciler.output import cluster_path, index_doc, yaml_bytes
+from reconciler.outputguard import cluster_over_cap, describe, refusal
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import parse_own
 from reconciler.schedule.clusters import ClusterView
@@ -185,32 +189,82 @@ def _write_live(
     prior_index: dict[str, dict[str, dict[str, Any]]],
     files: dict[str, bytes],
     index: dict[str, list[dict[str, Any]]],
+    limits: Limits,
 ) -> dict[tuple[str, str, str], list[str]]:
-    """Files and index entries of placements that render now; returns the conflicts lost."""
+    """Files and index entries of placements that render now; returns the conflicts lost. A
+    placement whose layout raises is held instead (`reconciler.isolate`)."""
     lost: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for key, plan in sorted(plans.items()):
+    for _, plan in sorted(plans.items()):
         if plan.held:
             continue
-        header = _live_entry(plan)
-        for cluster in plan.live_clusters():
-            objects = []
-            for m in plan.manifests_for(cluster):
-                winner = owners.get((cluster, _ident_key(m.identity)), key) if owners else key
-                if winner != key:
-                    what = _describe(m.identity)
-                    lost[(key, winner, what)].append(cluster)
-                    plan.sync_errors[cluster] = (
-                        f"{what} is also placed by placement {winner} on this cluster"
-                    )
-                    continue
-                files[cluster_path(cluster, key, m.file)] = m.data
-                objects.append(m.entry)
-            failed = plan.cluster(cluster).failures
-            if failed:
-                objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
-            content = placement_content_hash(objects)
-            index[cluster].append({**header, "contentHash": content, "objects": objects})
+        mine: dict[str, bytes] = {}
+        entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        losses: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+        try:
+            _write_one(plan, owners, prior, prior_index, mine, entries, losses, limits)
+        except Exception as exc:  # one placement's fault fails it alone
+            plan.sync_errors.clear()
+            hold(plan, "laying out the files of", exc)
+            continue
+        files.update(mine)
+        for cluster, rows in entries.items():
+            index[cluster] += rows
+        for what, clusters in losses.items():
+            lost[what] += clusters
     return lost
+
+
+def _write_one(
+    plan: PlacementPlan,
+    owners: Mapping[Claim, str],
+    prior: State,
+    prior_index: dict[str, dict[str, dict[str, Any]]],
+    files: dict[str, bytes],
+    index: dict[str, list[dict[str, Any]]],
+    lost: dict[tuple[str, str, str], list[str]],
+    limits: Limits,
+) -> None:
+    key, header = plan.key, _live_entry(plan)
+    refused: dict[str, str] = {}
+    for cluster in plan.live_clusters():
+        objects = []
+        taken: dict[str, Mapping[str, str]] = {}
+        for m in plan.manifests_for(cluster):
+            problem = _refusal(m, taken, limits)
+            if problem is not None:
+                refused.setdefault(describe(m.identity), problem[0])
+                if problem[1]:
+                    objects += _keep_failed(
+                        key, cluster, ((m.file, problem[0]),), prior, prior_index, files
+                    )
+                continue
+            taken[m.file] = m.identity
+            winner = owners.get((cluster, _ident_key(m.identity)), key) if owners else key
+            if winner != key:
+                what = _describe(m.identity)
+                lost[(key, winner, what)].append(cluster)
+                plan.sync_errors[cluster] = (
+                    f"{what} is also placed by placement {winner} on this cluster"
+                )
+                continue
+            files[cluster_path(cluster, key, m.file)] = m.data
+            objects.append(m.entry)
+        failed = plan.cluster(cluster).failures
+        if failed:
+            objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
+        content = placement_content_hash(objects)
+        index[cluster].append({**header, "contentHash": content, "objects": objects})
+    plan.errors += [("spec.resourceSelectors", f"{what}: {why}") for what, why in refused.items()]
+
+
+def _refusal(
+    m: Manifest, taken: Mapping[str, Mapping[str, str]], limits: Limits
+) -> tuple[str, bool] | None:
+    problem = refusal(m, limits)
+    if problem is None and m.file in taken and taken[m.file] != m.identity:
+        other = describe(taken[m.file])
+        return f"its output file name {m.file} is already used by {other}", False
+    return problem
 
 
 def _report_conflicts(
@@ -233,9 +287,12 @@ def assemble_clusters(
     prior: State,
     views: Mapping[str, ClusterView],
     prior_index: dict[str, dict[str, dict[str, Any]]] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, bytes]:
     """Every `clusters/...` file of the new output tree (`prior_index`: `read_prior_index` of
-    the prior output, when the caller already has it)."""
+    the prior output, when the caller already has it). A cluster whose files would exceed
+    `limits.maxRenderedBytesPerCluster` keeps its previous files (an error on each placement
+    bound to it)."""
     held_keys = sorted({k for k, p in plans.items() if p.held} | set(kept))
     if prior_index is None:
         prior_index = read_prior_index(prior.output) if prior.output else {}
@@ -249,11 +306,37 @@ def assemble_clusters(
     files: dict[str, bytes] = {}
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)
     _write_held(held, prior, files, index)
-    _report_conflicts(plans, _write_live(plans, owners, prior, prior_index, files, index))
+    lost = _write_live(plans, owners, prior, prior_index, files, index, limits)
+    _report_conflicts(plans, lost)
+    failed = {k for k, p in plans.items() if p.held and k not in held}
+    _write_held(
+        {k: _held_entries(k, prior_index, views) for k in sorted(failed)}, prior, files, index
+    )
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
     for cluster in sorted(set(index) | set(views)):
         files[cluster_path(cluster, "index.yaml")] = yaml_bytes(
             index_doc(cluster, index.get(cluster, []))
         )
+    for cluster in sorted(set(index) | set(views)):
+        _enforce_cap(cluster, files, prior, plans, limits)
     return files
+
+
+def _enforce_cap(
+    cluster: str,
+    files: dict[str, bytes],
+    prior: State,
+    plans: Mapping[str, PlacementPlan],
+    limits: Limits,
+) -> None:
+    problem = cluster_over_cap(files, cluster, limits)
+    if problem is None:
+        return
+    prefix = cluster_path(cluster, "")
+    for path in [p for p in files if p.startswith(prefix)]:
+        del files[path]
+    files.update({p: d for p, d in prior.output.items() if p.startswith(prefix)})
+    for plan in plans.values():
+        if cluster in plan.bound_clusters():
+            plan.errors.append(("", problem))

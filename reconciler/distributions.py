@@ -19,7 +19,7 @@ import yaml
 
 from gitfleet.api import Condition, set_condition
 from gitfleet.api.distribution import ReplicaDistribution
-from gitfleet.api.errors import FleetError
+from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.load.model import FleetSnapshot
 from reconciler.distribute.stage import (
     DistributionInput,
@@ -29,6 +29,7 @@ from reconciler.distribute.stage import (
     total_replicas,
 )
 from reconciler.distribute.workload import ClusterResult, render_workload
+from reconciler.isolate import hold
 from reconciler.manifests import Manifest, manifest_of
 from reconciler.output import object_file_name, yaml_bytes
 from reconciler.placement import PlacementPlan
@@ -249,53 +250,95 @@ def apply_distributions(
     output: Mapping[str, bytes],
     now: datetime,
 ) -> DistributionsResult:
-    """Every ReplicaDistribution of the fleet, in (namespace, name) order."""
+    """Every ReplicaDistribution of the fleet, in (namespace, name) order. One that raises is
+    reported on its own file and keeps its previous state and status; the placements carrying its
+    workload keep their previous output (`reconciler.isolate`)."""
     result = DistributionsResult()
     winners = _winners(fleet, output)
     labels = {name: view.labels for name, view in views.items()}
     for (ns, name), rd in sorted(fleet.distributions.items()):
-        key, ident = f"{ns}/{name}", _ident(rd)
-        pairs, hub = _placed(plans, ident)
-        workload_file = object_file_name(hub) if hub is not None else ""
-        prior = _prior(output, state_path(ns, name))
-        winner = winners[ident]
-        inp = DistributionInput(
-            rd,
-            key,
-            hub,
-            sorted({c for _, c in pairs}),
-            labels,
-            prior,
-            conflict_with=winner if winner != key else None,
-        )
-        outcome = distribute(inp)
-        if inp.conflict_with is None:
-            _rewrite(plans, pairs, ident, outcome, key)
-        origin = fleet.origins.get(("ReplicaDistribution", ns, name))
-        for path, message in outcome.problems:
-            result.errors.append(
-                FleetError(
-                    origin.file if origin else "", origin.line if origin else None, path, message
-                )
-            )
-        prior_status = _prior_status(output, status_path(ns, name))
-        conds = _timed(outcome.conditions, prior_status, now)
-        total = total_replicas(rd, hub)
-        result.statuses[status_path(ns, name)] = status_doc(rd, outcome, total, conds)
-        result.rendered[status_path(ns, name)] = {
-            c: f"clusters/{c}/{pkey}/{workload_file}" for pkey, c in pairs
-        }
-        if outcome.state is not None:
-            doc = {
-                "apiVersion": "gitfleet.io/v1alpha1",
-                "kind": "ReplicaDistributionState",
-                "metadata": {"name": name, "namespace": ns},
-                **outcome.state,
-            }
-            result.files[state_path(ns, name)] = yaml_bytes(doc)
-        elif state_path(ns, name) in output:
-            result.files[state_path(ns, name)] = output[state_path(ns, name)]
+        try:
+            _distribute_one(fleet, plans, output, now, result, winners, labels, ns, name, rd)
+        except Exception as exc:  # one distribution's fault fails it alone
+            _failed(fleet, plans, output, result, ns, name, rd, exc)
     return result
+
+
+def _failed(
+    fleet: FleetSnapshot,
+    plans: Mapping[str, PlacementPlan],
+    output: Mapping[str, bytes],
+    result: DistributionsResult,
+    ns: str,
+    name: str,
+    rd: ReplicaDistribution,
+    exc: Exception,
+) -> None:
+    origin = fleet.origins.get(("ReplicaDistribution", ns, name))
+    file = origin.file if origin else ""
+    message = f"internal error while distributing {ns}/{name}: {describe_exception(exc)}"
+    result.errors.append(FleetError(file, origin.line if origin else None, "", message))
+    for path in (state_path(ns, name), status_path(ns, name)):
+        if path in output:
+            result.files[path] = output[path]
+    for pkey, _cluster in _placed(plans, _ident(rd))[0]:
+        if not plans[pkey].held:
+            hold(plans[pkey], "distributing replicas of", exc)
+
+
+def _distribute_one(
+    fleet: FleetSnapshot,
+    plans: Mapping[str, PlacementPlan],
+    output: Mapping[str, bytes],
+    now: datetime,
+    result: DistributionsResult,
+    winners: Mapping[Any, str],
+    labels: Mapping[str, Any],
+    ns: str,
+    name: str,
+    rd: ReplicaDistribution,
+) -> None:
+    key, ident = f"{ns}/{name}", _ident(rd)
+    pairs, hub = _placed(plans, ident)
+    workload_file = object_file_name(hub) if hub is not None else ""
+    prior = _prior(output, state_path(ns, name))
+    winner = winners[ident]
+    inp = DistributionInput(
+        rd,
+        key,
+        hub,
+        sorted({c for _, c in pairs}),
+        labels,
+        prior,
+        conflict_with=winner if winner != key else None,
+    )
+    outcome = distribute(inp)
+    if inp.conflict_with is None:
+        _rewrite(plans, pairs, ident, outcome, key)
+    origin = fleet.origins.get(("ReplicaDistribution", ns, name))
+    for path, message in outcome.problems:
+        result.errors.append(
+            FleetError(
+                origin.file if origin else "", origin.line if origin else None, path, message
+            )
+        )
+    prior_status = _prior_status(output, status_path(ns, name))
+    conds = _timed(outcome.conditions, prior_status, now)
+    total = total_replicas(rd, hub)
+    result.statuses[status_path(ns, name)] = status_doc(rd, outcome, total, conds)
+    result.rendered[status_path(ns, name)] = {
+        c: f"clusters/{c}/{pkey}/{workload_file}" for pkey, c in pairs
+    }
+    if outcome.state is not None:
+        doc = {
+            "apiVersion": "gitfleet.io/v1alpha1",
+            "kind": "ReplicaDistributionState",
+            "metadata": {"name": name, "namespace": ns},
+            **outcome.state,
+        }
+        result.files[state_path(ns, name)] = yaml_bytes(doc)
+    elif state_path(ns, name) in output:
+        result.files[state_path(ns, name)] = output[state_path(ns, name)]
 
 
 def _prior_status(output: Mapping[str, bytes], path: str) -> Mapping[str, Any]:

@@ -18,13 +18,13 @@ import hashlib
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from gitfleet.api.conditions import format_time, parse_time
-from gitfleet.api.errors import FleetError
+from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, PathCommit
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
@@ -44,7 +44,11 @@ REPORTS_TRAILER = "Gitfleet-Reports"
 WAKEUP_TRAILER = "Gitfleet-Wakeup"
 """When a rollout timer of this output is due (the hub passes again then, even without input)."""
 STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
-MAX_PUSH_ATTEMPTS = 8
+MAX_PUSH_ATTEMPTS = 64
+"""Push attempts per pass. A rejection means another writer moved the output branch (it only
+moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
+with capped backoff and jitter until it commits or finds its inputs already rendered. Under a
+busy author and a second hub, 8 attempts were lost in a row now and then (issue 14)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,8 @@ class PassReport:
     """What one `run_once` did."""
 
     outcome: str
-    """committed, unchanged, skipped, source-rewritten, source-unavailable or no-source."""
+    """committed, unchanged, skipped, source-rewritten, source-unavailable, no-source, rejected
+    or error (an unexpected exception; `run` retries it with backoff)."""
     source: str | None = None
     output: str | None = None
     errors: tuple[FleetError, ...] = ()
@@ -112,6 +117,18 @@ def with_approval_commits(fleet: FleetSnapshot, repo: Path, source: str) -> Flee
     changes = last_changes(repo, source, paths)
     commits = {p: PathCommit(c.commit, c.author, c.committer) for p, c in changes.items()}
     return replace(fleet, file_commits=commits)
+
+
+def add_driver_trailers(
+    trailers: dict[str, str | list[str]], extra: Sequence[tuple[str, str]]
+) -> None:
+    """Append the rollout drivers' trailers (who approved, what waits) in their order; keys the
+    loop sets itself are never replaced."""
+    for key, value in extra:
+        old = trailers.get(key)
+        if isinstance(old, str):
+            continue
+        trailers[key] = [*(old or []), value]
 
 
 def _now() -> datetime:
@@ -244,8 +261,7 @@ class Hub:
         trailers[REPORTS_TRAILER] = digest
         if result.next_wakeup is not None:
             trailers[WAKEUP_TRAILER] = format_time(result.next_wakeup)
-        for key, value in result.trailers:
-            trailers.setdefault(key, value)
+        add_driver_trailers(trailers, result.trailers)
         author = self.mirror.log(source, max_count=1)
         if author:
             trailers["Gitfleet-Source-Author"] = (
@@ -307,13 +323,20 @@ class Hub:
         on_report: Callable[[PassReport], None],
     ) -> None:
         """Passes until `stop` is set: one per `interval` seconds, or sooner when `trigger` is
-        set. A trigger that arrives during a pass causes exactly one more pass."""
+        set. A trigger that arrives during a pass causes exactly one more pass. An unexpected
+        exception never ends the loop: it is reported (outcome `error`) and retried with
+        backoff, like an unreachable source."""
         failures = 0
         while not stop.is_set():
             trigger.clear()
-            report = self.run_once()
+            try:
+                report = self.run_once()
+            except Exception as exc:  # report, back off, retry; never exit
+                message = f"unexpected error, retrying with backoff: {describe_exception(exc)}"
+                report = PassReport("error", message=message)
             on_report(report)
-            failures = failures + 1 if report.outcome in ("source-unavailable", "rejected") else 0
+            retried = ("source-unavailable", "rejected", "error")
+            failures = failures + 1 if report.outcome in retried else 0
             wait = interval if failures == 0 else min(interval * 2**failures, 300.0)
             if self.next_wakeup is not None:  # wake up when a rollout timer is due
                 due = (self.next_wakeup - self._clock()).total_seconds()

@@ -21,22 +21,26 @@ INDEX_KIND = "ClusterIndex"
 API_VERSION = "gitfleet.io/v1alpha1"
 
 
-def _token(text: str, pattern: re.Pattern[str], limit: int = 253) -> str:
-    """`text` when it is a safe name; otherwise a hash-derived stand-in."""
+def _token(text: str, pattern: re.Pattern[str], limit: int = 253, stand_in: str = "h-.") -> str:
+    """`text` when it is a safe name; otherwise a hash-derived stand-in. The file-name stand-in
+    `h-.<hex>` is never a valid kind, DNS label or DNS subdomain ('-.' cannot occur in one), so
+    a stand-in never equals a real name's token."""
     if len(text) <= limit and pattern.match(text):
         return text
-    return "h-" + hashlib.sha256(text.encode()).hexdigest()[:20]
+    return stand_in + hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 def placement_key(name: str, namespace: str = "") -> str:
     """Directory name of a placement: `<name>` (CRP) or `<namespace>.<name>` (RP).
     Both parts are validated DNS-1123 labels, so the dot cannot be ambiguous."""
-    name_tok = _token(name, _DNS_LABEL, 63)
-    return f"{_token(namespace, _DNS_LABEL, 63)}.{name_tok}" if namespace else name_tok
+    name_tok = _token(name, _DNS_LABEL, 63, "h-")
+    return f"{_token(namespace, _DNS_LABEL, 63, 'h-')}.{name_tok}" if namespace else name_tok
 
 
 def object_file_name(obj: Mapping[str, Any]) -> str:
-    """`<kind>[.<group>]_[<namespace>_]<name>.yaml`, lower-case; '_' never occurs in a part."""
+    """`<kind>[.<group>]_[<namespace>_]<name>.yaml`, lower-case; '_' never occurs in a part, and
+    a hashed stand-in never equals a valid part, so two objects share a file name only when their
+    kinds differ in case alone (`reconciler.outputguard` refuses the second)."""
     api_version = str(obj.get("apiVersion", ""))
     group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
     kind = _token(str(obj.get("kind", "")), _KIND).lower()

@@ -2,7 +2,8 @@
 -> output tree + new state + errors.
 
 Steps: cluster views and eligibility -> resource index -> per placement (`placement.place`) ->
-hold placements whose inputs failed to load (their previous output stays, nothing is pruned) ->
+hold placements whose inputs failed to load (their previous output stays, nothing is pruned) or
+whose own work raised (`reconciler.isolate`: that placement's error, never the pass's) ->
 resolve conflicts between placements -> per-cluster files and index -> status and state files.
 No clock, disk or network in here. Called by the CLI (`render`, `validate`) and the hub loop.
 """
@@ -19,12 +20,13 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
 from reconciler.assemble import assemble_clusters, read_prior_index
 from reconciler.distributions import apply_distributions
+from reconciler.isolate import failed_plan
 from reconciler.output import placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
 from reconciler.publish import decision_files, profile_files
 from reconciler.reports import statuses_from_reports
-from reconciler.rollout.cgu import with_label_overlay
+from reconciler.rollout.cgu import overlay_entries, with_label_overlay, with_overlay_status
 from reconciler.rollout.drivers import DRIVERS, Driver
 from reconciler.rollstage import roll_out
 from reconciler.schedule.clusters import ClusterView, EligibilityPolicy
@@ -97,7 +99,11 @@ def _plan_all(
     origins: dict[str, Origin | None] = {}
     for key, (placement, origin) in sorted(_placements(fleet).items()):
         prior_ps = prior.placements.get(key) or PlacementState(key=key)
-        plan = place(key, placement, prior_ps, views, index, inputs)
+        file = origin.file if origin is not None else ""
+        try:
+            plan = place(key, placement, prior_ps, views, index, inputs)
+        except Exception as exc:  # one placement's fault fails it alone
+            plan = failed_plan(key, placement, prior_ps, file, exc)
         if origin is not None:
             plan.state = replace(plan.state, origin_file=origin.file)
         plans[key], origins[key] = plan, origin
@@ -156,7 +162,8 @@ def reconcile(
     what it was given). `reports` are the agents' reports (the running hub, or a dry run with
     `--reports`); when given they are the status source and feed Applied/Available and the
     rollout. `drivers` move External placements (`reconciler.rollout.drivers`)."""
-    fleet = with_label_overlay(fleet, prior.output)  # ClusterGroupUpgrade label/annotation actions
+    overlay = overlay_entries(fleet, prior.output)  # ClusterGroupUpgrade label/annotation actions
+    fleet = with_label_overlay(fleet, prior.output)
     assume_ready = _assumed_ready(fleet, statuses, reports)
     if reports is not None:
         statuses = {**(statuses or {}), **statuses_from_reports(fleet.clusters, reports, now)}
@@ -180,18 +187,19 @@ def reconcile(
         assume_ready=assume_ready,
     )
     errors += rollout.errors
-    files = assemble_clusters(plans, kept, prior, views, prior_index)
+    files = assemble_clusters(plans, kept, prior, views, prior_index, fleet.fleet.limits())
     files.update(rollout.files)
     files.update(distributed.files)
     files.update(distributed.status_files(files))
+    files.update(decision_files(plans, prior))  # before status: it may hold a placement
     files.update(placement_status_files(plans, prior, reports or {}, now))
-    files.update(decision_files(plans, prior))
     files.update(profile_files(views))
     files.update(
         cluster_status_files(
             views, statuses is not None, fleet.fleet.spec.cluster_eligibility, prior, now
         )
     )
+    files.update(with_overlay_status(files, overlay))
     states = {key: plan.state for key, plan in plans.items()} | kept
     for key in kept:  # a held, unreadable placement keeps its status file too
         path = f"status/placements/{key}.yaml"

@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from reconciler.output import yaml_bytes
+from reconciler.priorparse import load_bounded
 from reconciler.rollout.stagedreport import RunPreview, run_previews
 
 MAX_DIFF_LINES = 400
@@ -97,7 +96,7 @@ def _bindings(files: Mapping[str, bytes]) -> dict[str, set[str]]:
         parts = path.split("/")
         if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
             continue
-        doc = yaml.load(data, Loader=yaml.CSafeLoader) or {}
+        doc = load_bounded(data) or {}
         for entry in doc.get("placements") or []:
             out.setdefault(str(entry.get("key")), set()).add(parts[1])
     return out
@@ -130,10 +129,10 @@ def redact_secret(data: bytes, other: bytes | None = None, side: str = "") -> by
     """A Secret manifest with every data/stringData value replaced by a marker. A value that
     differs from the same key in `other` (the other side of the diff) is marked as changed, so a
     reviewer sees which keys changed; no digest or part of any value is ever shown."""
-    doc: Any = yaml.load(data, Loader=yaml.CSafeLoader)
+    doc: Any = load_bounded(data)
     if not _is_secret(doc):
         return data
-    theirs = yaml.load(other, Loader=yaml.CSafeLoader) if other is not None else None
+    theirs = load_bounded(other) if other is not None else None
     before = _secret_values(theirs) if _is_secret(theirs) else {}
     for section in ("data", "stringData"):
         values = doc.get(section)
@@ -193,7 +192,7 @@ def _headline(status: Mapping[str, Any]) -> str:
 def _ops(base: Mapping[str, bytes], head: Mapping[str, bytes], path: str) -> tuple[str, ...]:
     def load(files: Mapping[str, bytes]) -> list[Any]:
         data = files.get(path)
-        doc = yaml.load(data, Loader=yaml.CSafeLoader) if data is not None else None
+        doc = load_bounded(data) if data is not None else None
         return list((doc or {}).get("ops") or [])
 
     before = {(o.get("seq"), o.get("cluster")) for o in load(base)}
@@ -222,8 +221,8 @@ def group_upgrade_changes(
         if path not in head:
             out.append(GroupUpgradeChange(key, "removed"))
             continue
-        status = (yaml.load(head[path], Loader=yaml.CSafeLoader) or {}).get("status") or {}
-        old = yaml.load(base[path], Loader=yaml.CSafeLoader) if path in base else None
+        status = (load_bounded(head[path]) or {}).get("status") or {}
+        old = load_bounded(base[path]) if path in base else None
         was_started = _started((old or {}).get("status") or {})
         out.append(
             GroupUpgradeChange(

@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Mapping
 
 from reconciler.decisions import cluster_profile_documents, decision_documents
+from reconciler.isolate import hold
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.schedule.clusters import ClusterView
@@ -26,16 +27,19 @@ def _revision(clusters: list[str]) -> str:
 def decision_files(plans: Mapping[str, PlacementPlan], prior: State) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for key, plan in sorted(plans.items()):
-        if plan.held:
-            prefix = f"decisions/{key}-"
-            files.update({p: prior.output[p] for p in prior.output if p.startswith(prefix)})
-            continue
-        clusters = plan.bound_clusters()
-        reasons = {d.cluster: d.reason for d in plan.decisions if d.selected}
-        docs = decision_documents(
-            key, plan.name, plan.namespace, clusters, _revision(clusters), reasons
-        )
-        files.update({path: yaml_bytes(doc) for path, doc in docs})
+        if not plan.held:
+            clusters = plan.bound_clusters()
+            reasons = {d.cluster: d.reason for d in plan.decisions if d.selected}
+            try:
+                docs = decision_documents(
+                    key, plan.name, plan.namespace, clusters, _revision(clusters), reasons
+                )
+                files.update({path: yaml_bytes(doc) for path, doc in docs})
+                continue
+            except Exception as exc:  # one placement's fault fails it alone
+                hold(plan, "writing the scheduling decisions of", exc)
+        prefix = f"decisions/{key}-"
+        files.update({p: prior.output[p] for p in prior.output if p.startswith(prefix)})
     return files
 
 

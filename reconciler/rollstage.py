@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
 from reconciler.assemble import given_content
+from reconciler.isolate import guarded
 from reconciler.placement import PlacementPlan
 from reconciler.rollout.drivers import Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
@@ -326,6 +328,34 @@ def _drop_departed(plan: PlacementPlan, clusters: frozenset[str]) -> None:
     plan.state = replace(plan.state, bindings=kept)
 
 
+def _observe(
+    plan: PlacementPlan,
+    reports: Mapping[str, AgentReport],
+    now: datetime,
+    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    clusters: frozenset[str],
+    assume_ready: frozenset[str],
+    views: dict[str, PlacementView],
+) -> None:
+    observe(plan, reports, now, prior_index)
+    _drop_departed(plan, clusters)
+    views[plan.key] = placement_view(plan, assume_ready)
+
+
+def _external_into(
+    plan: PlacementPlan, updates: list[ExternalUpdate], now: datetime, errors: list[FleetError]
+) -> None:
+    errors.extend(_external(plan, updates, now))
+
+
+def _roll_into(
+    plan: PlacementPlan, now: datetime, assume: frozenset[str], wakeups: list[datetime]
+) -> None:
+    due = _roll(plan, now, assume)
+    if due is not None:
+        wakeups.append(due)
+
+
 def _run_drivers(
     drivers: Sequence[Driver],
     fleet: FleetSnapshot,
@@ -347,12 +377,16 @@ def roll_out(
     drivers: Sequence[Driver] = (),
     assume_ready: frozenset[str] = frozenset(),
 ) -> RolloutOutcome:
-    """The rollout stage over every placement (plans are updated in place)."""
-    live = {k: p for k, p in sorted(plans.items()) if not p.held}
-    for plan in live.values():
-        observe(plan, reports, now, prior_index)
-        _drop_departed(plan, clusters)
-    views = {k: placement_view(p, assume_ready) for k, p in live.items()}
+    """The rollout stage over every placement (plans are updated in place). A placement whose
+    own rollout work raises is held (`reconciler.isolate`); the others roll out."""
+    live: dict[str, PlacementPlan] = {}
+    views: dict[str, PlacementView] = {}
+    for key, plan in sorted(plans.items()):
+        if plan.held:
+            continue
+        work = partial(_observe, plan, reports, now, prior_index, clusters, assume_ready, views)
+        if guarded(plan, "observing the rollout of", work):
+            live[key] = plan
     labels = {n: dict(c.metadata.labels or {}) for n, c in fleet.clusters.items()}
     inputs = RolloutInputs(placements=views, cluster_labels=labels, now=now)
     results = _run_drivers(drivers, fleet, inputs, prior_output)
@@ -367,11 +401,9 @@ def roll_out(
     for key, plan in live.items():
         if plan.strategy_type == "External":
             updates = [u for r in results for u in r.updates if u.placement == key]
-            errors += _external(plan, updates, now)
+            guarded(plan, "rolling out", partial(_external_into, plan, updates, now, errors))
         else:
-            due = _roll(plan, now, assume_ready)
-            if due is not None:
-                wakeups.append(due)
+            guarded(plan, "rolling out", partial(_roll_into, plan, now, assume_ready, wakeups))
     for r in results:
         files.update(r.files)
     return RolloutOutcome(

@@ -17,6 +17,7 @@ import yaml
 
 from gitfleet.api import Condition
 from gitfleet.api.report import AgentReport
+from reconciler.isolate import hold
 from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
@@ -230,6 +231,16 @@ def placement_status_doc(
     return {**doc, "status": status}
 
 
+def _failed_status_doc(
+    plan: PlacementPlan, prior: PriorConditions, now: datetime
+) -> dict[str, Any]:
+    """The status of a placement whose status could not be computed: what failed, where."""
+    scheduled = plan.scheduled
+    conds = [Cond(plan.kind + "Scheduled", scheduled.status, scheduled.reason, scheduled.message)]
+    status = {"conditions": _dump(timed(conds, prior[0], plan.state.generation, now))}
+    return {**plan.declared, "status": status}
+
+
 _SERVER_FIELDS = (
     "uid",
     "resourceVersion",
@@ -261,12 +272,16 @@ def placement_status_files(
     reports: Mapping[str, AgentReport],
     now: datetime,
 ) -> dict[str, bytes]:
-    return {
-        f"status/placements/{key}.yaml": yaml_bytes(
-            placement_status_doc(plan, prior_placement_conditions(prior, key), reports, now)
-        )
-        for key, plan in sorted(plans.items())
-    }
+    files = {}
+    for key, plan in sorted(plans.items()):
+        conditions = prior_placement_conditions(prior, key)
+        try:
+            doc = placement_status_doc(plan, conditions, reports, now)
+        except Exception as exc:  # one placement's fault fails it alone
+            hold(plan, "writing the status of", exc)
+            doc = _failed_status_doc(plan, conditions, now)
+        files[f"status/placements/{key}.yaml"] = yaml_bytes(doc)
+    return files
 
 
 def _prior_conditions(prior: State, path: str) -> tuple[Condition, ...]:

@@ -3,9 +3,12 @@
 Templates run in `ImmutableSandboxedEnvironment` with `StrictUndefined`, no autoescaping, and a
 loader confined to the repository's top-level `templates/` folder (read through the Tree, so a Git
 commit works like a working directory). They see `values` (Fleet spec.values), `clusters` (the
-inventory, sorted by name) and `fleet` (the Fleet object). Data is inserted as data: an
-interpolated value whose text holds a line break is refused unless it came through the `toyaml`
-or `tojson` filters. Each template runs in a killable worker process (`jinja_worker`) with a
+inventory, sorted by name) and `fleet` (the Fleet object). Data is inserted as data, never as
+YAML text: each interpolated value becomes a slot marker in the rendered text, and the YAML
+builder puts the value itself in its place (`gitfleet.load.yamlbuild`: a plain scalar that is
+exactly one value gets it typed, any other scalar gets its text), so `web, labels: {x: 1}` stays
+one string wherever it lands. An interpolated value whose text holds a line break is refused
+unless it came through the `toyaml` or `tojson` filters (which insert YAML text on purpose). Each template runs in a killable worker process (`jinja_worker`) with a
 wall-clock deadline, an output cap and a memory cap. Called by `load_fleet` through the registry.
 """
 
@@ -22,10 +25,12 @@ from typing import Any
 from jinja2 import BaseLoader, Environment, StrictUndefined, Template, TemplateNotFound
 from jinja2.exceptions import SecurityError, TemplateSyntaxError, UndefinedError
 from jinja2.filters import do_indent
+from jinja2.runtime import Macro
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from gitfleet.api.errors import FleetError
 from gitfleet.load.model import SourceDoc
+from gitfleet.load.yamlbuild import slot_marker
 from gitfleet.load.yamlio import dump_yaml, parse_documents
 from renderers.base import RenderContext, RenderResult, TemplateContext, Unit, read_source
 from renderers.jinja_worker import DeadlineWorker
@@ -67,6 +72,12 @@ class Outcome:
     text: str | None
     message: str = ""
     line: int | None = None
+    slots: tuple[Any, ...] = ()
+    """The interpolated values, in marker order (`yamlbuild.slot_marker`)."""
+
+
+_SLOTS: list[Any] = []
+"""Values interpolated by the template being rendered (one render at a time per process)."""
 
 
 def _finalize(value: Any) -> Any:
@@ -78,7 +89,17 @@ def _finalize(value: Any) -> Any:
             "an interpolated value contains a line break; values are inserted as data, not as "
             "YAML text: use '| toyaml' (with '| indent') or '| tojson' to insert structures"
         )
-    return value
+    _SLOTS.append(_plain(value))
+    return slot_marker(len(_SLOTS) - 1)
+
+
+def _plain(value: Any) -> Any:
+    """`value` as plain data (Jinja strings such as Markup become str)."""
+    if isinstance(value, str):
+        return str(value)
+    if value is None or isinstance(value, bool | int | float | dict | list):
+        return value
+    return str(value)
 
 
 def _require_defined(value: Any) -> None:
@@ -147,9 +168,20 @@ class PartialsLoader(BaseLoader):
         return sorted(p[len(PARTIALS_DIR) :] for p in self._sources)
 
 
+class _Environment(ImmutableSandboxedEnvironment):
+    """The sandbox, where a macro's output counts as template text (its own interpolations are
+    already markers), not as one data value."""
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        result = super().call(__context, __obj, *args, **kwargs)
+        if isinstance(__obj, Macro) and isinstance(result, str):
+            return Data(result)
+        return result
+
+
 def build_environment(partials: Mapping[str, str]) -> ImmutableSandboxedEnvironment:
     """The sandboxed environment every template is rendered with."""
-    env = ImmutableSandboxedEnvironment(
+    env = _Environment(
         loader=PartialsLoader(partials),
         undefined=StrictUndefined,
         autoescape=False,
@@ -205,10 +237,12 @@ def render_text(
 ) -> Outcome:
     """Render one template (runs inside the worker process); never raises."""
     path, source = job
+    _SLOTS.clear()
     try:
         code = env.compile(source, name=path, filename=path)
         template = env.template_class.from_code(env, code, env.make_globals(None))
-        return Outcome(_generate(template, context, max_bytes))
+        text = _generate(template, context, max_bytes)
+        return Outcome(text, slots=tuple(_SLOTS))
     except TemplateSyntaxError as exc:
         where = "" if exc.filename in (None, path) else f"in {exc.filename}:{exc.lineno}: "
         line = exc.lineno if where == "" else _template_frames(exc, path)[0]
@@ -283,7 +317,9 @@ class JinjaRenderer:
         outcome: Outcome = reply.value
         if outcome.text is None:
             return [], [FleetError(unit.path, outcome.line, "", outcome.message)]
-        docs, problems = parse_documents(unit.path, outcome.text, ctx.limits, renderer=self.name)
+        docs, problems = parse_documents(
+            unit.path, outcome.text, ctx.limits, renderer=self.name, slots=outcome.slots
+        )
         return docs, [_mark_rendered(p) for p in problems]
 
 

@@ -26,6 +26,7 @@ from gitfleet.agent.health import State, availability
 from gitfleet.agent.inventory import ANNOTATION_HASH, LABEL_CLUSTER, LABEL_PLACEMENT, is_owned
 from gitfleet.agent.managed import ownership
 from gitfleet.api import PatchDetail
+from gitfleet.api.reserved import refused_object
 
 APPLIED_REASONS = frozenset({"Applied", "AppliedWithFailedDriftDetection"})
 DIFF_REASONS = frozenset({"NoDiffFound", "FoundDiff", "FoundDiffInDegradedMode"})
@@ -66,7 +67,11 @@ class Applier:
         self.cluster = cluster
 
     def process(self, desired: Desired) -> ObjectResult:
-        """Run the pipeline for one object; API failures become failed results."""
+        """Run the pipeline for one object; API failures become failed results. Objects no
+        placement may reach (`gitfleet.api.reserved`) are refused before any API call."""
+        refused = refused_object(*desired.identity)
+        if refused is not None:
+            return ObjectResult(desired, "ManifestApplyFailed", f"refused by the agent: {refused}")
         if desired.manifest is None:
             reason = "Duplicated" if "listed twice" in desired.error else "DecodingErred"
             return ObjectResult(desired, reason, desired.error)

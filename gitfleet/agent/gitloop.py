@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from gitfleet.agent.client import ClusterClient
+from gitfleet.agent.client import ClusterClient, ClusterError
+from gitfleet.agent.inventory import read_applied_commit
 from gitfleet.agent.report import report_changed
 from gitfleet.agent.run import AgentOptions, report_without_output, run_once
 from gitfleet.api import parse_time
+from gitfleet.api.errors import describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.load.yamlio import dump_yaml
@@ -49,7 +51,8 @@ class AgentPass:
     """What one pass did."""
 
     outcome: str
-    """pushed, unchanged, refused-downgrade, no-output or unavailable."""
+    """pushed, unchanged, refused-downgrade, no-output, unavailable or error (an unexpected
+    exception; `run` retries it with backoff)."""
     report: AgentReport | None
     message: str = ""
 
@@ -96,16 +99,29 @@ class Agent:
         with GitTree.open(self.mirror.path, commit) as tree:
             return {p: tree.read(p) for p in tree.files() if p.startswith(prefix)}
 
-    def _target(self, output: str, previous: AgentReport | None) -> tuple[str, str]:
+    def _applied(self, previous: AgentReport | None) -> str:
+        """The last applied output commit: as recorded on the cluster (it survives a restart
+        with an empty cache and a rewritten status branch), else as the last report says."""
+        try:
+            recorded = read_applied_commit(self.client)
+        except ClusterError:
+            recorded = None
+        return recorded or (previous.output_commit if previous else "")
+
+    def _target(self, output: str, previous: AgentReport | None) -> tuple[str | None, str]:
         """The commit to enforce and a note: the new output, or the last applied one when the
-        new one does not descend from it."""
-        applied = previous.output_commit if previous else ""
+        new one does not descend from it (None: that one is not even in the fetched history,
+        so nothing is applied at all)."""
+        applied = self._applied(previous)
         if not applied or applied == output:
             return output, ""
         if self.mirror.resolve(applied) is not None and self.mirror.is_ancestor(applied, output):
             return output, ""
         if self.mirror.resolve(applied) is None:
-            return output, f"last applied commit {applied[:12]} is unknown; taking {output[:12]}"
+            return None, (
+                f"refused output {output[:12]}: the applied commit {applied[:12]} is not in its "
+                "history (replay or rewritten branch); the cluster keeps its applied state"
+            )
         return applied, (
             f"refused output {output[:12]}: it does not descend from the applied {applied[:12]} "
             "(replay or downgrade); still enforcing the applied commit"
@@ -138,6 +154,8 @@ class Agent:
                 self._push(report, status_commit)
             return AgentPass("no-output", report, note)
         target, note = self._target(output, previous)
+        if target is None:
+            return AgentPass("refused-downgrade", previous, note)
         report = run_once(
             self.client,
             self.config.cluster,
@@ -178,9 +196,19 @@ class Agent:
     def run(
         self, interval: float, stop: Callable[[], bool], on_pass: Callable[[AgentPass], None]
     ) -> None:
-        """Passes every `interval` seconds until `stop()` is true."""
+        """Passes every `interval` seconds until `stop()` is true. An unexpected exception never
+        ends the loop: it is reported (outcome `error`) and the pass is retried with capped
+        exponential backoff, as is an unreachable remote."""
+        failures = 0
         while not stop():
-            on_pass(self.run_once())
-            deadline = time.monotonic() + interval
+            try:
+                result = self.run_once()
+            except Exception as exc:  # report, back off, retry; never exit
+                message = f"unexpected error, retrying with backoff: {describe_exception(exc)}"
+                result = AgentPass("error", None, message)
+            on_pass(result)
+            failures = failures + 1 if result.outcome in ("error", "unavailable") else 0
+            wait = interval if failures == 0 else min(interval * 2**failures, 300.0)
+            deadline = time.monotonic() + wait
             while not stop() and time.monotonic() < deadline:
                 time.sleep(min(1.0, interval))

@@ -8,6 +8,7 @@ when missing): one data key per placement key, value = canonical JSON list of
 the inventory recorded that are desired by no placement and still carry this agent's ownership
 labels; an entry leaves the inventory only after its delete succeeded and the object is gone (an
 object that finalizers keep after its delete is a `PruneFailure` naming them, and stays recorded).
+Prune order is the reverse of the apply order, CRDs last.
 Limit: a ConfigMap holds at most 1 MiB (about 10,000 entries).
 """
 
@@ -19,12 +20,17 @@ from dataclasses import dataclass
 
 from gitfleet.agent.builtin import wave_of
 from gitfleet.agent.client import FIELD_MANAGER, ClusterClient, ClusterError, NotFound, Obj
+from gitfleet.api.reserved import refused_object
 
 INVENTORY_NAMESPACE = "gitfleet-system"
 INVENTORY_NAME = "gitfleet-inventory"
 LABEL_PLACEMENT = "gitfleet.io/placement"
 LABEL_CLUSTER = "gitfleet.io/cluster"
 ANNOTATION_HASH = "gitfleet.io/spec-hash"
+ANNOTATION_APPLIED = "gitfleet.io/applied-output-commit"
+"""On the inventory ConfigMap: the last output commit this agent applied, so replay protection
+survives an agent restarted with an empty cache (written by its own field manager)."""
+REPLAY_MANAGER = "gitfleet-replay"
 
 Record = tuple[str, str, str, str]
 """(apiVersion, kind, namespace or '', name)."""
@@ -108,10 +114,11 @@ def prune(
     failures: list[PruneFailure] = []
     doomed = sorted(
         ((key, rec) for key, recs in inventory.items() for rec in recs if desired.get(rec) != key),
-        key=lambda item: (-wave_of(item[1][0], item[1][1]), item),
+        key=lambda item: _prune_order(item[1]),
     )
     for key, record in doomed:
-        if record in desired:
+        if record in desired or refused_object(*record) is not None:
+            # never prune what no placement may reach (the agent's own objects, reserved ns)
             remaining[key].discard(record)
             continue
         try:
@@ -157,3 +164,35 @@ def _blocked_message(live: Obj) -> str:
     if held:
         return f"deleted at {since}, but finalizers still hold it: {', '.join(held)}"
     return f"deleted at {since}, but still present (deletion in progress)"
+
+
+def _prune_order(record: Record) -> tuple[bool, int, Record]:
+    """The reverse of the apply order (custom resources and workloads first, namespaces late),
+    with CustomResourceDefinitions last of all: deleting one deletes every object of its kinds."""
+    api_version, kind = record[0], record[1]
+    return (kind == "CustomResourceDefinition", -wave_of(api_version, kind), record)
+
+
+def read_applied_commit(client: ClusterClient) -> str | None:
+    """The output commit this agent last applied, as recorded on the cluster."""
+    live = client.get("v1", "ConfigMap", INVENTORY_NAMESPACE, INVENTORY_NAME)
+    commit = (((live or {}).get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_APPLIED)
+    return str(commit) if commit else None
+
+
+def record_applied_commit(client: ClusterClient, commit: str) -> None:
+    """Record `commit` on the inventory (when there is one, and only when it changed)."""
+    live = client.get("v1", "ConfigMap", INVENTORY_NAMESPACE, INVENTORY_NAME)
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    if live is None or annotations.get(ANNOTATION_APPLIED) == commit:
+        return
+    mark = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": INVENTORY_NAME,
+            "namespace": INVENTORY_NAMESPACE,
+            "annotations": {ANNOTATION_APPLIED: commit},
+        },
+    }
+    client.apply(mark, field_manager=REPLAY_MANAGER, force=True, dry_run=False)

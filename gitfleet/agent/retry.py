@@ -27,7 +27,8 @@ class Backoff:
     base: float = 0.5
     cap: float = 30.0
     sleep: Callable[[float], None] = time.sleep
-    random: _random.Random = field(default_factory=lambda: _random.Random(0))
+    random: _random.Random = field(default_factory=_random.Random)
+    """Seeded from the OS by default, so agents restarted together do not retry in lockstep."""
 
     def delay(self, attempt: int) -> float:
         """Full-jitter delay before retry number `attempt` (0-based)."""

@@ -20,6 +20,7 @@ from gitfleet import __version__
 from gitfleet.agent.apply import ObjectResult
 from gitfleet.agent.client import ClusterClient, ClusterError
 from gitfleet.agent.desired import DirectoryError, load_directory
+from gitfleet.agent.inventory import record_applied_commit
 from gitfleet.agent.properties import collect_properties
 from gitfleet.agent.report import carry_conditions, placement_report
 from gitfleet.agent.retry import Backoff, RetryingClient
@@ -74,6 +75,7 @@ def run_once(
     )
     try:
         sync = sync_directory(api, cluster, directory, options.crd_wait)
+        record_applied_commit(api, output_commit)
     except ClusterError as exc:
         down = _condition(PASS_COMPLETED, False, "ClusterUnavailable", exc.message)
         return _keep(cluster, previous_report, now, options, observed, [valid, down])

@@ -28,6 +28,7 @@ from gitfleet.agent.inventory import (
     with_intended,
     write_inventory,
 )
+from gitfleet.api.reserved import refused_object
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,11 @@ def sync_directory(
     old = read_inventory(client)
     intended: dict[str, set[Record]] = {}
     for desired in directory.objects:
-        if desired.manifest is not None and desired.placement.apply_strategy.type != "ReportDiff":
+        if (
+            desired.manifest is not None
+            and desired.placement.apply_strategy.type != "ReportDiff"
+            and refused_object(*desired.identity) is None
+        ):
             intended.setdefault(desired.placement.key, set()).add(desired.identity)
     recorded = with_intended(old, intended)
     write_inventory(client, cluster, recorded, old)

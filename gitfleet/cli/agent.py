@@ -15,6 +15,7 @@ from gitfleet.cli.app import (
     _duration_seconds,
     _repo_url,
     cache_option,
+    checked_cluster,
     main,
     output_branch_option,
 )
@@ -28,7 +29,10 @@ from gitfleet.repo.gitcmd import GitError
     help="The fleet repository (URL or local path) holding the output branch.",
 )
 @click.option(
-    "--cluster", required=True, help="This member cluster's name (its directory clusters/<name>/)."
+    "--cluster",
+    required=True,
+    callback=checked_cluster,
+    help="This member cluster's name (its directory clusters/<name>/).",
 )
 @click.option(
     "--kubeconfig",

@@ -13,6 +13,8 @@ import click
 from gitfleet import service
 from gitfleet.api import MemberCluster, parse_duration, parse_time
 from gitfleet.api.errors import FleetError
+from gitfleet.api.fleet import branch_problem
+from gitfleet.api.names import is_dns1123_label
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.load.report import REPORT_FILE, read_agent_report
@@ -159,6 +161,10 @@ output_option = click.option(
 )
 
 
+STATUS_NAMESPACE = "gitfleet/status/"
+"""Where agents push their reports; no other branch option may point there."""
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="gitfleet")
 def main() -> None:
@@ -183,6 +189,11 @@ def _hub_config(
     repo: str, source_branch: str, output_branch: str, cache: Path | None, accept: bool
 ) -> HubConfig:
     url = _repo_url(repo)
+    if output_branch == source_branch:
+        raise click.BadParameter(
+            f"the output branch must differ from the source branch ({source_branch})",
+            param_hint="--output-branch",
+        )
     return HubConfig(
         url=url,
         cache_dir=service.cache_dir(url, cache),
@@ -205,9 +216,32 @@ cache_option = click.option(
     type=click.Path(file_okay=False, path_type=Path),
     help="Where private mirrors live (default: ~/.cache/gitfleet).",
 )
+
+
+def checked_branch(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """A branch option is refused unless it is a valid branch name outside the agents'
+    `gitfleet/status/` namespace (it becomes `refs/heads/<value>`)."""
+    problem = branch_problem(value)
+    if problem is None and value.startswith(STATUS_NAMESPACE):
+        problem = f"must not be under {STATUS_NAMESPACE} (the agents' status branches): {value}"
+    if problem is not None:
+        raise click.BadParameter(problem, param=param)
+    return value
+
+
+def checked_cluster(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """A cluster name becomes a directory (`clusters/<name>/`) and a branch
+    (`gitfleet/status/<name>`): it must be a DNS-1123 label, like a MemberCluster's name."""
+    problems = is_dns1123_label(value)
+    if problems:
+        raise click.BadParameter(f"{value!r}: {problems[0]}", param=param)
+    return value
+
+
 output_branch_option = click.option(
     "--output-branch",
     default="gitfleet/rendered",
     show_default=True,
+    callback=checked_branch,
     help="The branch the reconciler writes.",
 )

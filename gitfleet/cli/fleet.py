@@ -63,7 +63,7 @@ def validate(
     `note:` lines about how input was read; `--strict` makes warnings errors."""
     run = run_pass(fleet, ref, status_dir, State(), _now(now), lint=True)
     _print_held(run, fmt)
-    _report(run, fmt, "valid", strict, lint=True, extra=_warn_staged_runs(run))
+    _report(run, fmt, "valid", strict, lint=True)
 
 
 def _print_held(run: Run, fmt: str) -> None:
@@ -73,22 +73,6 @@ def _print_held(run: Run, fmt: str) -> None:
     for key, plan in sorted(run.result.plans.items()):
         if plan.rollout_note:
             click.echo(f"placement {key}: {plan.rollout_note}")
-
-
-def _warn_staged_runs(run: Run) -> list[str]:
-    """Staged update runs load and validate, but no pass executes them on this version."""
-    out: list[str] = []
-    runs = [("ClusterStagedUpdateRun", "", n) for n in run.fleet.update_runs]
-    runs += [("StagedUpdateRun", ns, n) for ns, n in run.fleet.staged_update_runs]
-    for key in sorted(runs):
-        origin = run.fleet.origins.get(key)
-        where = f"{origin.file}:{origin.line}: " if origin else ""
-        name = f"{key[1]}/{key[2]}" if key[1] else key[2]
-        out.append(
-            f"{where}{key[0]} {name}: staged update runs are not executed yet (this "
-            "version validates them but the rollout stage for External placements is not built)"
-        )
-    return out
 
 
 @main.command()

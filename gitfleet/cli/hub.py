@@ -17,6 +17,7 @@ from gitfleet.cli.app import (
     _print_pass,
     _repo_url,
     cache_option,
+    checked_branch,
     main,
     output_branch_option,
 )
@@ -32,7 +33,7 @@ from reconciler.loop import Hub
     required=True,
     help="The fleet repository: a URL (https, ssh, git://127.0.0.1) or a local path.",
 )
-@click.option("--source-branch", default="main", show_default=True)
+@click.option("--source-branch", default="main", show_default=True, callback=checked_branch)
 @output_branch_option
 @click.option(
     "--once", is_flag=True, help="Run one pass and exit (exit 1 if the fleet has errors)."

@@ -6,13 +6,20 @@ be strings and appear once (merge keys `<<` are honoured like kubectl does); ali
 expanded, but only after checking the expanded node count (`limits.max_yaml_nodes`, so alias
 bombs are refused in O(document) time) and depth (`limits.max_yaml_depth`); recursive aliases
 are refused. The first problem in a document ends that document with one `BuildFault`; the
-other documents go on. Called by `gitfleet.load.yamlio.parse_documents`.
+other documents go on. With `slots` (values a template inserted, see `renderers.jinja`), a
+scalar holding slot markers gets the values as data: a plain scalar that is exactly one marker
+becomes that value (typed: a string stays a string, a number a number, a mapping a mapping),
+any other scalar the text with each marker replaced by the value's text, so inserted data can
+never change the YAML structure. A document whose events start again (libyaml refused it and the reference
+parser re-reads it, see `yamlevents`) is rebuilt from scratch, its earlier faults dropped. Called by `gitfleet.load.yamlio.parse_documents`.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -83,9 +90,21 @@ class _Stop(Exception):
         self.line, self.path, self.message = line, path, message
 
 
-def build_documents(text: str, limits: Limits) -> tuple[list[BuiltDoc], list[BuildFault]]:
+SLOT_OPEN, SLOT_CLOSE = "\ue000", "\ue001"
+"""Private-use characters around a slot number: `\ue000<n>\ue001` stands for `slots[n]`."""
+_SLOT = re.compile("\ue000([0-9]+)\ue001")
+
+
+def slot_marker(index: int) -> str:
+    """The text that stands for `slots[index]` in rendered YAML."""
+    return f"{SLOT_OPEN}{index}{SLOT_CLOSE}"
+
+
+def build_documents(
+    text: str, limits: Limits, slots: Sequence[Any] | None = None
+) -> tuple[list[BuiltDoc], list[BuildFault]]:
     """All documents of `text` that loaded, and one fault per document that did not."""
-    builder = _Builder(limits)
+    builder = _Builder(limits, slots)
     for item in read_events(text):
         if isinstance(item, Fault):
             builder.fault(item)
@@ -95,8 +114,9 @@ def build_documents(text: str, limits: Limits) -> tuple[list[BuiltDoc], list[Bui
 
 
 class _Builder:
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, slots: Sequence[Any] | None = None) -> None:
         self.limits = limits
+        self.slots = slots
         self.docs: list[BuiltDoc] = []
         self.faults: list[BuildFault] = []
         self._reset(-1)
@@ -121,6 +141,8 @@ class _Builder:
     def feed(self, doc: int, event: Event, offset: int) -> None:
         kind = type(event)
         if kind is DocumentStartEvent:
+            if doc == self.doc:  # the document is read again by the reference parser
+                self.faults = [fault for fault in self.faults if fault.doc != doc]
             self._reset(doc)
         elif kind is DocumentEndEvent:
             self._finish()
@@ -184,6 +206,9 @@ class _Builder:
     def _scalar(self, event: ScalarEvent, line: int) -> None:
         self._count(1, line)
         tag = event.tag
+        if self.slots is not None and SLOT_OPEN in event.value:
+            self._slotted(event, line)
+            return
         try:
             if tag is None:
                 value = resolve_plain(event.value) if event.implicit[0] else event.value
@@ -198,6 +223,25 @@ class _Builder:
         if event.anchor is not None and not plain_merge:
             self.anchors[event.anchor] = _Anchor(value, 1, 0)
         self._add(value, line, 0)
+
+    def _slotted(self, event: ScalarEvent, line: int) -> None:
+        """A scalar with inserted values: data, never YAML text (see module doc)."""
+        slots = self.slots or ()
+        exact = _SLOT.fullmatch(event.value)
+        if exact and event.tag is None and not event.style and int(exact[1]) < len(slots):
+            value = copy.deepcopy(slots[int(exact[1])])
+            if isinstance(value, dict | list):
+                nodes, height = _shape(value)
+                self._count(nodes - 1, line)
+                self._check_depth(len(self.stack) + height, line)
+                self._add(value, line, height)
+                return
+            self._add(value, line, 0)
+            return
+        text = _SLOT.sub(lambda m: _slot_text(slots, int(m[1]), m[0]), event.value)
+        if event.tag not in (None, "!", CORE + "str"):
+            raise _Stop(line, self._path(), "a tagged value cannot hold inserted template values")
+        self._add(text, line, 0)
 
     def _alias(self, event: AliasEvent, line: int) -> None:
         name = event.anchor or ""
@@ -306,3 +350,21 @@ def _type_name(value: Any) -> str:
     if value is None:
         return "null"
     return names.get(type(value), type(value).__name__)
+
+
+def _slot_text(slots: Sequence[Any], index: int, marker: str) -> str:
+    return str(slots[index]) if index < len(slots) else marker
+
+
+def _shape(value: Any) -> tuple[int, int]:
+    """(node count, height) of an inserted value, without recursion."""
+    nodes, height = 0, 0
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        nodes += 1
+        if isinstance(item, dict | list):
+            height = max(height, depth)
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
+    return nodes, height

@@ -7,6 +7,11 @@ libyaml's node composer recurses in C and crashes on very deep nesting; the even
 state machine. After a syntax error the stream resumes at the next `---` line (a document marker
 ends any scalar, so this is safe). Characters YAML forbids (control characters) are found up
 front, replaced for parsing, and reported as a fault of the document that holds them.
+When libyaml refuses a document (a syntax error, or one of its own built-in limits such as its
+maximum flow nesting, which it can hit while scanning ahead before emitting a single event of
+the document), that document alone is read again with the pure-Python reference parser, so
+gitfleet's own rules (depth, node count; see `yamlbuild`) report first with their field path;
+parsing then goes back to libyaml at the next document.
 Called by `gitfleet.load.yamlbuild` and `gitfleet.load.yamlio.locate`.
 """
 
@@ -77,11 +82,20 @@ def read_events(text: str) -> Iterator[Item | Fault]:
     bad = {_line_of(starts, m.start()): ord(m.group()) for m in _FORBIDDEN.finditer(text)}
     clean = _FORBIDDEN.sub(" ", text) if bad else text
     reported: set[int] = set()
-    doc, first_line = -1, 0
+    doc, first_line, parser, refused = -1, 0, _Parser, None
     while True:
-        state = _Chunk(doc)
-        yield from _parse_chunk(clean[starts[first_line] :], first_line, state, bad, reported)
-        doc = state.doc
+        state = _Chunk(doc, doc_start=first_line, next_start=first_line, refused=refused)
+        chunk = clean[starts[first_line] :]
+        yield from _parse_chunk(chunk, first_line, state, bad, reported, parser)
+        doc, parser, refused = state.doc, _Parser, None
+        if state.retry_line is not None:
+            first_line, parser, refused = state.retry_line, _PyParser, state.refused
+            continue
+        if state.next_line is not None:
+            first_line = max(state.next_line, first_line + 1)
+            if first_line >= len(starts):
+                break
+            continue
         if state.fault_line is None:
             break
         resume = _resume_line(clean, starts, state.fault_line, state.fault_column, first_line)
@@ -97,14 +111,29 @@ class _Chunk:
     doc: int
     in_doc: bool = False
     doc_start: int = 0
+    """Absolute 0-based line of the current document's start."""
+    next_start: int = 0
+    """Absolute 0-based line where the next document's text can begin."""
     fault_line: int | None = None
     fault_column: int = 0
+    refused: tuple[int, int, str] | None = None
+    """libyaml's own error (absolute line, column, message) for the document being re-read."""
+    retry_line: int | None = None
+    """Set when libyaml failed: re-read from this line with the reference parser."""
+    next_line: int | None = None
+    """Set when the reference parser finished its one document: libyaml resumes here."""
 
 
 def _parse_chunk(
-    text: str, offset: int, state: _Chunk, bad: dict[int, int], reported: set[int]
+    text: str,
+    offset: int,
+    state: _Chunk,
+    bad: dict[int, int],
+    reported: set[int],
+    parser_class: Any,
 ) -> Iterator[Item | Fault]:
-    parser = _Parser(text)
+    parser = parser_class(text)
+    fallback = parser_class is _PyParser and _Parser is not _PyParser
     try:
         while (event := parser.get_event()) is not None:
             kind = type(event)
@@ -113,22 +142,42 @@ def _parse_chunk(
                 state.doc_start = mark_line(event) + offset
             elif kind is DocumentEndEvent:
                 state.in_doc = False
+                state.next_start = _next_start(event) + offset
                 end = (event.end_mark.line if event.end_mark else 0) + offset
                 hits = sorted(ln for ln in bad if state.doc_start <= ln <= end)
                 if hits:
                     reported.update(hits)
                     yield Fault(state.doc, hits[0] + 1, _forbidden_message(bad[hits[0]]), False)
             yield Item(state.doc, event, offset)
+            if fallback and kind is DocumentEndEvent:
+                state.next_line = state.next_start
+                return
     except yaml.YAMLError as exc:
         line, column = _error_position(exc, text)
+        error = (offset + line, column, _syntax_message(exc, offset))
+        if parser_class is not _PyParser:
+            state.retry_line = state.doc_start if state.in_doc else state.next_start
+            state.doc -= 1 if state.in_doc else 0
+            state.refused = error
+            return
+        if state.refused is not None and state.refused[:2] >= error[:2]:
+            error = state.refused  # the same syntax error: keep libyaml's wording
         if not state.in_doc:
             state.doc += 1
-        state.fault_line, state.fault_column = offset + line, column
-        yield Fault(state.doc, offset + line + 1, _syntax_message(exc, offset), True)
+        state.fault_line, state.fault_column = error[0], error[1]
+        yield Fault(state.doc, error[0] + 1, error[2], True)
     finally:
         dispose = getattr(parser, "dispose", None)
         if dispose is not None:
             dispose()
+
+
+def _next_start(end: Event) -> int:
+    """The line after a document's end where the next document's text can begin (relative)."""
+    mark = end.end_mark
+    if mark is None:
+        return 0
+    return int(mark.line) + (1 if mark.column else 0)
 
 
 def _resume_line(

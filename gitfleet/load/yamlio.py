@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,10 +55,15 @@ def decode_text(file: str, data: bytes) -> tuple[str | None, FleetError | None]:
 
 
 def parse_documents(
-    file: str, text: str, limits: Limits, renderer: str = "plain"
+    file: str,
+    text: str,
+    limits: Limits,
+    renderer: str = "plain",
+    slots: Sequence[Any] | None = None,
 ) -> tuple[list[SourceDoc], list[FleetError]]:
-    """Every loadable document of `text` (empty ones skipped) and an error per bad document."""
-    built, faults = build_documents(text, limits)
+    """Every loadable document of `text` (empty ones skipped) and an error per bad document.
+    `slots`: values a template inserted as data (`yamlbuild.slot_marker`)."""
+    built, faults = build_documents(text, limits, slots)
     errors = [FleetError(file, f.line, f.field, f.message, f.doc) for f in faults]
     cap = limits.max_documents_per_file
     if any(d.doc >= cap for d in built) or any(f.doc is not None and f.doc >= cap for f in faults):

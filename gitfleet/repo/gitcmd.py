@@ -25,7 +25,8 @@ _KEPT_GIT_VARS = frozenset(
 )
 """Operator-set GIT_* variables that are kept (authentication); every other one is dropped."""
 
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s'\"<>]+@")
+_URL_QUERY = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s?#'\"<>]*\?)([^\s#'\"<>]*)")
 _HEX_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _MAX_REF_LENGTH = 1024
 
@@ -45,8 +46,18 @@ class GitResult:
 
 
 def redact_url(text: str) -> str:
-    """Replace credentials inside URLs: `https://user:pass@host` -> `https://***@host`."""
-    return _URL_CREDENTIALS.sub(r"\1***@", text)
+    """Replace credentials inside URLs: the userinfo (`https://user:pass@host` ->
+    `https://***@host`) and every query value (`?sig=abc&token=def` -> `?sig=***&token=***`;
+    signed URLs carry their tokens there)."""
+    text = _URL_CREDENTIALS.sub(r"\1***@", text)
+    return _URL_QUERY.sub(lambda m: m.group(1) + _redact_query(m.group(2)), text)
+
+
+def _redact_query(query: str) -> str:
+    parts = (
+        p.split("=", 1)[0] + "=***" if "=" in p else "***" if p else "" for p in query.split("&")
+    )
+    return "&".join(parts)
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

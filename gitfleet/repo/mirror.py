@@ -79,9 +79,12 @@ class Mirror:
         mirror = cls(path, remote, timeout=timeout)
         if (path / "HEAD").is_file() and (path / "objects").is_dir():
             recorded = mirror._git(["config", "--get", _URL_KEY], check=False)
-            known = recorded.stdout.decode("utf-8", "replace").strip()
+            raw = recorded.stdout.decode("utf-8", "replace").strip()
+            known = redact_url(raw)
             if known != remote.redacted:
                 raise GitError(f"{path} is a mirror of {known or 'another repository'!r}")
+            if raw != known:  # written by an older version that kept query tokens
+                mirror._git(["config", _URL_KEY, known])
             return mirror
         path.mkdir(parents=True, exist_ok=True)
         if any(path.iterdir()):

@@ -226,6 +226,42 @@ def effective_labels(
     return apply_ops(labels, ops)
 
 
+def overlay_entries(
+    fleet: FleetSnapshot, output: Mapping[str, bytes]
+) -> dict[str, list[dict[str, Any]]]:
+    """§13: per cluster, the overlay ops in effect this pass with their origin, in op order."""
+    runs = prior_runs(output)
+    rows = [
+        (op.at, ns, name, op.seq, op)
+        for (ns, name) in _present(fleet, runs)
+        if (ns, name) in runs
+        for op in runs[(ns, name)].ops
+    ]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for _, ns, name, _, op in sorted(rows, key=lambda r: r[:4]):
+        entry = {"origin": f"ClusterGroupUpgrade/{ns}/{name}", **op.doc()}
+        entry.pop("seq", None)
+        entry.pop("cluster", None)
+        out.setdefault(op.cluster, []).append(entry)
+    return out
+
+
+def with_overlay_status(
+    files: Mapping[str, bytes], entries: Mapping[str, list[dict[str, Any]]]
+) -> dict[str, bytes]:
+    """`status/clusters/<c>.yaml` documents that also list the overlay entries behind the
+    effective labels and annotations they show (`status.labelOverlay`)."""
+    out = {}
+    for cluster, rows in sorted(entries.items()):
+        path = f"status/clusters/{cluster}.yaml"
+        if path not in files:
+            continue
+        doc = dict(yaml.safe_load(files[path]) or {})
+        doc["status"] = {**(doc.get("status") or {}), "labelOverlay": rows}
+        out[path] = yaml_doc(doc)
+    return out
+
+
 def with_label_overlay(fleet: FleetSnapshot, output: Mapping[str, bytes]) -> FleetSnapshot:
     """The fleet with every MemberCluster's effective labels and annotations (§13): what
     scheduling, overrides, selectors and every CGU of this pass see."""

@@ -20,8 +20,9 @@ from collections.abc import Callable, Mapping
 from gitfleet.load.model import FleetSnapshot
 from reconciler.rollout.cgu import drive_cluster_group_upgrades
 from reconciler.rollout.model import DriverResult, RolloutInputs
+from reconciler.rollout.staged import drive_staged_runs
 
 Driver = Callable[[FleetSnapshot, RolloutInputs, Mapping[str, bytes]], DriverResult]
 
-DRIVERS: tuple[Driver, ...] = (drive_cluster_group_upgrades,)
-"""Every registered external driver (staged update runs register here when they land)."""
+DRIVERS: tuple[Driver, ...] = (drive_staged_runs, drive_cluster_group_upgrades)
+"""Every registered external driver, in call order."""

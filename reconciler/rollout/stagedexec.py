@@ -229,6 +229,16 @@ def _finished(step: Step, cluster: str) -> bool | None:
     return bool((available and available.status == "True") or (diff and diff.status == "True"))
 
 
+def _check_renderable(step: Step, cluster: str) -> None:
+    """The pass renders only a placement's latest snapshot (or keeps what a cluster has)."""
+    binding, latest = step.binding(cluster), step.view.latest_resource_index
+    if step.target != latest and (binding is None or binding.resource_index != step.target):
+        raise InitError(
+            f"cannot deploy resource snapshot index {step.target} to cluster `{cluster}`: gitfleet "
+            f"renders only the latest snapshot ({latest}) of placement `{step.view.name}` yet"
+        )
+
+
 def _clusters(step: Step, stage: dict[str, Any], config: StageConfig) -> tuple[list[str], bool]:
     """Walk the stage's clusters; (in flight, all succeeded)."""
     limit = max_concurrency(config, len(stage["clusters"]))
@@ -261,6 +271,7 @@ def _clusters(step: Step, stage: dict[str, Any], config: StageConfig) -> tuple[l
                 continue
             flying.append(cluster)
         elif not step.stopping and len(flying) < limit:
+            _check_renderable(step, cluster)
             step.moves[cluster] = step.target
             step.cond(entry, st.STARTED, "True", st.CLUSTER_STARTED, "Cluster update started")
             stage.setdefault("startTime", format_time(step.now))
@@ -284,8 +295,6 @@ def _in_flight_conditions(step: Step, stage: dict[str, Any], flying: list[str]) 
             stage, st.PROGRESSING, "True", st.STAGE_STARTED, f"Stage {name} is updating clusters"
         )
         step.run_cond(st.PROGRESSING, "True", st.RUN_PROGRESSING, "The updateRun is progressing")
-    if step.moves:
-        step.wakeups.append(step.now)  # look again next pass: bindings now carry the new index
     stuck: list[str] = []
     for entry in stage["clusters"]:
         began = st.since(entry.get("conditions"), st.STARTED)
@@ -343,7 +352,6 @@ def _run_deletion(step: Step) -> None:
             step.run_cond(
                 st.PROGRESSING, "True", st.RUN_PROGRESSING, "The updateRun is progressing"
             )
-            step.wakeups.append(step.now)
         else:
             _stopped(step, stage)
         return

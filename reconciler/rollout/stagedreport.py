@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from reconciler.output import placement_key
+from reconciler.priorparse import load_bounded
 from reconciler.rollout import stagedstatus as st
 
 
@@ -197,7 +196,7 @@ def _current_indexes(files: Mapping[str, bytes], key: str) -> dict[str, int]:
         parts = path.split("/")
         if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
             continue
-        doc = yaml.load(data, Loader=yaml.CSafeLoader) or {}
+        doc = load_bounded(data) or {}
         for entry in doc.get("placements") or []:
             if str(entry.get("key")) == key and "resourceSnapshotIndex" in entry:
                 out[parts[1]] = int(entry["resourceSnapshotIndex"])
@@ -205,7 +204,7 @@ def _current_indexes(files: Mapping[str, bytes], key: str) -> dict[str, int]:
 
 
 def _spec(data: bytes | None) -> Any:
-    doc = yaml.load(data, Loader=yaml.CSafeLoader) if data else None
+    doc = load_bounded(data) if data else None
     return doc.get("spec") if isinstance(doc, dict) else None
 
 
@@ -216,7 +215,7 @@ def run_previews(base: Mapping[str, bytes], head: Mapping[str, bytes]) -> tuple[
     for path in sorted(p for p in head if p.startswith(prefix)):
         if _spec(base.get(path)) == _spec(head[path]):
             continue
-        doc = yaml.load(head[path], Loader=yaml.CSafeLoader)
+        doc = load_bounded(head[path])
         if not isinstance(doc, dict):
             continue
         meta, spec = doc.get("metadata") or {}, doc.get("spec") or {}

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gitfleet.api.reserved import is_reserved_namespace as is_reserved_namespace
+
 PLACEMENT_GROUP = "placement.kubernetes-fleet.io"
 
 DISABLED_GROUPS = frozenset(
@@ -49,8 +51,6 @@ DISABLED_GROUP_KINDS = frozenset(
 )
 DISABLED_GVKS = frozenset({("", "v1", "Pod"), ("", "v1", "Node")})
 
-RESERVED_PREFIXES = ("fleet-", "kube-")
-RESERVED_NAMES = frozenset({"default"})
 
 _SERVICE_ACCOUNT_TOKEN = "kubernetes.io/service-account-token"
 _ENDPOINTSLICE_MANAGED_BY = "endpointslice.kubernetes.io/managed-by"
@@ -63,11 +63,6 @@ def is_disabled(group: str, version: str, kind: str) -> bool:
         or (group, kind) in DISABLED_GROUP_KINDS
         or (group, version, kind) in DISABLED_GVKS
     )
-
-
-def is_reserved_namespace(name: str, skipped: frozenset[str] = frozenset()) -> bool:
-    """`fleet-*`, `kube-*`, `default` and operator-configured skipped namespaces."""
-    return name.startswith(RESERVED_PREFIXES) or name in RESERVED_NAMES or name in skipped
 
 
 def is_being_deleted(obj: Mapping[str, Any]) -> bool:

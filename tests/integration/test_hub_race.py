@@ -86,7 +86,8 @@ def test_two_hubs_race_for_100_source_commits(
         thread.start()
     try:
         sources = [world.edit(n) for n in range(1, SOURCE_COMMITS + 1)]
-        wait_for(lambda: recorded_source(world.remote) == sources[-1], "convergence", 45)
+        # A liveness bound only (the machine may be loaded); every check below is exact.
+        wait_for(lambda: recorded_source(world.remote) == sources[-1], "convergence", 240)
     finally:
         stop.set()
         for thread in threads:

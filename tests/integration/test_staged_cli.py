@@ -188,12 +188,3 @@ def test_status_updaterun(tmp_path: Path) -> None:
     assert "c1: succeeded" in result.output
     assert "PENDING (approve: gitfleet approve run1 canary)" in result.output
     assert "UpdateRunWaiting" in result.output
-
-
-def test_validate_warns_that_runs_are_not_executed_yet(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
-    result = CliRunner().invoke(main, ["validate", str(repo)])
-    assert (
-        "warning: rollouts/release.yaml:13: ClusterStagedUpdateRun run1: staged update runs are not executed yet"
-        in result.output
-    )

@@ -12,7 +12,6 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
 import yaml
 
 from gitfleet import rolloutops
@@ -22,18 +21,8 @@ from gitfleet.agent.retry import Backoff
 from gitfleet.agent.run import AgentOptions
 from gitfleet.agent.sync import CrdWait
 from gitfleet.repo.trailers import parse_trailers
-from gitfleet.service import format_history, history
+from gitfleet.service import format_history, history, output_files
 from reconciler.loop import Hub, HubConfig
-from reconciler.rollout.staged import drive_staged_runs
-
-try:
-    from reconciler.rollout.drivers import DRIVERS  # type: ignore[import-not-found, unused-ignore]
-except ImportError:  # the pass's driver hook is not on this branch yet
-    DRIVERS = ()
-
-pytestmark = pytest.mark.skipif(
-    drive_staged_runs not in DRIVERS, reason="the staged driver is not registered in the pass yet"
-)
 
 LABELS = {"stg1": "staging", "can1": "canary", "prod1": "prod", "prod2": "prod"}
 CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
@@ -129,9 +118,8 @@ def _world(tmp: Path) -> tuple[Path, Path]:
         (work / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(name=name, env=env))
     (work / "resources/shop.yaml").write_text(RESOURCES)
     (work / "placements/shop.yaml").write_text(PLACEMENT)
-    (work / "rollouts/release.yaml").write_text(ROLLOUT)
     git(work, "add", "-A")
-    git(work, "commit", "-qm", "fleet with a staged release")
+    git(work, "commit", "-qm", "fleet with an External placement")
     git(work, "push", "-q", "origin", "main")
     return remote, work
 
@@ -185,6 +173,15 @@ def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) 
         hub.run_once()
 
     hub.run_once()
+    round_trip()
+    round_trip()
+    assert not any(_has(c) for c in clusters.values()), "an External placement waits for a run"
+
+    # The release is created once the clusters have joined (a run initializes once).
+    (work / "rollouts/release.yaml").write_text(ROLLOUT)
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "release v2 in three stages")
+    git(work, "push", "-q", "origin", "main")
     for _ in range(4):
         round_trip()
     assert _has(clusters["stg1"]), "staging is updated first"
@@ -270,6 +267,13 @@ def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) 
     git(work, "push", "-q", "origin", "main")
     round_trip()
     assert _run_status(remote) == status
+
+    files = dict(output_files(str(remote), "gitfleet/rendered", tmp_path / "c"))
+    described = rolloutops.describe_run(files, "release", "")
+    assert (
+        "Approval release-after-canary: approved by Rita Reviewer <rita@example.com>" in described
+    )
+    assert "  - prod2: succeeded" in described
 
     text = format_history(history(str(remote), "gitfleet/rendered", None, None, 50, tmp_path / "c"))
     assert (

@@ -88,3 +88,15 @@ def test_report_changed_ignores_heartbeat_and_observation_times() -> None:
     )
     changed = run_once(cluster, "c1", files, COMMIT, later, NOW + timedelta(minutes=2), options())
     assert report_changed(later, changed)
+
+
+def test_message_fields_are_capped_in_size() -> None:
+    from gitfleet.load.report import MAX_MESSAGE_CHARS
+
+    body = a_report().dump()
+    body["conditions"][0]["message"] = "x" * 100_000
+    data = dump_yaml(body).encode()
+    parsed, errors = read_agent_report(data, "c1", branch=status_branch("c1"))
+    assert errors == [] and parsed is not None
+    message = parsed.conditions[0].message
+    assert len(message) < MAX_MESSAGE_CHARS + 100 and message.endswith("characters)")

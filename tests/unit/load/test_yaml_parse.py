@@ -153,3 +153,35 @@ def test_crlf_text_lines_and_locate() -> None:
     ]
     assert errors == []
     assert locate(text, 1, "metadata.name") == 5
+
+
+DEEP = "[" * 5000 + "]" * 5000
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "fragment", "loaded"),
+    [
+        ("x: " + DEEP + "\n", 1, "x" + "[0]" * 63, "deeper than 64", []),
+        ("{x: " + DEEP + "}\n", 1, "x" + "[0]" * 63, "deeper than 64", []),
+        ("a: 1\na: 2\nx: " + DEEP + "\n", 2, "a", "duplicate key", []),
+        ("x: " + DEEP + "\ny: [1\n", 1, "x" + "[0]" * 63, "deeper than 64", []),
+        ("x: " + DEEP + "\n...\nnext: 1\n", 1, "x" + "[0]" * 63, "deeper", [{"next": 1}]),
+    ],
+)
+def test_our_limits_report_before_libyamls_own(
+    text: str, line: int, field: str, fragment: str, loaded: list[object]
+) -> None:
+    """libyaml refuses flow nesting past its own limit while scanning ahead, before it emits
+    one event of the document; gitfleet's depth rule must still be the one reported, with its
+    field path, and every other document must load."""
+    source = "first: 0\n---\n" + text + GOOD
+    docs, errors = parse_documents("apps/x.yaml", source, Limits())
+    assert [(e.doc, e.line, e.field) for e in errors] == [(1, line + 2, field)], errors
+    assert fragment in errors[0].message
+    assert [d.body for d in docs] == [{"first": 0}, *loaded, {"good": 1}]
+
+
+def test_depth_limit_above_libyamls_own_is_honoured() -> None:
+    text = "x: " + "[" * 1500 + "]" * 1500 + "\n"
+    docs, errors = parse_documents("a.yaml", text, Limits(max_yaml_depth=2000))
+    assert not errors and len(docs) == 1

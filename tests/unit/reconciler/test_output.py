@@ -57,3 +57,16 @@ def test_placement_keys() -> None:
 def test_content_hash_ignores_key_order() -> None:
     assert content_hash({"a": 1, "b": [1, 2]}) == content_hash({"b": [1, 2], "a": 1})
     assert content_hash({"a": 1}) != content_hash({"a": 2})
+
+
+def test_a_hashed_stand_in_never_equals_a_real_name() -> None:
+    """File names are collision-free by construction: a name that needs hashing can never get
+    the file of an object whose (valid) name happens to spell the stand-in."""
+    import hashlib
+
+    odd = "system:aggregate-to-admin"
+    spelled = "h-" + hashlib.sha256(odd.encode()).hexdigest()[:20]
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole"}
+    first = object_file_name({**role, "metadata": {"name": odd}})
+    second = object_file_name({**role, "metadata": {"name": spelled}})
+    assert first != second

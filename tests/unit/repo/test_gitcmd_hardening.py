@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gitfleet.repo.gitcmd import GitError, git_argv, git_env, redact_url, run_git, validate_ref
+from gitfleet.repo.mirror import Mirror
 
 
 @pytest.mark.parametrize(
@@ -20,6 +21,13 @@ from gitfleet.repo.gitcmd import GitError, git_argv, git_env, redact_url, run_gi
         ("https://host/no-credentials", "https://host/no-credentials"),
         ("git@github.com:o/r.git", "git@github.com:o/r.git"),
         ("a https://u:p@x and http://v:q@y", "a https://***@x and http://***@y"),
+        ("https://h/r.git?sig=abc&se=2026", "https://h/r.git?sig=***&se=***"),
+        ("'https://u:p@h/r?token=x#frag': 403", "'https://***@h/r?token=***#frag': 403"),
+        ("https://h/r?opaque-token", "https://h/r?***"),
+        (
+            "see https://h/r?token=t1 and https://g/s?sig=s2.",
+            "see https://h/r?token=*** and https://g/s?sig=***",
+        ),
     ],
 )
 def test_redact_url(text: str, expected: str) -> None:
@@ -81,3 +89,12 @@ def test_errors_are_redacted(repo: Path) -> None:
     with pytest.raises(GitError) as info:
         run_git(repo, ["ls-remote", "https://user:s3cret@127.0.0.1:1/r.git"], timeout=30)
     assert "s3cret" not in str(info.value)
+
+
+def test_a_mirror_never_stores_url_credentials_in_clear(tmp_path: Path) -> None:
+    url = "https://user:pw-secret@example.com/o/r.git?sig=sig-secret&token=tok-secret"
+    mirror = Mirror.open(tmp_path / "cache", url)
+    config = (tmp_path / "cache/config").read_text()
+    for secret in ("pw-secret", "sig-secret", "tok-secret"):
+        assert secret not in config and secret not in mirror.url
+    assert Mirror.open(tmp_path / "cache", url).url == mirror.url  # reopens the same mirror

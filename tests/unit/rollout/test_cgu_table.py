@@ -761,3 +761,56 @@ def test_decision3_staged_run_blocks_overlapping_cgu(
         assert f.moved() == {}
     else:
         assert f.cond("Progressing")[:2] == ("True", "InProgress")  # type: ignore[index]
+
+
+def test_namespaced_entry_names_a_resource_placement() -> None:
+    rp = Placement(
+        "api",
+        4,
+        namespace="shop",
+        bindings={c: web(bound_at=3, latest=4).bindings[c] for c in "ab"},
+    )
+    f = Fleet([cgu(clusters=["a", "b"], managedPolicies=["shop/api"])], placements=[rp])
+    f.step(at())
+    assert f.status()["managedPoliciesForUpgrade"] == [
+        {
+            "name": "api",
+            "namespace": "shop",
+            "kind": "ResourcePlacement",
+            "resourceSnapshotIndex": 4,
+        }
+    ]
+    assert f.moved("shop.api") == {"a": 4, "b": 4}
+
+
+def test_cluster_status_lists_overlay_entries_with_origin() -> None:
+    import yaml
+
+    from reconciler.rollout.cgu import overlay_entries, with_overlay_status
+
+    f = Fleet(
+        [
+            cgu(
+                managedPolicies=[],
+                clusters=["a"],
+                actions={"afterCompletion": {"addClusterLabels": {"k": "v"}}},
+            )
+        ]
+    )
+    f.step(at())
+    entries = overlay_entries(f.snapshot(), f.output)
+    assert entries == {
+        "a": [
+            {
+                "origin": "ClusterGroupUpgrade/default/cgu",
+                "at": "2026-01-01T00:00:00Z",
+                "phase": "afterCompletion",
+                "addLabels": {"k": "v"},
+            }
+        ]
+    }
+    files = {
+        "status/clusters/a.yaml": yaml.safe_dump({"metadata": {"name": "a"}, "status": {}}).encode()
+    }
+    out = with_overlay_status(files, entries)
+    assert yaml.safe_load(out["status/clusters/a.yaml"])["status"]["labelOverlay"] == entries["a"]

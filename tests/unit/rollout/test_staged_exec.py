@@ -256,3 +256,22 @@ def test_namespaced_run_of_a_resource_placement() -> None:
         {"a": 1},
     )
     assert "status/updateruns/team-a/run1.yaml" in result.files
+
+
+def test_older_index_fails_clearly_unless_the_cluster_has_it() -> None:
+    stage = {"name": "prod", **PROD, "maxConcurrency": 2}
+    sim = Sim(
+        fleet(strategy([stage]), run(index="0")), view([binding("a", 0), binding("b", 1)]), LABELS
+    )
+    sim.step()
+    status = sim.status()
+    assert cond(status, "Succeeded") == ("False", "UpdateRunFailed")
+    message = next(c for c in status["conditions"] if c["type"] == "Succeeded")["message"]
+    assert (
+        message
+        == "cannot deploy resource snapshot index 0 to cluster `b`: gitfleet renders only the latest snapshot (1) of placement `app` yet"
+    )
+    kept = Sim(fleet(strategy([stage]), run(index="0")), view([binding("a", 0)]), LABELS)
+    assert dict(kept.step().updates[0].clusters) == {"a": 0}
+    kept.step()
+    assert cond(kept.status(), "Succeeded") == ("True", "UpdateRunSucceeded")
