@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any
 
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
+from gitfleet.repo.userrepo import is_repository, origin_url
 from reconciler.describe import describe_cluster, describe_group_upgrade, describe_placement
 from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
@@ -82,19 +83,30 @@ def _waves(before: PassResult, first: PassResult) -> tuple[str, ...]:
     return tuple(out)
 
 
-def plan_revisions(repo: Path, base: str, head: str, now: datetime) -> PlanResult:
+def plan_revisions(
+    repo: Path,
+    base: str,
+    head: str,
+    now: datetime,
+    stage: Callable[[str], None] = lambda _name: None,
+) -> PlanResult:
     """Render `base`, then `head` continuing from base's state, and compare the two outputs.
-    No cluster credentials are used: cluster status is assumed joined and healthy."""
+    No cluster credentials are used: cluster status is assumed joined and healthy. `stage` is
+    told when each step starts (progress display)."""
+    stage(f"load, schedule and render the base ({base})")
     before = render_revision(repo, base, State(), now)
     prior, _ = read_state(before.files)
+    stage(f"load, schedule and render the head ({head})")
     first = render_revision(repo, head, State(prior.placements, before.files, prior.overrides), now)
     after = first
-    for _ in range(MAX_WAVES):  # assumed-ready dry run: step the rollout to its end
+    for wave in range(MAX_WAVES):  # assumed-ready dry run: step the rollout to its end
+        stage(f"step the rollout of the head (wave {wave + 2})")
         state, _ = read_state(after.files)
         step = render_revision(repo, head, state, now)
         if step.files == after.files:
             break
         after = step
+    stage("compare")
     errors = tuple(str(e) for e in after.errors)
     with GitTree.open(repo, base) as b, GitTree.open(repo, head) as h:
         base_id, head_id = b.commit or base, h.commit or head
@@ -107,16 +119,70 @@ def _load(data: bytes) -> Any:
     return load_bounded(data)
 
 
+_TRACKING = "refs/gitfleet/tracking/"
+"""Where a mirror of a local clone keeps the clone's `origin/<branch>` (remote-tracking) ref."""
+
+
+class OutputBranchMissing(LookupError):
+    """The output branch is not in the repository: a one-line reason and a hint for the user."""
+
+
+def output_source(repo: str, fetch: bool) -> Path | str:
+    """What `status`/`history` read for `--repo REPO`: a render directory (Path), a URL, or a
+    local repository made absolute. With `fetch`, a clone is read through its `origin` URL so
+    the newest output is seen. LookupError with a hint when REPO is none of these."""
+    path = Path(repo)
+    if not path.exists():
+        return repo
+    if (path / ".gitfleet-output").is_file():
+        return path
+    if not is_repository(path):
+        raise OutputBranchMissing(
+            f"{repo} is neither a git repository nor a `gitfleet render --out` directory"
+        )
+    if fetch:
+        url = origin_url(path)
+        if url is None:
+            raise OutputBranchMissing(f"--fetch: {repo} has no `origin` remote to fetch from")
+        local = Path(url) if Path(url).is_absolute() else path / url  # git's relative remotes
+        return str(local.resolve()) if local.exists() else url
+    return str(path.resolve())
+
+
+def open_output(source: str, branch: str, cache: Path | None) -> tuple[Mirror, str]:
+    """A mirror of `source` and the ref in it holding the output branch: the repository's own
+    `refs/heads/<branch>`, or for a local clone its remote-tracking `origin/<branch>` (which
+    the reconciler's pushes reach; preferred when both exist)."""
+    local = Path(source).exists()
+    specs = [f"+refs/heads/{branch}:refs/remotes/origin/{branch}"]
+    if local:
+        specs.append(f"+refs/remotes/origin/{branch}:{_TRACKING}{branch}")
+    mirror = Mirror.open(cache_dir(source, cache), source)
+    mirror.fetch(specs)
+    for ref in ([f"{_TRACKING}{branch}"] if local else []) + [f"refs/remotes/origin/{branch}"]:
+        if mirror.resolve(ref) is not None:
+            return mirror, ref
+    where = "a branch or origin/" + branch if local else "a branch"
+    hint = (
+        "pass --fetch to read it from the clone's origin, or --repo <the fleet's URL>"
+        if local
+        else "has the reconciler run yet? (`gitfleet reconcile --repo ... --once`)"
+    )
+    raise OutputBranchMissing(
+        f"the output branch {branch} is not in {mirror.url} (looked for {where}); hint: {hint}"
+    )
+
+
 def _output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping[str, bytes]:
     """The output tree from a render directory or from the output branch of a repository."""
-    if isinstance(source, Path) and (source / ".gitfleet-output").is_file():
+    if isinstance(source, Path):
         return {
             p.relative_to(source).as_posix(): p.read_bytes()
             for p in source.rglob("*.yaml")
             if p.is_file()
         }
-    mirror = open_mirror(str(source), [branch], cache)
-    tree = GitTree.open(mirror.path, f"refs/remotes/origin/{branch}")
+    mirror, ref = open_output(source, branch, cache)
+    tree = GitTree.open(mirror.path, ref)
     try:
         return {p: tree.read(p) for p in tree.files() if p.startswith(("status/", "clusters/"))}
     finally:
@@ -128,30 +194,59 @@ def output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping
     return _output_files(source, branch, cache)
 
 
+def _status_path(what: str, name: str, namespace: str) -> tuple[str, str]:
+    """(output path, what it is called in messages) of a status document."""
+    if what == "cgu":
+        ns = namespace or "default"
+        return f"status/clustergroupupgrades/{ns}/{name}.yaml", f"ClusterGroupUpgrade {ns}/{name}"
+    if what == "placement":
+        key = placement_key(name, namespace)
+        return f"status/placements/{key}.yaml", f"placement {key}"
+    return f"status/clusters/{name}.yaml", f"cluster {name}"
+
+
+def status_document(
+    what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
+) -> dict[str, Any]:
+    """The output documents behind `gitfleet status placement|cluster|cgu NAME`, as data:
+    `{"status": <the status document>}`, plus `"index"` (the cluster's index) for a cluster."""
+    files = _output_files(source, branch, cache)
+    path, label = _status_path(what, name, namespace)
+    data = files.get(path)
+    if data is None:
+        raise LookupError(f"{label} has no status in the output (is it declared?)")
+    doc: dict[str, Any] = {"status": _load(data)}
+    if what == "cluster":
+        index = files.get(f"clusters/{name}/index.yaml")
+        doc["index"] = _load(index) if index else None
+    return doc
+
+
 def describe(
     what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
 ) -> str:
     """`gitfleet status placement|cluster|cgu NAME`: a describe-style view, or a clear error."""
-    files = _output_files(source, branch, cache)
+    doc = status_document(what, name, namespace, source, branch, cache)
     if what == "cgu":
-        ns = namespace or "default"
-        data = files.get(f"status/clustergroupupgrades/{ns}/{name}.yaml")
-        if data is None:
-            raise LookupError(
-                f"ClusterGroupUpgrade {ns}/{name} has no status in the output (is it declared?)"
-            )
-        return describe_group_upgrade(_load(data))
+        return describe_group_upgrade(doc["status"])
     if what == "placement":
-        key = placement_key(name, namespace)
-        data = files.get(f"status/placements/{key}.yaml")
-        if data is None:
-            raise LookupError(f"placement {key} has no status in the output (is it declared?)")
-        return describe_placement(_load(data))
-    data = files.get(f"status/clusters/{name}.yaml")
-    if data is None:
-        raise LookupError(f"cluster {name} has no status in the output (is it declared?)")
-    index = files.get(f"clusters/{name}/index.yaml")
-    return describe_cluster(_load(data), _load(index) if index else None)
+        return describe_placement(doc["status"])
+    return describe_cluster(doc["status"], doc["index"])
+
+
+def history_json(entries: list[LogEntry]) -> list[dict[str, Any]]:
+    """`gitfleet history --output json`: one object per reconciler commit, newest first."""
+    return [
+        {
+            "commit": e.commit,
+            "parents": list(e.parents),
+            "author": {"name": e.author_name, "email": e.author_email, "date": e.author_date},
+            "subject": e.subject,
+            "message": e.message,
+            "trailers": {k: list(v) for k, v in sorted(e.trailers.items())},
+        }
+        for e in entries
+    ]
 
 
 def history(
@@ -163,8 +258,7 @@ def history(
     cache: Path | None,
 ) -> list[LogEntry]:
     """Reconciler commits on the output branch, newest first, optionally filtered."""
-    mirror = open_mirror(source, [branch], cache)
-    ref = f"refs/remotes/origin/{branch}"
+    mirror, ref = open_output(source, branch, cache)
     paths = [f"clusters/{cluster}"] if cluster else []
     entries = mirror.log(ref, paths=paths, max_count=None if placement else limit)
     if placement:

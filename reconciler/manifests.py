@@ -23,6 +23,7 @@ from gitfleet.api.canonical import content_hash
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.output import object_file_name, object_identity
 from reconciler.override import PlacementOverrides, wrapped_resource
+from reconciler.override.cache import OverrideFault
 from reconciler.schedule.clusters import ClusterView
 from reconciler.select import ResourceIndex, SelectedResource, Selection
 
@@ -124,6 +125,8 @@ class ClusterManifests:
     """None: the placement's default manifests apply unchanged."""
     failures: tuple[tuple[str, str], ...] = ()
     """(object file, error) of objects whose overrides failed on this cluster."""
+    faults: tuple[tuple[str, OverrideFault], ...] = ()
+    """(error, where the failing override op is declared) for the override failures."""
 
     @property
     def overridden(self) -> bool:
@@ -146,6 +149,7 @@ class OverrideRenderer:
         self._index = index
         self._names = snapshot_names
         self._rendered: dict[int, tuple[Any, Manifest]] = {}
+        self._faults: list[tuple[str, OverrideFault]] = []
 
     def _manifest(self, obj: Mapping[str, Any]) -> Manifest:
         """Serialise `obj` once per distinct object (results are shared, so identity works)."""
@@ -186,6 +190,8 @@ class OverrideRenderer:
             applied = self._overrides.apply(wrapped_resource(envelope, obj), view)
             if applied.error is not None:
                 failures.append((object_file_name(obj), applied.error))
+                if applied.fault is not None:
+                    self._faults.append((applied.error, applied.fault))
             elif applied.obj is not None:
                 manifests.append(self._manifest(applied.obj))
         return manifests, failures
@@ -196,6 +202,7 @@ class OverrideRenderer:
             return NO_OVERRIDES
         manifests: list[Manifest] = []
         failures: list[tuple[str, str]] = []
+        self._faults = []
         for sel in selection.resources:
             if not is_envelope(sel):
                 outcome = self._remembered(sel, view)
@@ -207,6 +214,8 @@ class OverrideRenderer:
             applied = self._overrides.apply(sel, view)
             if applied.error is not None:
                 failures.append((object_file_name(sel.obj), applied.error))
+                if applied.fault is not None:
+                    self._faults.append((applied.error, applied.fault))
             elif applied.obj is None:
                 continue
             else:
@@ -218,4 +227,5 @@ class OverrideRenderer:
             resource_overrides=tuple(f"{k.split('/')[1]}/{self._names.get(k, k)}" for k in ro),
             manifests=tuple(manifests),
             failures=tuple(failures),
+            faults=tuple(self._faults),
         )

@@ -132,6 +132,16 @@ def _plan_errors(
                 out.append(FleetError("", None, fieldpath, f"placement {key}: {message}"))
             else:
                 out.append(FleetError(origin.file, origin.line, fieldpath, message, origin.doc))
+        for fault, clusters in plan.override_faults.items():
+            shown = ", ".join(clusters[:10]) + (
+                f" (+{len(clusters) - 10})" if len(clusters) > 10 else ""
+            )
+            where = f"placement {key} on {len(clusters)} cluster(s): {shown}"
+            out.append(
+                FleetError(
+                    fault.file, fault.line, fault.field, f"{fault.message} ({where})", fault.doc
+                )
+            )
     return out
 
 

@@ -25,6 +25,7 @@ from reconciler.manifests import (
     default_manifests,
 )
 from reconciler.override import OverrideIndex
+from reconciler.override.cache import OverrideFault
 from reconciler.rollout.rolling import RollingConfig
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.cycle import (
@@ -71,6 +72,8 @@ class PlacementPlan:
     """(field path, message) user errors of this placement."""
     held: bool = False
     """True when the placement keeps its previous output (see `pass_`)."""
+    override_faults: dict[OverrideFault, list[str]] = field(default_factory=dict)
+    """Failing override ops -> the clusters they failed on (one error each, see `pass_`)."""
     sync_errors: dict[str, str] = field(default_factory=dict)
     """cluster -> WorkSynchronized failure (e.g. a conflict with another placement)."""
     name: str = ""
@@ -309,11 +312,14 @@ def _apply_overrides(
         result = renderer.for_cluster(selection, views[cluster])
         if result.overridden:
             plan.per_cluster[cluster] = result
-        if result.failures and failed < 20:
+        for _, fault in result.faults:  # reported once, at the override's own file
+            plan.override_faults.setdefault(fault, []).append(cluster)
+        located = {message for message, _ in result.faults}
+        others = [msg for _, msg in result.failures if msg not in located]
+        if others and failed < 20:
             failed += 1
             plan.errors += [
-                ("spec.resourceSelectors", f"cluster {cluster}: {msg}")
-                for _, msg in result.failures[:3]
+                ("spec.resourceSelectors", f"cluster {cluster}: {msg}") for msg in others[:3]
             ]
 
 

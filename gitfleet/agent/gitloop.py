@@ -5,11 +5,13 @@ mirror, refuses an output commit that does not descend from the one it applied l
 a downgrade: it keeps enforcing the last applied commit), reads only `clusters/<me>/`, calls the
 pure-ish `run.run_once` against the cluster, and pushes `report.yaml` to
 `gitfleet/status/<me>` — fast-forward only, and only when the report changed or a heartbeat is
-due. Called by `gitfleet agent`.
+due; a rejected push is fetched, rebased onto the branch's new tip and retried. Called by
+`gitfleet agent`.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +33,11 @@ from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message
 
+PUSH_ATTEMPTS = 5
+"""Report pushes tried per pass when the status branch keeps moving under the agent."""
+PUSH_BACKOFF_CAP = 5.0
+"""Longest wait (seconds) between two report push attempts."""
+
 
 @dataclass(frozen=True)
 class AgentConfig:
@@ -51,8 +58,9 @@ class AgentPass:
     """What one pass did."""
 
     outcome: str
-    """pushed, unchanged, refused-downgrade, no-output, unavailable or error (an unexpected
-    exception; `run` retries it with backoff)."""
+    """pushed, unchanged, refused-downgrade, no-output, unavailable, push-failed (the report
+    could not be pushed: refused, or still rejected after retries; the next pass tries again) or
+    error (an unexpected exception; `run` retries it with backoff)."""
     report: AgentReport | None
     message: str = ""
 
@@ -71,12 +79,16 @@ class Agent:
         *,
         clock: Callable[[], datetime] = _now,
         options: AgentOptions | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
     ) -> None:
         self.config = config
         self.client = client
         self.mirror = Mirror.open(config.cache_dir, config.url)
         self._clock = clock
         self._options = options
+        self._sleep = sleep
+        self._random = rng or random.Random()
 
     @property
     def _status_branch(self) -> str:
@@ -150,8 +162,9 @@ class Agent:
             report = report_without_output(
                 self.client, self.config.cluster, previous, now, note, self._options
             )
-            if self._due(previous, report, now):
-                self._push(report, status_commit)
+            failed = self._push(report, status_commit) if self._due(previous, report, now) else ""
+            if failed:
+                return AgentPass("push-failed", report, f"{note}; {failed}")
             return AgentPass("no-output", report, note)
         target, note = self._target(output, previous)
         if target is None:
@@ -170,7 +183,9 @@ class Agent:
             return AgentPass(
                 "unchanged" if not note else outcome, report, note or "report unchanged"
             )
-        self._push(report, status_commit)
+        failed = self._push(report, status_commit)
+        if failed:
+            return AgentPass("push-failed", report, f"{note}; {failed}" if note else failed)
         return AgentPass(outcome, report, note)
 
     def _due(self, previous: AgentReport | None, report: AgentReport, now: datetime) -> bool:
@@ -178,20 +193,40 @@ class Agent:
             return True
         return now - parse_time(previous.heartbeat_time) >= self.config.heartbeat
 
-    def _push(self, report: AgentReport, parent: str | None) -> None:
-        data = dump_yaml(report.dump()).encode()
+    def _push(self, report: AgentReport, parent: str | None) -> str:
+        """Push the report fast-forward to the agent's own branch; "" when done, else why not.
+
+        A rejected push means the branch moved (a restarted or duplicate agent, an operator):
+        fetch it, put the report on top of its new tip (rebase) and retry with capped, jittered
+        backoff. A refused push (permissions, a hook) is reported, never raised.
+        """
+        branch = self._status_branch
         message = compose_message(
             f"gitfleet-agent: report of {self.config.cluster}",
             trailers={"Gitfleet-Output": report.output_commit or "-"},
         )
-        written = commit_files(
-            self.mirror.path, parent, {REPORT_FILE: data}, message, self.config.identity
-        )
-        if not written.changed:
-            return
-        pushed = self.mirror.push_fast_forward(written.commit, self._status_branch, parent)
-        if not pushed.ok:
-            raise GitError(f"pushing the report to {self._status_branch} failed: {pushed.message}")
+        data = dump_yaml(report.dump()).encode()
+        why = ""
+        for attempt in range(PUSH_ATTEMPTS):
+            written = commit_files(
+                self.mirror.path, parent, {REPORT_FILE: data}, message, self.config.identity
+            )
+            if not written.changed:
+                return ""
+            try:
+                pushed = self.mirror.push_fast_forward(written.commit, branch, parent)
+            except GitError as exc:
+                return f"the report push to {branch} was refused: {exc}"
+            if pushed.ok:
+                return ""
+            why = pushed.message
+            self._sleep(min(PUSH_BACKOFF_CAP, 0.2 * 2**attempt) * self._random.uniform(0.5, 1))
+            try:
+                self.mirror.fetch([f"+refs/heads/{branch}:refs/remotes/origin/{branch}"])
+            except GitError as exc:
+                return f"the report push to {branch} was rejected and refetching failed: {exc}"
+            parent = self.mirror.resolve(f"refs/remotes/origin/{branch}")
+        return f"the report push to {branch} was still rejected after {PUSH_ATTEMPTS} tries: {why}"
 
     def run(
         self, interval: float, stop: Callable[[], bool], on_pass: Callable[[AgentPass], None]

@@ -33,8 +33,10 @@ from gitfleet.agent.client import (
     ServerError,
     Throttled,
 )
+from gitfleet.repo.gitcmd import redact_url
 
 T = TypeVar("T")
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^'\")]+)")
 _MANAGER = re.compile(r'conflict with "([^"]+)"')
 
 
@@ -48,17 +50,38 @@ class KubeClusterClient:
     def from_kubeconfig(
         cls, path: str | None = None, context: str | None = None
     ) -> KubeClusterClient:
-        """A client from a kubeconfig file (default location when `path` is None)."""
-        api_client = cast(Any, kube_config).new_client_from_config(
-            config_file=path, context=context
-        )
-        return cls(api_client)
+        """A client from a kubeconfig file (default location when `path` is None).
+        `ClusterError` for an unusable kubeconfig, `ServerError` for an unreachable server."""
+        try:
+            api_client = cast(Any, kube_config).new_client_from_config(
+                config_file=path, context=context
+            )
+        except (kube_config.ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
+            raise ClusterError(f"cannot use kubeconfig {path or '(default)'}: {exc}") from None
+        return cls._connect(api_client)
 
     @classmethod
     def in_cluster(cls) -> KubeClusterClient:
-        """A client from the pod's service account."""
-        cast(Any, kube_config).load_incluster_config()
-        return cls(ApiClient())
+        """A client from the pod's service account. `ClusterError` when not running in a pod,
+        `ServerError` for an unreachable server."""
+        try:
+            cast(Any, kube_config).load_incluster_config()
+        except (kube_config.ConfigException, OSError) as exc:
+            raise ClusterError(
+                f"no in-cluster configuration ({exc}); outside a pod pass --kubeconfig PATH"
+            ) from None
+        return cls._connect(ApiClient())
+
+    @classmethod
+    def _connect(cls, api_client: ApiClient) -> KubeClusterClient:
+        """The client; discovery runs now, so an unreachable server is a `ServerError`."""
+        host = redact_url(str(getattr(api_client.configuration, "host", "") or "?"))
+        try:
+            return cls(api_client)
+        except ApiException as exc:
+            raise _typed(int(exc.status or 0), f"{host}: {_message(exc)}") from None
+        except (HTTPError, OSError) as exc:
+            raise ServerError(f"the API server {host} is unreachable: {_reason(exc)}") from None
 
     def _resource(self, api_version: str, kind: str) -> Any:
         try:
@@ -171,6 +194,12 @@ def _call(fn: Callable[[], T]) -> T:
         raise _typed(int(exc.status or 0), _message(exc)) from None
     except (HTTPError, OSError) as exc:
         raise ServerError(f"the API server is unreachable: {type(exc).__name__}") from None
+
+
+def _reason(exc: Exception) -> str:
+    """Why a connection failed, in words (`Connection refused`), else the exception's type."""
+    found = _ERRNO.search(str(getattr(exc, "reason", None) or exc))
+    return found.group(1).strip() if found else type(exc).__name__
 
 
 def _message(exc: ApiException) -> str:

@@ -8,7 +8,7 @@ each registers on `main` from `gitfleet.cli.app`.
 Exit code 0 when there is no error, 1 when the fleet has user errors, 2 for bad usage.
 """
 
-from gitfleet.cli import agent, fleet, hub, rollout
+from gitfleet.cli import agent, deploy, fleet, hub, init, rollout, schema
 from gitfleet.cli.app import main
 
-__all__ = ["agent", "fleet", "hub", "main", "rollout"]
+__all__ = ["agent", "deploy", "fleet", "hub", "init", "main", "rollout", "schema"]

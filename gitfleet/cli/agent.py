@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import random
 import sys
 import threading
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,28 +15,77 @@ from typing import Any
 import click
 
 from gitfleet import service
+from gitfleet.agent.client import ClusterClient, ClusterError, Retryable
 from gitfleet.cli.app import (
+    DISTRIBUTION,
     _duration_seconds,
     _repo_url,
     cache_option,
     checked_cluster,
     main,
     output_branch_option,
+    output_option,
 )
 from gitfleet.repo.gitcmd import GitError
 
+ONCE_ATTEMPTS = 3
+"""Tries to reach the API server with `--once` before giving up (a long-running agent never
+gives up)."""
+RETRY_CAP = 60.0
+"""Longest wait (seconds) between two tries to reach the API server at start-up."""
 
-@main.command("agent")
+
+def client_factory(kubeconfig: Path | None, context: str | None) -> Callable[[], ClusterClient]:
+    """How to build the Kubernetes client; a one-line error when the `[agent]` extra (the
+    `kubernetes` package) is not installed."""
+    try:
+        from gitfleet.agent.kube import KubeClusterClient
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in ("kubernetes", "urllib3"):
+            raise
+        raise click.ClickException(
+            "the agent needs the Kubernetes client, which is not installed: "
+            f"pip install '{DISTRIBUTION}[agent]'"
+        ) from None
+    if kubeconfig is not None:
+        return lambda: KubeClusterClient.from_kubeconfig(str(kubeconfig), context)
+    return KubeClusterClient.in_cluster
+
+
+def connect(factory: Callable[[], ClusterClient], once: bool) -> ClusterClient:
+    """Build the client, retrying an unreachable API server with capped, jittered exponential
+    backoff and saying so on stderr; a configuration problem is a one-line error."""
+    rng = random.Random()
+    attempt = 0
+    while True:
+        try:
+            return factory()
+        except Retryable as exc:
+            attempt += 1
+            if once and attempt >= ONCE_ATTEMPTS:
+                raise click.ClickException(
+                    f"{exc.message} (gave up after {attempt} tries)"
+                ) from None
+            delay = min(RETRY_CAP, 2.0 ** (attempt - 1)) * rng.uniform(0.5, 1.0)
+            click.echo(f"{_stamp()} unavailable: {exc.message}; retrying in {delay:.1f}s", err=True)
+            time.sleep(delay)
+        except ClusterError as exc:
+            raise click.ClickException(exc.message) from None
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@main.group("agent", invoke_without_command=True)
 @click.option(
     "--repo",
-    required=True,
-    help="The fleet repository (URL or local path) holding the output branch.",
+    help="The fleet repository (URL or local path) holding the output branch. Required.",
 )
 @click.option(
     "--cluster",
-    required=True,
     callback=checked_cluster,
-    help="This member cluster's name (its directory clusters/<name>/).",
+    help="This member cluster's name (its directory clusters/<name>/). Required.",
 )
 @click.option(
     "--kubeconfig",
@@ -52,9 +105,12 @@ from gitfleet.repo.gitcmd import GitError
     help="Push a report at least this often (Go duration).",
 )
 @cache_option
+@output_option
+@click.pass_context
 def agent_cmd(
-    repo: str,
-    cluster: str,
+    ctx: click.Context,
+    repo: str | None,
+    cluster: str | None,
     kubeconfig: Path | None,
     context: str | None,
     output_branch: str,
@@ -62,19 +118,19 @@ def agent_cmd(
     interval: str,
     heartbeat: str,
     cache: Path | None,
+    fmt: str,
 ) -> None:
     """Apply clusters/CLUSTER/ of the output branch to this cluster and push a status report to
-    gitfleet/status/CLUSTER."""
+    gitfleet/status/CLUSTER. `gitfleet agent manifests` prints what installs it in a cluster."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not repo or not cluster:
+        raise click.UsageError(f"Missing option '{'--repo' if not repo else '--cluster'}'.")
     from gitfleet.agent.gitloop import Agent, AgentConfig
-    from gitfleet.agent.kube import KubeClusterClient
 
     url = _repo_url(repo)
+    client = connect(client_factory(kubeconfig, context), once)
     try:
-        client = (
-            KubeClusterClient.from_kubeconfig(str(kubeconfig), context)
-            if kubeconfig
-            else KubeClusterClient.in_cluster()
-        )
         config = AgentConfig(
             url,
             cluster,
@@ -87,9 +143,11 @@ def agent_cmd(
         raise click.ClickException(str(exc)) from None
 
     def show(result: Any) -> None:
-        click.echo(
-            f"{datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%SZ')} {result.outcome}: {result.message}"
-        )
+        if fmt == "json":
+            doc = {"time": _stamp(), "outcome": result.outcome, "message": result.message}
+            click.echo(json.dumps(doc, sort_keys=True))
+        else:
+            click.echo(f"{_stamp()} {result.outcome}: {result.message}")
 
     if once:
         result = agent.run_once()

@@ -4,18 +4,20 @@ and printing its errors. The command modules (`fleet`, `hub`, `agent`) register 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from gitfleet import service
+from gitfleet import __version__, service
 from gitfleet.api import MemberCluster, parse_duration, parse_time
 from gitfleet.api.errors import FleetError
 from gitfleet.api.fleet import branch_problem
 from gitfleet.api.names import is_dns1123_label
 from gitfleet.api.report import AgentReport
+from gitfleet.cli.progress import quiet_option, stages
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.load.report import REPORT_FILE, read_agent_report
 from gitfleet.load.statusdir import read_cluster_statuses
@@ -28,7 +30,9 @@ from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State
 from renderers import load_fleet
 
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "fleet-repo-template"
+DISTRIBUTION = "gitfleet-k8s"
+"""The name gitfleet is installed under (`pip install gitfleet-k8s`); the import package and the
+command stay `gitfleet`. `gitfleet` on PyPI is an unrelated project."""
 
 
 @dataclass(frozen=True)
@@ -101,16 +105,19 @@ def run_pass(
     *,
     lint: bool = False,
 ) -> Run:
-    tree = _open_tree(fleet_dir, ref)
-    try:
-        fleet = load_fleet(tree, lint=lint)
-    finally:
-        close = getattr(tree, "close", None)
-        if close is not None:
-            close()
-    statuses, status_errors = _statuses(status_dir)
-    reports, report_errors = read_reports_dir(reports_dir)
-    result = reconcile(fleet, prior, statuses, now, reports)
+    with stages() as stage:
+        stage("load")
+        tree = _open_tree(fleet_dir, ref)
+        try:
+            fleet = load_fleet(tree, lint=lint)
+        finally:
+            close = getattr(tree, "close", None)
+            if close is not None:
+                close()
+        statuses, status_errors = _statuses(status_dir)
+        reports, report_errors = read_reports_dir(reports_dir)
+        stage("schedule and render")
+        result = reconcile(fleet, prior, statuses, now, reports)
     errors = set(result.errors) | set(status_errors) | set(report_errors)
     return Run(fleet, result, tuple(sorted(errors)))
 
@@ -166,7 +173,10 @@ STATUS_NAMESPACE = "gitfleet/status/"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="gitfleet")
+@click.version_option(
+    version=__version__, package_name=DISTRIBUTION, message="%(prog)s %(version)s (%(package)s)"
+)
+@quiet_option
 def main() -> None:
     """Multi-cluster placement for Kubernetes with Git as the hub."""
 
@@ -203,8 +213,20 @@ def _hub_config(
     )
 
 
-def _print_pass(report: PassReport) -> None:
+def _print_pass(report: PassReport, fmt: str = "text") -> None:
+    """One hub pass: a line (text), or one JSON object per line (`--output json`)."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if fmt == "json":
+        doc = {
+            "time": stamp,
+            "outcome": report.outcome,
+            "source": report.source,
+            "output": report.output,
+            "message": report.message,
+            "errors": [str(e) for e in report.errors],
+        }
+        click.echo(json.dumps(doc, sort_keys=True))
+        return
     output = f" output {report.output[:12]}" if report.output else ""
     click.echo(f"{stamp} {report.outcome}{output}: {report.message}")
     _print_errors(report.errors)
@@ -229,9 +251,11 @@ def checked_branch(_ctx: click.Context, param: click.Parameter, value: str) -> s
     return value
 
 
-def checked_cluster(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+def checked_cluster(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A cluster name becomes a directory (`clusters/<name>/`) and a branch
     (`gitfleet/status/<name>`): it must be a DNS-1123 label, like a MemberCluster's name."""
+    if value is None:
+        return None
     problems = is_dns1123_label(value)
     if problems:
         raise click.BadParameter(f"{value!r}: {problems[0]}", param=param)

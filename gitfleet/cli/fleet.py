@@ -1,9 +1,8 @@
-"""Commands on a fleet folder or revision: `init`, `validate`, `render`, `explain`. Registered on `gitfleet.cli.app.main`."""
+"""Commands on a fleet folder or revision: `validate`, `render`, `explain`. Registered on `gitfleet.cli.app.main`."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,7 +11,6 @@ import click
 import yaml
 
 from gitfleet.cli.app import (
-    TEMPLATE_DIR,
     Run,
     _now,
     _print_errors,
@@ -26,24 +24,11 @@ from gitfleet.cli.app import (
     run_pass,
     status_option,
 )
+from gitfleet.cli.progress import quiet_option, stages
 from gitfleet.repo.outdir import OutputError, read_output, write_output
 from reconciler import describe
 from reconciler.output import placement_key
 from reconciler.state import State, read_state
-
-
-@main.command()
-@click.argument("directory", type=click.Path(path_type=Path))
-def init(directory: Path) -> None:
-    """Create a starter fleet repository in DIRECTORY (copied from fleet-repo-template/)."""
-    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
-        raise click.ClickException(f"{directory} exists and is not an empty directory")
-    if not TEMPLATE_DIR.is_dir():
-        raise click.ClickException(f"the fleet repository template is missing at {TEMPLATE_DIR}")
-    shutil.copytree(TEMPLATE_DIR, directory, dirs_exist_ok=True, symlinks=False)
-    click.echo(
-        f"created {directory}: edit clusters/, resources/ and placements/, then `gitfleet validate {directory}`"
-    )
 
 
 @main.command()
@@ -52,6 +37,7 @@ def init(directory: Path) -> None:
 @status_option
 @now_option
 @output_option
+@quiet_option
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1), e.g. in CI.")
 def validate(
     fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str, strict: bool
@@ -89,6 +75,7 @@ def _print_held(run: Run, fmt: str) -> None:
 @reports_option
 @now_option
 @output_option
+@quiet_option
 @click.option("--fresh", is_flag=True, help="Ignore the state/ a previous render left in --out.")
 def render(
     fleet: Path,
@@ -108,7 +95,9 @@ def render(
             click.echo(f"warning: {problem}", err=True)
     run = run_pass(fleet, ref, status_dir, prior, _now(now), reports_dir)
     try:
-        written = write_output(out_dir, run.result.files)
+        with stages() as stage:
+            stage(f"write {out_dir}")
+            written = write_output(out_dir, run.result.files)
     except (OutputError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "text":
@@ -189,6 +178,7 @@ def _report_errors(run: Run, fmt: str, verb: str) -> None:
 @click.option(
     "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@quiet_option
 def explain(
     what: str,
     name: str,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 
 import click
@@ -15,23 +17,23 @@ from gitfleet.cli.app import (
     _hub_config,
     _now,
     _print_pass,
-    _repo_url,
     cache_option,
     checked_branch,
     main,
     output_branch_option,
+    output_option,
 )
+from gitfleet.cli.progress import quiet_option, stages
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.watch import start_watcher
 from reconciler import planreport
 from reconciler.loop import Hub
 
 
-@main.command("reconcile")
+@main.group("reconcile", invoke_without_command=True)
 @click.option(
     "--repo",
-    required=True,
-    help="The fleet repository: a URL (https, ssh, git://127.0.0.1) or a local path.",
+    help="The fleet repository: a URL (https, ssh, git://127.0.0.1) or a local path. Required.",
 )
 @click.option("--source-branch", default="main", show_default=True, callback=checked_branch)
 @output_branch_option
@@ -47,17 +49,26 @@ from reconciler.loop import Hub
     help="Continue after the source branch was force-pushed.",
 )
 @cache_option
+@output_option
+@click.pass_context
 def reconcile_cmd(
-    repo: str,
+    ctx: click.Context,
+    repo: str | None,
     source_branch: str,
     output_branch: str,
     once: bool,
     interval: str,
     accept_source_rewrite: bool,
     cache: Path | None,
+    fmt: str,
 ) -> None:
     """Keep OUTPUT-BRANCH equal to what the pass computes from SOURCE-BRANCH: one commit per
-    pass that changed something, pushed fast-forward only."""
+    pass that changed something, pushed fast-forward only. `gitfleet reconcile manifests` prints
+    a Deployment that runs it."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not repo:
+        raise click.UsageError("Missing option '--repo'.")
     seconds = _duration_seconds(interval)
     try:
         hub = Hub(_hub_config(repo, source_branch, output_branch, cache, accept_source_rewrite))
@@ -65,7 +76,7 @@ def reconcile_cmd(
         raise click.ClickException(str(exc)) from None
     if once:
         report = hub.run_once()
-        _print_pass(report)
+        _print_pass(report, fmt)
         failed = report.outcome in (
             "source-unavailable",
             "rejected",
@@ -76,7 +87,7 @@ def reconcile_cmd(
     stop, trigger = threading.Event(), threading.Event()
     watcher = start_watcher(Path(repo), trigger, stop) if Path(repo).exists() else None
     try:
-        hub.run(seconds, trigger, stop, _print_pass)
+        hub.run(seconds, trigger, stop, partial(_print_pass, fmt=fmt))
     except KeyboardInterrupt:
         stop.set()
     finally:
@@ -101,24 +112,41 @@ def reconcile_cmd(
     default="text",
     show_default=True,
 )
-def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=0),
+    default=planreport.MAX_MARKDOWN_CHARS,
+    show_default=True,
+    help="Markdown: cut between sections to stay under this size (GitHub comments); 0: no limit.",
+)
+@quiet_option
+def plan(repo: Path, base: str, head: str, now: str | None, fmt: str, max_chars: int) -> None:
     """Show which clusters gain or lose what between two revisions, without cluster credentials."""
     try:
-        result = service.plan_revisions(repo, base, head, _now(now))
+        with stages() as stage:
+            result = service.plan_revisions(repo, base, head, _now(now), stage)
     except (GitError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     render = {
-        "markdown": planreport.to_markdown,
+        "markdown": lambda p, b, h: planreport.to_markdown(
+            p, b, h, max_chars or None, result.waves
+        ),
         "json": planreport.to_json,
         "text": planreport.to_text,
     }[fmt]
     click.echo(render(result.plan, result.base, result.head), nl=False)
-    if fmt != "json" and result.waves:
-        bullet = "- " if fmt == "markdown" else ""
+    if fmt == "text" and result.waves:
         click.echo("\nRollout (the change reaches these clusters first):")
         for line in result.waves:
-            click.echo(f"{bullet}{line}")
+            click.echo(line)
     sys.exit(1 if result.plan.errors else 0)
+
+
+fetch_option = click.option(
+    "--fetch",
+    is_flag=True,
+    help="In a clone, read the output branch fresh from its origin remote.",
+)
 
 
 @main.command()
@@ -137,24 +165,38 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str) -> None:
     help="Repository (path or URL) whose output branch to read, or a `render --out` directory.",
 )
 @output_branch_option
+@fetch_option
 @cache_option
+@output_option
 def status(
-    what: str, name: str, namespace: str, repo: str, output_branch: str, cache: Path | None
+    what: str,
+    name: str,
+    namespace: str,
+    repo: str,
+    output_branch: str,
+    fetch: bool,
+    cache: Path | None,
+    fmt: str,
 ) -> None:
     """Describe a placement, a cluster, a ClusterGroupUpgrade (cgu) or a staged update run from
     the output branch, like `kubectl describe` (`updaterun`: stages, gates, clusters, progress)."""
     if what == "updaterun":
+        if fmt == "json":
+            raise click.UsageError("--output json is not available for updaterun yet")
         try:
-            text = rollout.describe_updaterun(name, namespace, repo, output_branch, cache)
+            text = rollout.describe_updaterun(name, namespace, repo, output_branch, cache, fetch)
         except (GitError, LookupError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(text, nl=False)
         return
-    source: Path | str = Path(repo) if Path(repo).exists() else repo
-    if isinstance(source, Path) and not (source / ".gitfleet-output").is_file():
-        source = str(source.resolve())
     try:
-        click.echo(service.describe(what, name, namespace, source, output_branch, cache), nl=False)
+        source = service.output_source(repo, fetch)
+        if fmt == "json":
+            doc = service.status_document(what, name, namespace, source, output_branch, cache)
+            click.echo(json.dumps(doc, indent=2, sort_keys=True))
+        else:
+            text = service.describe(what, name, namespace, source, output_branch, cache)
+            click.echo(text, nl=False)
     except (GitError, LookupError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -165,19 +207,28 @@ def status(
 @click.option("--repo", default=".", show_default=True, help="Repository (path or URL).")
 @click.option("--max", "limit", default=50, show_default=True, type=int)
 @output_branch_option
+@fetch_option
 @cache_option
+@output_option
 def history(
     placement: str | None,
     cluster: str | None,
     repo: str,
     limit: int,
     output_branch: str,
+    fetch: bool,
     cache: Path | None,
+    fmt: str,
 ) -> None:
     """The audit trail: reconciler commits with their source commit and what changed."""
-    url = _repo_url(repo)
     try:
-        entries = service.history(url, output_branch, placement, cluster, limit, cache)
-    except (GitError, ValueError) as exc:
+        source = service.output_source(repo, fetch)
+        if isinstance(source, Path):
+            raise click.UsageError("history needs a git repository, not a render directory")
+        entries = service.history(source, output_branch, placement, cluster, limit, cache)
+    except (GitError, LookupError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(service.format_history(entries), nl=False)
+    if fmt == "json":
+        click.echo(json.dumps(service.history_json(entries), indent=2, sort_keys=True))
+    else:
+        click.echo(service.format_history(entries), nl=False)

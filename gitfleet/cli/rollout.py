@@ -110,12 +110,10 @@ def run_cmd(name: str, repo: Path, namespace: str) -> None:
 
 
 def describe_updaterun(
-    name: str, namespace: str, repo: str, branch: str, cache: Path | None
+    name: str, namespace: str, repo: str, branch: str, cache: Path | None, fetch: bool = False
 ) -> str:
     """The text of `gitfleet status updaterun NAME` (called by the `status` command)."""
-    source: Path | str = Path(repo) if Path(repo).exists() else repo
-    if isinstance(source, Path) and not (source / ".gitfleet-output").is_file():
-        source = str(source.resolve())
+    source = service.output_source(repo, fetch)
     files = dict(service.output_files(source, branch, cache))
     return rolloutops.describe_run(files, name, namespace)
 

@@ -41,6 +41,12 @@ _PLACEMENTS = ("ClusterResourcePlacement", "ResourcePlacement")
 UNIMPLEMENTED_FIELDS: tuple[Unimplemented, ...] = (
     Unimplemented(
         _PLACEMENTS,
+        "spec.strategy.resourceSnapshotIndex",
+        "pinning a resource snapshot index is not implemented: the placement rolls out its "
+        "latest resource snapshot (rendering an older index is not built yet)",
+    ),
+    Unimplemented(
+        _PLACEMENTS,
         "spec.strategy.deleteStrategy.propagationPolicy",
         "Abandon is not implemented: removing a placement always deletes its resources from "
         "the member clusters",

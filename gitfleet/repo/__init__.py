@@ -7,7 +7,15 @@ the bare `Mirror` of a remote (fetch, fast-forward push, log) with URL admission
 and commit-message trailers. Imports only `gitfleet.api`.
 """
 
-from gitfleet.repo.gitcmd import GitError, GitResult, git_env, redact_url, run_git, validate_ref
+from gitfleet.repo.gitcmd import (
+    GitError,
+    GitResult,
+    git_env,
+    redact_url,
+    resolve_revision,
+    run_git,
+    validate_ref,
+)
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import (
     CommitResult,
@@ -22,6 +30,7 @@ from gitfleet.repo.outdir import MARKER, OutputError, WriteResult, read_output, 
 from gitfleet.repo.remote import RemoteURL, check_url
 from gitfleet.repo.trailers import compose_message, format_trailers, parse_trailers
 from gitfleet.repo.tree import Tree, is_contained, is_hidden, relpath_problem
+from gitfleet.repo.userrepo import init_repository, is_repository, origin_url
 from gitfleet.repo.workdir import WorkdirTree
 
 __all__ = [
@@ -47,13 +56,17 @@ __all__ = [
     "compose_message",
     "format_trailers",
     "git_env",
+    "init_repository",
     "is_contained",
     "is_hidden",
+    "is_repository",
+    "origin_url",
     "parse_trailers",
     "read_output",
     "redact_url",
     "relpath_problem",
     "replace_tree",
+    "resolve_revision",
     "run_git",
     "validate_ref",
     "write_output",

@@ -142,6 +142,36 @@ def validate_ref(repo_dir: Path, ref: str) -> None:
         raise GitError(f"invalid ref {redact_url(ref)!r}: not a valid ref name")
 
 
+def resolve_revision(repo_dir: Path, rev: str) -> str:
+    """The commit a revision people type names: a branch, tag, remote-tracking branch, full or
+    short object id, or an expression like `HEAD~1`, `main~2`, `HEAD^`, `v1.2^{commit}`.
+
+    Option-like text, whitespace, control characters and ranges (`a..b`) are refused before git
+    runs; git then resolves it with `rev-parse --verify --end-of-options REV^{commit}`, so the
+    text is never read as an option. Raises GitError naming the revision when it is refused or
+    does not name a commit.
+    """
+    shown = redact_url(rev)
+    if not rev or len(rev) > _MAX_REF_LENGTH:
+        raise GitError("invalid revision: empty or too long")
+    if rev.startswith("-") or any(ch.isspace() or ord(ch) < 32 or ch == "\x7f" for ch in rev):
+        raise GitError(f"invalid revision {shown!r}: option-like or contains whitespace")
+    if ".." in rev:
+        raise GitError(f"invalid revision {shown!r}: a range, not a single revision")
+    result = run_git(
+        repo_dir,
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+        check=False,
+    )
+    commit = result.stdout.decode("ascii", "replace").strip()
+    if result.returncode != 0 or not _HEX_ID.fullmatch(commit):
+        raise GitError(
+            f"unknown revision {shown!r}: not a branch, tag or commit in {repo_dir} "
+            "(fetch it first, or use origin/<branch> for a branch you have not checked out)"
+        )
+    return commit
+
+
 def _describe(args: Sequence[str]) -> str:
     return redact_url(args[0]) if args else ""
 

@@ -1,7 +1,7 @@
 """`GitTree`: a fleet repository read at one commit with git plumbing, without a checkout.
 
-`GitTree.open(repo_dir, ref)` validates the ref, resolves it to a commit
-(`rev-parse --verify --end-of-options <ref>^{commit}`), lists the tree once
+`GitTree.open(repo_dir, ref)` resolves a revision as people type it (`main`, `HEAD~1`, a short
+id) to a commit with `resolve_revision` (`rev-parse --verify --end-of-options <rev>^{commit}`), lists the tree once
 (`ls-tree -r -z -l --full-tree`) and reads blobs through one persistent `git cat-file --batch`
 process, started on the first read and stopped by `close()` (or the context manager).
 Symbolic links (mode 120000) and submodules (160000, never initialised) are refused as
@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import IO, NamedTuple, Self
 
 from gitfleet.api.errors import FleetError
-from gitfleet.repo.gitcmd import GitError, git_argv, git_env, run_git, validate_ref
+from gitfleet.repo.gitcmd import GitError, git_argv, git_env, resolve_revision, run_git
 from gitfleet.repo.tree import is_hidden, relpath_problem
 from gitfleet.repo.workdir import SYMLINK_MESSAGE
 
@@ -45,9 +45,7 @@ class GitTree:
     @classmethod
     def open(cls, repo_dir: Path, ref: str) -> GitTree:
         """Resolve `ref` in `repo_dir` and list its tree. Raises GitError for a bad ref."""
-        validate_ref(repo_dir, ref)
-        out = run_git(repo_dir, ["rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}"])
-        commit = out.stdout.decode("ascii", "replace").strip()
+        commit = resolve_revision(repo_dir, ref)
         listing = run_git(repo_dir, ["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
         blobs, errors = _parse_listing(listing.stdout)
         return cls(repo_dir, commit, blobs, errors)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
-from reconciler.override.cache import Applied, OverrideCache, Plan, Route
+from reconciler.override.cache import Applied, OverrideCache, OverrideFault, Plan, Route
 from reconciler.override.compiled import CompiledOverride, CompiledRule, TargetKey, namespace_key
 from reconciler.override.patch import apply_operation
 from reconciler.override.variables import VariableError, substitute
@@ -92,7 +92,12 @@ def run_plan(
                 doc = _run_rule(doc, override, rule, view, (used, max_ops))
                 used += len(rule.ops)
     except _Failure as fail:
-        return Applied(obj=None, error=_message(sel, fail), failed_override=fail.override.key)
+        return Applied(
+            obj=None,
+            error=_message(sel, fail),
+            failed_override=fail.override.key,
+            fault=_fault(sel, fail),
+        )
     return Applied(obj=doc, overridden=True)
 
 
@@ -102,6 +107,19 @@ def _message(sel: SelectedResource, fail: _Failure) -> str:
     return (
         f'{ov.kind}Snapshot "{ov.snapshot}" failed to apply on {_where(sel)}: '
         f"{ov.origin.file}: rule {fail.rule}, op {fail.op} ({op.op} {op.path}): {fail.reason}"
+    )
+
+
+def _fault(sel: SelectedResource, fail: _Failure) -> OverrideFault:
+    ov = fail.override
+    op = ov.rules[fail.rule].ops[fail.op]
+    name = f"{ov.namespace}/{ov.name}" if ov.namespace else ov.name
+    return OverrideFault(
+        ov.origin.file,
+        ov.origin.doc,
+        ov.origin.line,
+        f"spec.policy.overrideRules[{fail.rule}].jsonPatchOverrides[{fail.op}]",
+        f'{ov.kind} "{name}": {op.op} {op.path} failed on {_where(sel)}: {fail.reason}',
     )
 
 

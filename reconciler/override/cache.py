@@ -25,6 +25,20 @@ Route = tuple[CompiledOverride, ...]
 
 
 @dataclass(frozen=True)
+class OverrideFault:
+    """A failing override op, located at the override's own file: one user error for it, however
+    many clusters and objects it failed on."""
+
+    file: str
+    doc: int
+    line: int
+    field: str
+    """`spec.policy.overrideRules[<rule>].jsonPatchOverrides[<op>]`."""
+    message: str
+    """What failed and why, without the cluster."""
+
+
+@dataclass(frozen=True)
 class Applied:
     """One object after overrides on one cluster. Shared between clusters: read-only."""
 
@@ -36,6 +50,8 @@ class Applied:
     """Some matching rule (patch or Delete) was applied."""
     failed_override: str | None = None
     """Key of the override whose rule failed."""
+    fault: OverrideFault | None = None
+    """Where the failing op is declared (set with `error`)."""
 
     @property
     def deleted(self) -> bool:

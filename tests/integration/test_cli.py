@@ -55,7 +55,7 @@ def render(cwd: Path, fleet: Path, out: Path, *extra: str | Path) -> str:
 def test_init_creates_a_fleet_that_validates_and_renders(tmp_path: Path) -> None:
     created = run_cli(tmp_path, "init", "myfleet")
     assert created.code == 0, created.output
-    assert "created myfleet" in created.stdout
+    assert "created a fleet repository in myfleet" in created.stdout
     assert (tmp_path / "myfleet/fleet.yaml").is_file()
     checked = run_cli(tmp_path, "validate", "myfleet")
     assert checked.code == 0, checked.output

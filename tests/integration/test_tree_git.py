@@ -91,11 +91,11 @@ def test_symlink_and_submodule_are_refused(repo: Path) -> None:
 @pytest.mark.parametrize(
     ("ref", "fragment"),
     [
-        ("--output=/tmp/x", "invalid ref"),
-        ("-n", "invalid ref"),
-        ("main..other", "invalid ref"),
-        ("no-such-branch", "failed"),
-        ("0" * 40, "failed"),
+        ("--output=/tmp/x", "invalid revision '--output=/tmp/x': option-like"),
+        ("-n", "invalid revision '-n'"),
+        ("main..other", "invalid revision 'main..other': a range"),
+        ("no-such-branch", "unknown revision 'no-such-branch'"),
+        ("0" * 40, "unknown revision '0{40}'"),
     ],
 )
 def test_bad_refs(repo: Path, ref: str, fragment: str) -> None:

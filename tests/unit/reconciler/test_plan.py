@@ -54,7 +54,11 @@ def test_replicas_change_and_new_fixed_cluster(tmp_path: Path) -> None:
         "errors": 0,
     }
     md = to_markdown(plan, "a" * 40, "b" * 40)
-    assert "<details><summary>eu-1: changed deployment.apps_web_frontend.yaml</summary>" in md
+    assert (
+        "<details><summary>same change on 3 clusters: eu-1, eu-2, us-1 — "
+        "changed deployment.apps_web_frontend.yaml</summary>"
+    ) in md
+    assert "--- a/clusters/*/web/deployment.apps_web_frontend.yaml" in md
     assert json.loads(to_json(plan, "a", "b"))["totals"]["added"] == 1
     assert "placement fleet-viewer: gained [eu-2]" in to_text(plan, "a", "b")
 
