@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeAlias
 
 from gitfleet.api.canonical import content_hash
 from gitfleet.load.yamlio import dump_yaml
@@ -39,7 +39,10 @@ _held = 0
 _by_source: OrderedDict[int, tuple[Any, Manifest]] = OrderedDict()
 MAX_OUTCOMES = 500_000
 """Override outcomes remembered across passes (`OverrideRenderer._remembered`)."""
-_outcomes: OrderedDict[tuple[Any, ...], Manifest | str | None] = OrderedDict()
+Outcome: TypeAlias = "Manifest | tuple[str, OverrideFault | None] | None"
+"""One object on one cluster: its manifest, its failure (message, located fault) or None when a
+Delete rule removed it."""
+_outcomes: OrderedDict[tuple[Any, ...], Outcome] = OrderedDict()
 _MISSING = object()
 
 
@@ -159,8 +162,9 @@ class OverrideRenderer:
             self._rendered[id(obj)] = hit
         return hit[1]
 
-    def _remembered(self, sel: SelectedResource, view: ClusterView) -> Manifest | str | None:
-        """The manifest of `sel` after its overrides on this cluster, the failure message, or
+    def _remembered(self, sel: SelectedResource, view: ClusterView) -> Outcome:
+        """The manifest of `sel` after its overrides on this cluster, the failure (message and
+        the override fault it locates), or
         None when a Delete rule removed it; remembered across passes by everything the result
         depends on (`PlacementOverrides.result_key`), so a long-running hub re-applies and
         re-serialises only what an edit touched."""
@@ -171,8 +175,10 @@ class OverrideRenderer:
                 _outcomes.move_to_end(key)
             return found  # type: ignore[return-value]
         applied = self._overrides.apply(sel, view)
-        outcome: Manifest | str | None = applied.error
-        if applied.error is None and applied.obj is not None:
+        outcome: Outcome = None
+        if applied.error is not None:
+            outcome = (applied.error, applied.fault)
+        elif applied.obj is not None:
             outcome = self._manifest(applied.obj)
         _outcomes[key] = outcome
         with suppress(KeyError):
@@ -209,7 +215,10 @@ class OverrideRenderer:
                 if isinstance(outcome, Manifest):
                     manifests.append(outcome)
                 elif outcome is not None:
-                    failures.append((object_file_name(sel.obj), outcome))
+                    error, fault = outcome
+                    failures.append((object_file_name(sel.obj), error))
+                    if fault is not None:
+                        self._faults.append((error, fault))
                 continue  # None: deleted by a Delete rule, not placed on this cluster
             applied = self._overrides.apply(sel, view)
             if applied.error is not None:
