@@ -18,7 +18,7 @@ import hashlib
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,9 +31,10 @@ from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.repo.branches import last_changes
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
-from gitfleet.repo.gitwrite import Identity, blob_id, commit_files
+from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message, parse_trailers
+from gitfleet.repo.treefiles import BlobIdMemo, TreeFiles
 from reconciler.commitmsg import describe_changes
 from reconciler.pass_ import reconcile
 from reconciler.state import read_state
@@ -79,55 +80,6 @@ class PassReport:
     timings: tuple[tuple[str, float], ...] = ()
     """Seconds per step of the last attempt, in order: fetch, load, pass, diff, commit, push
     (the steps it reached)."""
-
-
-class _TreeFiles(Mapping[str, bytes]):
-    """A lazy path -> bytes view of a Git tree: blobs are read only when accessed."""
-
-    def __init__(self, tree: GitTree) -> None:
-        self._tree = tree
-        self._files = tree.files()
-        self._known = set(self._files)
-
-    def __getitem__(self, path: str) -> bytes:
-        if path not in self._known:
-            raise KeyError(path)
-        return self._tree.read(path)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._files)
-
-    def __len__(self) -> int:
-        return len(self._files)
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._known
-
-    def oid(self, path: str) -> str:
-        """The blob id of `path` without reading it (`reconciler.priorparse.OidFiles`)."""
-        return self._tree.oid(path)
-
-
-class _BlobIds:
-    """Blob ids of output contents, remembered per bytes object: the pass hands back the very
-    same bytes for unchanged content (its memos), so only new content is hashed."""
-
-    def __init__(self) -> None:
-        self._ids: dict[int, tuple[bytes, str]] = {}
-
-    def __call__(self, data: bytes) -> str:
-        hit = self._ids.get(id(data))
-        if hit is not None and hit[0] is data:
-            return hit[1]
-        oid = blob_id(data)
-        self._ids[id(data)] = (data, oid)
-        return oid
-
-    def listing(self, files: Mapping[str, bytes]) -> dict[str, tuple[str, int]]:
-        """path -> (blob id, size) of `files`; forgets contents not among them."""
-        out = {path: (self(data), len(data)) for path, data in files.items()}
-        self._ids = {id(data): (data, out[path][0]) for path, data in files.items()}
-        return out
 
 
 def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
@@ -183,7 +135,7 @@ class Hub:
         self._last_inputs: tuple[str, str, str | None] | None = None
         self._timings: list[tuple[str, float]] = []
         self._mark = time.perf_counter()
-        self._ids = _BlobIds()
+        self._ids = BlobIdMemo()
         self._listing: tuple[str, dict[str, tuple[str, int]]] | None = None
         """(output commit, its listing) when this hub wrote or last read that commit."""
         self.next_wakeup: datetime | None = None
@@ -291,7 +243,7 @@ class Hub:
         self._lap("load")
         prior_tree = self._open_output(output)
         try:
-            prior_files: Mapping[str, bytes] = _TreeFiles(prior_tree) if prior_tree else {}
+            prior_files: Mapping[str, bytes] = TreeFiles(prior_tree) if prior_tree else {}
             prior, _problems = read_state(prior_files)
             reports, report_errors = self._read_reports(fleet.clusters)
             result = reconcile(fleet, prior, None, self._clock(), reports)

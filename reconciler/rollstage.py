@@ -22,19 +22,15 @@ from typing import Any
 from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
-from reconciler.assemble import given_content
 from reconciler.isolate import guarded
 from reconciler.placement import PlacementPlan
 from reconciler.rollout.drivers import Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
 from reconciler.rollout.model import (
     BOUND,
-    SCHEDULED,
     UNSCHEDULED,
-    BindingView,
     DriverResult,
     ExternalUpdate,
-    ObservedCondition,
     PlacementView,
     RolloutInputs,
 )
@@ -46,12 +42,10 @@ from reconciler.rollout.rolling import (
     RollingDecision,
     pick_bindings,
 )
-from reconciler.state import Binding, BindingCondition
+from reconciler.rollview import binding_view, observe, placement_view, timed
+from reconciler.state import Binding
 
-MAX_MESSAGE = 1024
-"""Report condition messages are cut to this many characters."""
 HELD = "held: External strategy, no update run targets this placement"
-REPORTED_TYPES = ("Applied", "Available", "DiffReported")
 
 
 @dataclass(frozen=True)
@@ -64,124 +58,6 @@ class RolloutOutcome:
     trailers: tuple[tuple[str, str], ...] = ()
 
 
-def _timed(
-    new: Sequence[tuple[str, str, str, str]], prior: Sequence[BindingCondition], now: datetime
-) -> list[BindingCondition]:
-    """Conditions keeping the prior transition time while status, reason and message match."""
-    before = {c.type: c for c in prior}
-    out = []
-    for ctype, status, reason, message in new:
-        old = before.get(ctype)
-        same = old is not None and (old.status, old.reason, old.message) == (
-            status,
-            reason,
-            message,
-        )
-        when = old.last_transition_time if same and old is not None else now
-        out.append(BindingCondition(ctype, status, reason, message, when))
-    return out
-
-
-def _reported(
-    plan: PlacementPlan, b: Binding, report: AgentReport | None, given: str | None
-) -> list[tuple[str, str, str, str]]:
-    """The agent's conditions about exactly the content the hub gave this cluster (`given`:
-    the content hash of its previous index entry)."""
-    if b.content is None or b.state == SCHEDULED or given is None or report is None:
-        return []
-    entry = next((p for p in report.placements if p.key == plan.key), None)
-    if entry is None or entry.content_hash != given:
-        return []
-    plan.reports[b.cluster] = entry
-    return [
-        (c.type, c.status, c.reason, c.message[:MAX_MESSAGE])
-        for c in entry.conditions
-        if c.type in REPORTED_TYPES
-    ]
-
-
-def observe(
-    plan: PlacementPlan,
-    reports: Mapping[str, AgentReport],
-    now: datetime,
-    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
-) -> None:
-    """Desired content per targeted cluster, and each binding's reported conditions."""
-    plan.desired = {c: plan.desired_content(c) for c in plan.targeted_clusters()}
-    latest = plan.state.latest_resources()
-    index = latest.index if latest else None
-    bindings = []
-    for b in plan.state.bindings:
-        if b.content is None and b.state == BOUND and b.resource_index == index:
-            b = replace(b, content=plan.desired.get(b.cluster))  # state written before contents
-        started = [c for c in b.conditions if c.type == "RolloutStarted"]
-        given = given_content(prior_index.get(b.cluster, {}).get(plan.key))
-        reported = _timed(_reported(plan, b, reports.get(b.cluster), given), b.conditions, now)
-        bindings.append(replace(b, conditions=(*started, *reported)))
-    plan.state = replace(plan.state, bindings=tuple(bindings))
-
-
-def _assumed(plan: PlacementPlan) -> list[ObservedCondition]:
-    """A dry run without any status source: every cluster applied what it was given."""
-    if plan.apply_strategy.get("type") == "ReportDiff":
-        return [ObservedCondition("DiffReported", "True", "AllWorkHaveDiffReported")]
-    return [
-        ObservedCondition("Applied", "True", "AllWorkHaveBeenApplied"),
-        ObservedCondition("Available", "True", "AllWorkAreAvailable"),
-    ]
-
-
-def binding_view(
-    plan: PlacementPlan, b: Binding, assume: frozenset[str] = frozenset()
-) -> BindingView:
-    """The rollout's view of one binding (`assume`: clusters taken as having applied and made
-    available what they were given - a dry run, or AssumeJoined clusters without agents)."""
-    latest = plan.state.latest_resources()
-    conds = [
-        ObservedCondition(c.type, c.status, c.reason, c.message, c.last_transition_time)
-        for c in b.conditions
-    ]
-    if b.cluster in assume and b.content is not None and b.state != SCHEDULED:
-        conds = [c for c in conds if c.type == "RolloutStarted"] + _assumed(plan)
-    failures = plan.cluster(b.cluster).failures
-    if failures and b.content == plan.desired.get(b.cluster):
-        message = "; ".join(m for _, m in failures[:3])
-        conds.append(ObservedCondition("Overridden", "False", "OverriddenFailed", message))
-    return BindingView(
-        cluster=b.cluster,
-        state=b.state,
-        resource_index=b.resource_index,
-        content=b.content,
-        desired_content=plan.desired.get(b.cluster),
-        previous_state=b.previous_state,
-        conditions=tuple(conds),
-        desired_resource_index=latest.index if latest else None,
-    )
-
-
-def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) -> PlacementView:
-    latest = plan.state.latest_resources()
-    policy = plan.state.latest_policy()
-    return PlacementView(
-        key=plan.key,
-        kind=plan.kind,
-        name=plan.name,
-        namespace=plan.namespace,
-        strategy_type=plan.strategy_type,
-        placement_type=plan.placement_type,
-        number_of_clusters=plan.number_of_clusters,
-        cluster_names=tuple(
-            plan.declared.get("spec", {}).get("policy", {}).get("clusterNames") or ()
-        ),
-        apply_strategy=plan.apply_strategy,
-        policy_index=policy.index if policy else 0,
-        policy_fulfilled=plan.scheduled.status == "True",
-        latest_resource_index=latest.index if latest else None,
-        resource_indexes=tuple(s.index for s in plan.state.resource_snapshots),
-        bindings=tuple(binding_view(plan, b, assume) for b in plan.state.bindings),
-    )
-
-
 def _moved(plan: PlacementPlan, b: Binding, now: datetime) -> Binding:
     """The binding after the rollout gave it the latest content (§2.4 effects)."""
     latest = plan.state.latest_resources()
@@ -190,7 +66,7 @@ def _moved(plan: PlacementPlan, b: Binding, now: datetime) -> Binding:
     kept = [c for c in b.conditions if c.type != "RolloutStarted"] if content == b.content else []
     if not kept:
         plan.reports.pop(b.cluster, None)
-    started = _timed(
+    started = timed(
         [("RolloutStarted", "True", STARTED_REASON, STARTED_MESSAGE)], b.conditions, now
     )
     return replace(
@@ -209,7 +85,7 @@ def _with_started(b: Binding, status: str, now: datetime) -> Binding:
     reason, message = (
         (STARTED_REASON, STARTED_MESSAGE) if status == "True" else (STALE_REASON, STALE_MESSAGE)
     )
-    started = _timed([("RolloutStarted", status, reason, message)], b.conditions, now)
+    started = timed([("RolloutStarted", status, reason, message)], b.conditions, now)
     rest = [c for c in b.conditions if c.type != "RolloutStarted"]
     return replace(b, conditions=(*started, *rest))
 

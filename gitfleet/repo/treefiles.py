@@ -1,0 +1,61 @@
+"""Views of Git trees and blobs the hub loop keeps between passes: `TreeFiles`, a lazy
+path -> bytes mapping of a tree (blobs read only when accessed, blob ids without reading), and
+`BlobIdMemo`, blob ids of output contents remembered per bytes object. Called by
+`reconciler.loop`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from gitfleet.repo.gitread import GitTree
+from gitfleet.repo.gitwrite import blob_id
+
+
+class TreeFiles(Mapping[str, bytes]):
+    """A lazy path -> bytes view of a Git tree: blobs are read only when accessed."""
+
+    def __init__(self, tree: GitTree) -> None:
+        self._tree = tree
+        self._files = tree.files()
+        self._known = set(self._files)
+
+    def __getitem__(self, path: str) -> bytes:
+        if path not in self._known:
+            raise KeyError(path)
+        return self._tree.read(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._known
+
+    def oid(self, path: str) -> str:
+        """The blob id of `path` without reading it (`reconciler.priorparse.OidFiles`)."""
+        return self._tree.oid(path)
+
+
+class BlobIdMemo:
+    """Blob ids of output contents, remembered per bytes object: the pass hands back the very
+    same bytes for unchanged content (its memos), so only new content is hashed."""
+
+    def __init__(self) -> None:
+        self._ids: dict[int, tuple[bytes, str]] = {}
+
+    def __call__(self, data: bytes) -> str:
+        hit = self._ids.get(id(data))
+        if hit is not None and hit[0] is data:
+            return hit[1]
+        oid = blob_id(data)
+        self._ids[id(data)] = (data, oid)
+        return oid
+
+    def listing(self, files: Mapping[str, bytes]) -> dict[str, tuple[str, int]]:
+        """path -> (blob id, size) of `files`; forgets contents not among them."""
+        out = {path: (self(data), len(data)) for path, data in files.items()}
+        self._ids = {id(data): (data, out[path][0]) for path, data in files.items()}
+        return out
