@@ -101,10 +101,7 @@ def binding_view(
     """The rollout's view of one binding (`assume`: clusters taken as having applied and made
     available what they were given - a dry run, or AssumeJoined clusters without agents)."""
     latest = plan.state.latest_resources()
-    conds = [
-        ObservedCondition(c.type, c.status, c.reason, c.message, c.last_transition_time)
-        for c in b.conditions
-    ]
+    conds = list(b.conditions)
     if b.cluster in assume and b.content is not None and b.state != SCHEDULED:
         conds = [c for c in conds if c.type == "RolloutStarted"] + _assumed(plan)
     failures = plan.cluster(b.cluster).failures

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from reconciler.state import BindingCondition
+
 SCHEDULED = "Scheduled"
 BOUND = "Bound"
 UNSCHEDULED = "Unscheduled"
@@ -32,18 +34,9 @@ FAILURE_CONDITION_TYPES = ("Overridden", "WorkSynchronized", "Applied", "Availab
 UNTRACKABLE_REASONS = frozenset({"NotAllWorkAreAvailabilityTrackable", "WorkNotTrackable"})
 
 
-@dataclass(frozen=True)
-class ObservedCondition:
-    """One binding condition as the hub holds it (KubeFleet's binding condition types).
-
-    `last_transition_time` is the hub's own record of when it first saw this status/reason
-    (from its committed state), never an agent's clock."""
-
-    type: str
-    status: str
-    reason: str
-    message: str = ""
-    last_transition_time: datetime | None = None
+ObservedCondition = BindingCondition
+"""One binding condition as the hub holds it: the same record the state keeps
+(`reconciler.state.BindingCondition`; its time is the hub's own, never an agent's)."""
 
 
 @dataclass(frozen=True)
