@@ -14,14 +14,24 @@ from typing import Any
 
 import yaml
 
-from gitfleet.api.canonical import placement_content_hash
+from gitfleet.api.canonical import content_hash, placement_content_hash
+from gitfleet.api.output import (
+    IDENTITY_FIELDS,
+    cluster_index_doc,
+    cluster_dir,
+    cluster_index_path,
+    object_path,
+    placement_index_doc,
+    placement_index_path,
+    split_cluster_path,
+)
 from gitfleet.api.limits import DEFAULT_LIMITS, Limits
 from reconciler.isolate import hold
 from reconciler.manifests import Manifest
-from reconciler.output import cluster_path, index_doc, yaml_bytes
+from reconciler.output import yaml_bytes
 from reconciler.outputguard import cluster_over_cap, describe, refusal
 from reconciler.placement import PlacementPlan
-from reconciler.priorparse import derive_own, freeze, remember, shared
+from reconciler.priorparse import derive_own, freeze, parse_own, remember, shared
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import PlacementState, State
 
@@ -46,36 +56,60 @@ def given_content(entry: Mapping[str, Any] | None) -> str | None:
     """The content hash of a previous index entry: what that cluster's agent reports back."""
     if entry is None:
         return None
+    recorded = entry.get("contentHash")
+    if isinstance(recorded, str):
+        return recorded
     return placement_content_hash(entry.get("objects") or [])
 
 
 def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[str, Any]]]:
-    """cluster -> placement key -> index entry, from the previous output tree."""
+    """cluster -> placement key -> index entry (header and `objects`), from the previous output
+    tree: the cluster index and each placement's object index of the current contract, or an
+    older-shape cluster index that lists the objects itself (read once, to migrate)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for path in output:
-        parts = path.split("/")
-        if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
+        where = split_cluster_path(path)
+        if where is None or where.what != "cluster-index":
             continue
         try:
-            out[parts[1]] = derive_own(output, path, "index", _index_entries)
+            headers = derive_own(output, path, "cluster-index", _index_entries)
         except (yaml.YAMLError, KeyError, TypeError, AttributeError):
             continue
+        out[where.cluster] = {
+            key: entry if "objects" in entry else _with_objects(output, where.cluster, entry)
+            for key, entry in headers.items()
+        }
     return out
+
+
+def _with_objects(
+    output: Mapping[str, bytes], cluster: str, header: dict[str, Any]
+) -> dict[str, Any]:
+    path = placement_index_path(cluster, str(header["key"]))
+    try:
+        objects = derive_own(output, path, "placement-index", _placement_objects)
+    except (yaml.YAMLError, KeyError, TypeError, AttributeError):
+        objects = []
+    return {**header, "objects": objects}
 
 
 def _shared_object(obj: Any) -> Any:
     return shared(("object", freeze(obj)), lambda: obj)
 
 
+def _placement_objects(doc: Any) -> list[Any]:
+    objects = (doc or {}).get("objects")
+    return [_shared_object(o) for o in objects] if isinstance(objects, list) else []
+
+
 def _index_entries(doc: Any) -> dict[str, dict[str, Any]]:
-    """placement key -> index entry of one parsed `index.yaml`; the object entries (the same on
-    every cluster that got the same file) are shared."""
+    """placement key -> index entry of one parsed cluster index. An older-shape entry keeps
+    its `objects` (shared: the same on every cluster that got the same file)."""
     out: dict[str, dict[str, Any]] = {}
     for entry in (doc or {}).get("placements") or []:
         objects = entry.get("objects")
         if isinstance(objects, list):
-            objects = [_shared_object(o) for o in objects]
-            entry = {**entry, "objects": objects}
+            entry = {**entry, "objects": [_shared_object(o) for o in objects]}
         out[str(entry["key"])] = entry
     return out
 
@@ -163,7 +197,7 @@ def _write_held(
     for key, per_cluster in sorted(held.items()):
         for cluster, entry in per_cluster.items():
             for obj in entry.get("objects") or []:
-                path = cluster_path(cluster, key, str(obj["file"]))
+                path = object_path(cluster, key, str(obj["file"]))
                 if path in prior.output:
                     files[path] = prior.output[path]
             index[cluster].append(entry)
@@ -190,10 +224,10 @@ def _keep_failed(
     }
     kept = []
     for name, _message in failed:
-        path = cluster_path(cluster, key, name)
+        path = object_path(cluster, key, name)
         if name in previous and path in prior.output:
             files[path] = prior.output[path]
-            kept.append(previous[name])
+            kept.append({**previous[name], "hash": content_hash(parse_own(prior.output[path]))})
     return kept
 
 
@@ -262,7 +296,7 @@ def _write_one(
                     f"{what} is also placed by placement {winner} on this cluster"
                 )
                 continue
-            files[cluster_path(cluster, key, m.file)] = m.data
+            files[object_path(cluster, key, m.file)] = m.data
             objects.append(m.entry)
         failed = plan.cluster(cluster).failures
         if failed:
@@ -329,13 +363,31 @@ def assemble_clusters(
     )
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
-    for cluster in sorted(set(index) | set(views)):
-        entries = index.get(cluster, [])
-        data = files[cluster_path(cluster, "index.yaml")] = yaml_bytes(index_doc(cluster, entries))
-        remember(data, "index", {str(e["key"]): e for e in entries})
+    _write_indexes(sorted(set(index) | set(views)), index, files)
     for cluster in sorted(set(index) | set(views)):
         _enforce_cap(cluster, files, prior, plans, limits)
     return files
+
+
+def _write_indexes(
+    clusters: list[str], index: Mapping[str, list[dict[str, Any]]], files: dict[str, bytes]
+) -> None:
+    """Each cluster's ClusterIndex and, per placement, its PlacementIndex: serialised once per
+    distinct object list (most clusters of a placement share one)."""
+    emitted: dict[tuple[Any, ...], bytes] = {}
+    for cluster in clusters:
+        entries = index.get(cluster, [])
+        doc = cluster_index_doc(cluster, entries)
+        data = files[cluster_index_path(cluster)] = yaml_bytes(doc)
+        remember(data, "cluster-index", {str(e["key"]): e for e in doc["placements"]})
+        for entry in entries:
+            key, objects = str(entry["key"]), entry.get("objects") or []
+            ident = (key, *(tuple(o.get(f) for f in IDENTITY_FIELDS) for o in objects))
+            data = emitted.get(ident)
+            if data is None:
+                data = emitted[ident] = yaml_bytes(placement_index_doc(key, objects))
+                remember(data, "placement-index", _placement_objects(placement_index_doc(key, objects)))
+            files[placement_index_path(cluster, key)] = data
 
 
 def _enforce_cap(
@@ -348,7 +400,7 @@ def _enforce_cap(
     problem = cluster_over_cap(files, cluster, limits)
     if problem is None:
         return
-    prefix = cluster_path(cluster, "")
+    prefix = cluster_dir(cluster)
     for path in [p for p in files if p.startswith(prefix)]:
         del files[path]
     files.update({p: d for p, d in prior.output.items() if p.startswith(prefix)})

@@ -1,7 +1,8 @@
-"""Canonical layout of the output tree (DESIGN.md §2): paths, file names and the cluster index.
+"""File and directory names of the output tree, and its canonical YAML bytes.
 
 File and directory names are derived from validated names only; anything else is replaced by a
-hash-derived token, so no input can steer a path. Content hashes come from
+hash-derived token, so no input can steer a path. The layout and documents themselves are the
+contract in `gitfleet.api.output`. Content hashes come from
 `gitfleet.api.canonical`, the one definition the agent checks them with. Called by the pass.
 """
 
@@ -20,8 +21,6 @@ from gitfleet.load.yamlio import dump_yaml
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
-INDEX_KIND = "ClusterIndex"
-API_VERSION = "gitfleet.io/v1alpha1"
 EMITTED_BYTES = 384 * 1024 * 1024
 """YAML bytes `yaml_bytes` keeps (least recently used dropped first): more than the index and
 status documents of a 1,000-cluster output, so a pass over an unchanged fleet emits nothing."""
@@ -92,17 +91,3 @@ def yaml_bytes(doc: Any) -> bytes:
         while _held > EMITTED_BYTES:
             _held -= len(_emitted.popitem(last=False)[1])
     return data
-
-
-def cluster_path(cluster: str, *parts: str) -> str:
-    return "/".join(("clusters", cluster, *parts))
-
-
-def index_doc(cluster: str, placements: list[dict[str, Any]]) -> dict[str, Any]:
-    """`clusters/<cluster>/index.yaml`: every object the agent should have, per placement."""
-    return {
-        "apiVersion": API_VERSION,
-        "kind": INDEX_KIND,
-        "metadata": {"name": cluster},
-        "placements": sorted(placements, key=lambda p: (p.get("namespace", ""), p["name"])),
-    }

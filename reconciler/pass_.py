@@ -16,6 +16,7 @@ from datetime import datetime
 
 from gitfleet.api import MemberCluster
 from gitfleet.api.errors import FleetError
+from gitfleet.api.output import placement_status_path
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
 from reconciler.assemble import assemble_clusters, read_prior_index
@@ -212,7 +213,7 @@ def reconcile(
     files.update(with_overlay_status(files, overlay))
     states = {key: plan.state for key, plan in plans.items()} | kept
     for key in kept:  # a held, unreadable placement keeps its status file too
-        path = f"status/placements/{key}.yaml"
+        path = placement_status_path(key)
         if path in prior.output:
             files[path] = prior.output[path]
     state = State(placements=states, overrides=override_snapshots)

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from gitfleet.api.conditions import format_time, parse_time
+from gitfleet.api.output import OVERRIDE_STATE_PATH, placement_state_path
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.priorparse import derive_own, remember
 
@@ -214,14 +215,14 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
     }
 
 
-OVERRIDES_FILE = "state/overrides.yaml"
+OVERRIDES_FILE = OVERRIDE_STATE_PATH
 
 
 def state_files(state: State) -> dict[str, bytes]:
     """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`."""
     files = {}
     for key, ps in sorted(state.placements.items()):
-        data = files[f"state/placements/{key}.yaml"] = dump_yaml(placement_state_doc(ps)).encode()
+        data = files[placement_state_path(key)] = dump_yaml(placement_state_doc(ps)).encode()
         remember(data, "placement-state", ps)
     if state.overrides:
         doc = {

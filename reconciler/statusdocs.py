@@ -2,7 +2,8 @@
 
 A placement's status file is the placement as KubeFleet shows it (defaults applied, generation
 counted by spec changes) with `status.conditions`, `observedResourceIndex`, `selectedResources`
-and `perClusterPlacementStatuses` (spec §8). A cluster's status file is its MemberCluster with the
+and the per-cluster statuses (spec §8), clusters with identical entries grouped
+(`gitfleet.api.output.group_cluster_statuses`). A cluster's status file is its MemberCluster with the
 reported status and gitfleet's eligibility verdict. Condition times are carried over from the
 previous pass. Called by `pass_`.
 """
@@ -16,6 +17,14 @@ from typing import Any, TypeVar
 import yaml
 
 from gitfleet.api import Condition
+from gitfleet.api.output import (
+    GROUPS_FIELD,
+    PER_CLUSTER_FIELD,
+    cluster_status_path,
+    expand_cluster_statuses,
+    group_cluster_statuses,
+    placement_status_path,
+)
 from gitfleet.api.report import AgentReport
 from reconciler.isolate import hold
 from reconciler.manifests import ClusterManifests
@@ -72,7 +81,7 @@ def _derive_status(prior: State, path: str, tag: str, derive: Callable[[Any], T]
 def _placement_conditions(status: dict[str, Any]) -> PriorConditions:
     per_cluster: dict[str, tuple[Condition, ...]] = {}
     unnamed = 0
-    for entry in status.get("perClusterPlacementStatuses") or []:
+    for entry in expand_cluster_statuses(status):
         name = entry.get("clusterName")
         if name is None:
             name, unnamed = f"#unselected-{unnamed}", unnamed + 1
@@ -83,7 +92,7 @@ def _placement_conditions(status: dict[str, Any]) -> PriorConditions:
 def prior_placement_conditions(prior: State, key: str) -> PriorConditions:
     """Conditions as the previous pass wrote them in the placement's status file (missing or
     unreadable status only means new condition times)."""
-    path = f"status/placements/{key}.yaml"
+    path = placement_status_path(key)
     empty: PriorConditions = ((), {})
     return _derive_status(prior, path, "placement-conditions", _placement_conditions, empty)
 
@@ -233,8 +242,11 @@ def placement_status_doc(
         status["observedResourceIndex"] = str(latest.index)
     if plan.selection is not None and not plan.held:
         status["selectedResources"] = [r.identifier() for r in plan.selection.resources]
-    if entries:
-        status["perClusterPlacementStatuses"] = entries
+    singles, groups = group_cluster_statuses(entries)
+    if singles:
+        status[PER_CLUSTER_FIELD] = singles
+    if groups:
+        status[GROUPS_FIELD] = groups
     doc = dict(plan.declared)
     doc["metadata"] = {**_declared_metadata(doc.get("metadata", {})), "generation": gen}
     return {**doc, "status": status}
@@ -289,7 +301,7 @@ def placement_status_files(
         except Exception as exc:  # one placement's fault fails it alone
             hold(plan, "writing the status of", exc)
             doc = _failed_status_doc(plan, conditions, now)
-        data = files[f"status/placements/{key}.yaml"] = yaml_bytes(doc)
+        data = files[placement_status_path(key)] = yaml_bytes(doc)
         remember(data, "placement-conditions", _placement_conditions(_status_of(doc)))
     return files
 
@@ -324,7 +336,7 @@ def cluster_status_files(
 ) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for name, view in sorted(views.items()):
-        path = f"status/clusters/{name}.yaml"
+        path = cluster_status_path(name)
         doc = view.cluster.model_dump(by_alias=True, exclude_none=True, mode="json")
         status = dict(doc.get("status") or {})
         reported = [c for c in status.get("conditions") or [] if c.get("type") != ELIGIBLE]

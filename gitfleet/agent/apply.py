@@ -96,7 +96,7 @@ class Applier:
         if (
             strategy.when_to_apply == "IfNotDrifted"
             and live is not None
-            and _hash(live) == desired.entry.hash
+            and _hash(live) == desired.hash
         ):
             drifts, degraded = self.compare(desired, manifest, live)
             if drifts:
@@ -206,13 +206,13 @@ class Applier:
         }
         meta["annotations"] = {
             **(meta.get("annotations") or {}),
-            ANNOTATION_HASH: desired.entry.hash,
+            ANNOTATION_HASH: desired.hash,
         }
         return config
 
     def _unchanged(self, desired: Desired, config: Obj, live: Obj) -> bool:
         meta = live.get("metadata") or {}
-        if meta.get("deletionTimestamp") or _hash(live) != desired.entry.hash:
+        if meta.get("deletionTimestamp") or _hash(live) != desired.hash:
             return False
         return contains(live, {k: v for k, v in as_stored(config).items() if k != "status"})
 

@@ -1,10 +1,12 @@
-"""The agent's input: `clusters/<me>/index.yaml` plus one manifest a file, validated.
+"""The agent's input: `clusters/<me>/` in the output contract's shape (`gitfleet.api.output`).
 
 `load_directory` checks every path (inside `clusters/<me>/`, no `..`, no absolute or odd
-segments), parses `index.yaml` as a `ClusterIndex` and each listed file as exactly one object
-whose identity and content hash match its index entry. A bad path or a missing/invalid index is
-a `DirectoryError` (the agent then applies nothing and keeps the last state); a bad object file
-only fails that object (`Desired.error`). Called by `gitfleet.agent.run`.
+segments), parses `index.yaml` as a `ClusterIndex`, each placement's `<key>/index.yaml` as a
+`PlacementIndex`, and each listed file as exactly one object whose identity matches its entry;
+together a placement's files must match its `contentHash`. A bad path, a missing/invalid index
+or an index of another contract version is a `DirectoryError` (the agent then applies nothing
+and keeps the last state; the message says which shape it found); a bad object file only fails
+that object (`Desired.error`). Called by `gitfleet.agent.run`.
 """
 
 from __future__ import annotations
@@ -12,63 +14,40 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gitfleet.agent.client import identity_of
-from gitfleet.api import DEFAULT_LIMITS, ApplyStrategy, KubeModel
-from gitfleet.api.canonical import content_hash
+from gitfleet.api import DEFAULT_LIMITS
+from gitfleet.api.canonical import content_hash, placement_content_hash
+from gitfleet.api.output import (
+    CLUSTER_INDEX_KIND,
+    FILE_PATTERN,
+    INDEX_FILE,
+    KEY_PATTERN,
+    PLACEMENT_INDEX_KIND,
+    ClusterIndex,
+    IndexObject,
+    IndexPlacement,
+    PlacementIndex,
+    cluster_index_path,
+    object_path,
+    placement_index_path,
+    shape_problem,
+)
 from gitfleet.load import decode_text, parse_documents
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_KEY = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)?$")
-_FILE = re.compile(r"^[a-z0-9][a-z0-9._-]*\.yaml$")
-_HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
-
-
-class IndexObject(KubeModel):
-    """One object of a placement in the index."""
-
-    api_version: str
-    kind: str
-    namespace: str | None = None
-    name: str
-    file: str = Field(pattern=_FILE.pattern)
-    hash: str = Field(pattern=_HASH.pattern)
-
-
-class IndexPlacement(KubeModel):
-    """One placement bound to this cluster."""
-
-    key: str = Field(pattern=_KEY.pattern)
-    name: str
-    namespace: str | None = None
-    resource_snapshot_index: int = Field(ge=0)
-    policy_snapshot_index: int | None = Field(default=None, ge=0)
-    apply_strategy: ApplyStrategy = Field(default_factory=ApplyStrategy)
-    content_hash: str | None = Field(default=None, pattern=_HASH.pattern)
-    """The hub's `placement_content_hash` of `objects` (informational: the agent recomputes it)."""
-    objects: list[IndexObject] = Field(default_factory=list)
-
-
-class IndexMeta(KubeModel):
-    """metadata: the cluster name."""
-
-    name: str
-
-
-class ClusterIndex(KubeModel):
-    """`clusters/<cluster>/index.yaml` as the reconciler writes it."""
-
-    api_version: Literal["gitfleet.io/v1alpha1"]
-    kind: Literal["ClusterIndex"]
-    metadata: IndexMeta
-    placements: list[IndexPlacement] = Field(default_factory=list)
+_KEY = re.compile(KEY_PATTERN)
+_FILE = re.compile(FILE_PATTERN)
 
 
 class DirectoryError(Exception):
     """The directory cannot be trusted as a whole: apply nothing."""
+
+
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -79,6 +58,8 @@ class Desired:
     entry: IndexObject
     manifest: Mapping[str, Any] | None
     error: str = ""
+    hash: str = ""
+    """`content_hash` of the manifest (the agent annotates applied objects with it)."""
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -104,19 +85,19 @@ def check_paths(cluster: str, files: Mapping[str, bytes]) -> None:
         inside = len(parts) in (3, 4) and parts[:2] == ["clusters", cluster]
         if not inside or "\\" in path or any(p in ("", ".", "..") for p in parts):
             raise DirectoryError(f'path "{path}" is outside clusters/{cluster}/')
-        if len(parts) == 3 and parts[2] != "index.yaml":
+        if len(parts) == 3 and parts[2] != INDEX_FILE:
             raise DirectoryError(f'unexpected file "{path}"')
         if len(parts) == 4 and not (_KEY.match(parts[2]) and _FILE.match(parts[3])):
             raise DirectoryError(f'unexpected file name "{path}"')
 
 
 def load_directory(cluster: str, files: Mapping[str, bytes]) -> Directory:
-    """The validated directory; `DirectoryError` when paths or the index are bad."""
+    """The validated directory; `DirectoryError` when paths, the cluster index or a
+    placement's object index are bad (a placement whose object list is unknown cannot be
+    applied or pruned safely)."""
     check_paths(cluster, files)
-    index_path = f"clusters/{cluster}/index.yaml"
-    if index_path not in files:
-        raise DirectoryError(f"{index_path} is missing")
-    index = _parse_index(index_path, files[index_path])
+    index_path = cluster_index_path(cluster)
+    index = _parse(index_path, files, ClusterIndex, CLUSTER_INDEX_KIND)
     if index.metadata.name != cluster:
         raise DirectoryError(
             f'{index_path}: metadata.name: is "{index.metadata.name}", expected "{cluster}"'
@@ -127,20 +108,48 @@ def load_directory(cluster: str, files: Mapping[str, bytes]) -> Directory:
     objects: list[Desired] = []
     seen: dict[tuple[str, str, str, str], str] = {}
     for placement in index.placements:
-        for entry in placement.objects:
-            desired = _object(cluster, placement, entry, files)
+        for desired in _placement_objects(cluster, placement, files):
             if desired.identity in seen:
                 message = f"the object is listed twice (also by placement {seen[desired.identity]})"
-                desired = Desired(placement, entry, None, message)
+                desired = Desired(placement, desired.entry, None, message)
             seen.setdefault(desired.identity, placement.key)
             objects.append(desired)
     return Directory(index, tuple(objects))
 
 
-def _parse_index(path: str, data: bytes) -> ClusterIndex:
-    body = _single_document(path, data)
+def _placement_objects(
+    cluster: str, placement: IndexPlacement, files: Mapping[str, bytes]
+) -> list[Desired]:
+    """The objects of one placement. When every file reads, together they must match the
+    placement's content hash in the cluster index, else none of them is applied (and none
+    pruned); an unreadable file fails alone."""
+    path = placement_index_path(cluster, placement.key)
+    listed = _parse(path, files, PlacementIndex, PLACEMENT_INDEX_KIND)
+    if listed.metadata.name != placement.key:
+        raise DirectoryError(
+            f'{path}: metadata.name: is "{listed.metadata.name}", expected "{placement.key}"'
+        )
+    out = [_object(cluster, placement, entry, files) for entry in listed.objects]
+    if all(d.manifest is not None for d in out):
+        pairs = [{"file": d.entry.file, "hash": d.hash} for d in out]
+        if placement_content_hash(pairs) != placement.content_hash:
+            message = (
+                f"{path}: the files of placement {placement.key} do not match its contentHash "
+                f"in {cluster_index_path(cluster)}"
+            )
+            out = [Desired(placement, d.entry, None, message) for d in out]
+    return out
+
+
+def _parse(path: str, files: Mapping[str, bytes], model: type[M], kind: str) -> M:
+    if path not in files:
+        raise DirectoryError(f"{path} is missing")
+    body = _single_document(path, files[path])
+    problem = shape_problem(body, kind)
+    if problem is not None:
+        raise DirectoryError(f"{path}: {problem}")
     try:
-        return ClusterIndex.model_validate(body)
+        return model.model_validate(body)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -162,7 +171,9 @@ def _single_document(path: str, data: bytes) -> dict[str, Any]:
 def _object(
     cluster: str, placement: IndexPlacement, entry: IndexObject, files: Mapping[str, bytes]
 ) -> Desired:
-    path = f"clusters/{cluster}/{placement.key}/{entry.file}"
+    path = object_path(cluster, placement.key, entry.file)
+    if entry.file == INDEX_FILE:
+        return Desired(placement, entry, None, f"{path}: an index is not an object to apply")
     if path not in files:
         return Desired(placement, entry, None, f"{path} is missing")
     try:
@@ -170,7 +181,5 @@ def _object(
     except DirectoryError as exc:
         return Desired(placement, entry, None, str(exc))
     if identity_of(body) != (entry.api_version, entry.kind, entry.namespace or "", entry.name):
-        return Desired(placement, entry, None, f"{path}: object identity differs from index.yaml")
-    if content_hash(body) != entry.hash:
-        return Desired(placement, entry, None, f"{path}: content hash differs from index.yaml")
-    return Desired(placement, entry, body)
+        return Desired(placement, entry, None, f"{path}: object identity differs from its index")
+    return Desired(placement, entry, body, hash=content_hash(body))

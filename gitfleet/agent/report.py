@@ -17,7 +17,7 @@ from typing import Any
 
 from gitfleet.agent.apply import DIFF_REASONS, ObjectResult
 from gitfleet.agent.builtin import group_of
-from gitfleet.agent.desired import IndexPlacement
+from gitfleet.api.output import IndexPlacement
 from gitfleet.api import (
     AgentReport,
     Condition,
@@ -29,7 +29,6 @@ from gitfleet.api import (
     format_time,
     set_condition,
 )
-from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.report import MAX_ENTRIES
 
 _IGNORED = frozenset({"heartbeatTime", "observationTime"})
@@ -52,7 +51,7 @@ def placement_report(
         namespace=placement.namespace,
         resource_snapshot_index=placement.resource_snapshot_index,
         policy_snapshot_index=placement.policy_snapshot_index,
-        content_hash=placement_content_hash(o.model_dump(by_alias=True) for o in placement.objects),
+        content_hash=placement.content_hash,
         conditions=conditions,
         failed_placements=_capped(_failed(r) for r in results),
         drifted_placements=_capped(_drifted(r, previous, stamp) for r in results),

@@ -15,7 +15,13 @@ from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.agent.retry import Backoff
 from gitfleet.agent.run import AgentOptions
 from gitfleet.agent.sync import CrdWait
-from gitfleet.api.canonical import content_hash
+from gitfleet.api.canonical import content_hash, placement_content_hash
+from gitfleet.api.output import (
+    cluster_index_doc,
+    cluster_index_path,
+    placement_index_doc,
+    placement_index_path,
+)
 from gitfleet.load.yamlio import dump_yaml
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,24 +75,21 @@ def directory(
             if obj["metadata"].get("namespace"):
                 ident["namespace"] = obj["metadata"]["namespace"]
             listed.append({**ident, "file": name, "hash": content_hash(obj)})
+        files[placement_index_path(cluster, key)] = dump_yaml(
+            placement_index_doc(key, listed)
+        ).encode()
         entry: dict[str, Any] = {
             "key": key,
             "name": key,
             "resourceSnapshotIndex": snapshot,
             "policySnapshotIndex": 0,
-            "objects": listed,
+            "contentHash": placement_content_hash(listed),
         }
         chosen = (strategies or {}).get(key, strategy)
         if chosen is not None:
             entry["applyStrategy"] = dict(chosen)
         entries.append(entry)
-    index = {
-        "apiVersion": "gitfleet.io/v1alpha1",
-        "kind": "ClusterIndex",
-        "metadata": {"name": cluster},
-        "placements": entries,
-    }
-    files[f"clusters/{cluster}/index.yaml"] = dump_yaml(index).encode()
+    files[cluster_index_path(cluster)] = dump_yaml(cluster_index_doc(cluster, entries)).encode()
     return files
 
 

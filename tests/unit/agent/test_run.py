@@ -322,16 +322,67 @@ def test_invalid_directory_applies_and_prunes_nothing(mutate: Any, reason: str) 
     assert valid is not None and valid.status == "False" and reason in valid.message
 
 
-def test_bad_object_file_fails_alone(cluster: InMemoryCluster) -> None:
-    files = directory("c1", {"app": [ns("app"), cm("a"), cm("b")]})
+def test_tampered_object_file_fails_its_placement_alone(cluster: InMemoryCluster) -> None:
+    files = directory("c1", {"app": [ns("app"), cm("a"), cm("b")], "other": [ns("other")]})
     files["clusters/c1/app/configmap_app_b.yaml"] = (
         b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: app}\ndata: {k: tampered}\n"
     )
     report = run_once(cluster, "c1", files, COMMIT, None, NOW, options())
     failed = placement(report, "app").failed_placements
+    assert sorted((f.name, f.condition.reason) for f in failed) == [
+        ("a", "DecodingErred"),
+        ("app", "DecodingErred"),
+        ("b", "DecodingErred"),
+    ]
+    assert "contentHash" in failed[0].condition.message
+    assert names(cluster, "ConfigMap") == []
+    assert "other" in names(cluster, "Namespace")
+
+
+def test_unreadable_object_file_fails_alone(cluster: InMemoryCluster) -> None:
+    files = directory("c1", {"app": [ns("app"), cm("a"), cm("b")]})
+    files["clusters/c1/app/configmap_app_b.yaml"] = b"kind: [unclosed"
+    report = run_once(cluster, "c1", files, COMMIT, None, NOW, options())
+    failed = placement(report, "app").failed_placements
     assert [(f.name, f.condition.reason) for f in failed] == [("b", "DecodingErred")]
-    assert "hash" in failed[0].condition.message
     assert "a" in names(cluster, "ConfigMap")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda f: f.pop("clusters/c1/app/index.yaml"), "app/index.yaml is missing"),
+        (
+            lambda f: f.__setitem__(
+                "clusters/c1/index.yaml",
+                f["clusters/c1/index.yaml"].replace(b"v1alpha2", b"v1alpha1"),
+            ),
+            "older output shape",
+        ),
+        (
+            lambda f: f.__setitem__(
+                "clusters/c1/app/index.yaml",
+                f["clusters/c1/app/index.yaml"].replace(b"v1alpha2", b"v9"),
+            ),
+            "does not know",
+        ),
+        (
+            lambda f: f.__setitem__(
+                "clusters/c1/app/index.yaml",
+                f["clusters/c1/app/index.yaml"].replace(b"name: app", b"name: other"),
+            ),
+            'expected "app"',
+        ),
+    ],
+)
+def test_bad_placement_index_or_shape_applies_nothing(mutate: Any, reason: str) -> None:
+    cluster = InMemoryCluster()
+    files = directory("c1", {"app": [ns("app"), cm("a")]})
+    mutate(files)
+    report = run_once(cluster, "c1", files, COMMIT, None, NOW, options())
+    assert cluster.writes == 0 or names(cluster, "ConfigMap") == []
+    valid = find_condition(report.conditions, "gitfleet.io/DirectoryValid")
+    assert valid is not None and valid.status == "False" and reason in valid.message
 
 
 def test_object_in_two_placements_is_taken_by_the_first(cluster: InMemoryCluster) -> None:
