@@ -16,6 +16,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gitfleet.api.output import (
+    cluster_index_path,
+    cluster_status_path,
+    expanded_status,
+    placement_index_path,
+    placement_status_path,
+)
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
 from gitfleet.repo.userrepo import is_repository, origin_url
@@ -68,8 +75,7 @@ def _waves(before: PassResult, first: PassResult) -> tuple[str, ...]:
         reached = [
             c
             for c in changing
-            if before.files.get(f"clusters/{c}/index.yaml")
-            != first.files.get(f"clusters/{c}/index.yaml")
+            if before.files.get(cluster_index_path(c)) != first.files.get(cluster_index_path(c))
         ]
         waiting = [c for c, w in plan.waits.items() if w.startswith("waiting: maxUnavailable")]
         if waiting:
@@ -201,25 +207,46 @@ def _status_path(what: str, name: str, namespace: str) -> tuple[str, str]:
         return f"status/clustergroupupgrades/{ns}/{name}.yaml", f"ClusterGroupUpgrade {ns}/{name}"
     if what == "placement":
         key = placement_key(name, namespace)
-        return f"status/placements/{key}.yaml", f"placement {key}"
-    return f"status/clusters/{name}.yaml", f"cluster {name}"
+        return placement_status_path(key), f"placement {key}"
+    return cluster_status_path(name), f"cluster {name}"
 
 
 def status_document(
     what: str, name: str, namespace: str, source: Path | str, branch: str, cache: Path | None
 ) -> dict[str, Any]:
     """The output documents behind `gitfleet status placement|cluster|cgu NAME`, as data:
-    `{"status": <the status document>}`, plus `"index"` (the cluster's index) for a cluster."""
+    `{"status": <the status document>}` (a placement's grouped per-cluster statuses expanded
+    into one entry a cluster, as KubeFleet shows them), plus `"index"` (the cluster's index, each
+    placement with its `objects`) for a cluster."""
     files = _output_files(source, branch, cache)
     path, label = _status_path(what, name, namespace)
     data = files.get(path)
     if data is None:
         raise LookupError(f"{label} has no status in the output (is it declared?)")
     doc: dict[str, Any] = {"status": _load(data)}
+    if what == "placement" and isinstance(doc["status"], dict):
+        status = doc["status"].get("status")
+        if isinstance(status, dict):
+            doc["status"] = {**doc["status"], "status": expanded_status(status)}
     if what == "cluster":
-        index = files.get(f"clusters/{name}/index.yaml")
-        doc["index"] = _load(index) if index else None
+        doc["index"] = _cluster_index(files, name)
     return doc
+
+
+def _cluster_index(files: Mapping[str, bytes], cluster: str) -> dict[str, Any] | None:
+    """The cluster's index with each placement's objects (from its PlacementIndex) inlined."""
+    data = files.get(cluster_index_path(cluster))
+    index = _load(data) if data else None
+    if not isinstance(index, dict):
+        return None
+    placements = []
+    for entry in index.get("placements") or []:
+        if isinstance(entry, dict) and "objects" not in entry:
+            listed = files.get(placement_index_path(cluster, str(entry.get("key"))))
+            objects = (_load(listed) or {}).get("objects") if listed else None
+            entry = {**entry, "objects": objects or []}
+        placements.append(entry)
+    return {**index, "placements": placements}
 
 
 def describe(

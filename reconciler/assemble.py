@@ -15,17 +15,17 @@ from typing import Any
 import yaml
 
 from gitfleet.api.canonical import content_hash, placement_content_hash
+from gitfleet.api.limits import DEFAULT_LIMITS, Limits
 from gitfleet.api.output import (
     IDENTITY_FIELDS,
-    cluster_index_doc,
     cluster_dir,
+    cluster_index_doc,
     cluster_index_path,
     object_path,
     placement_index_doc,
     placement_index_path,
     split_cluster_path,
 )
-from gitfleet.api.limits import DEFAULT_LIMITS, Limits
 from reconciler.isolate import hold
 from reconciler.manifests import Manifest
 from reconciler.output import yaml_bytes
@@ -383,11 +383,12 @@ def _write_indexes(
         for entry in entries:
             key, objects = str(entry["key"]), entry.get("objects") or []
             ident = (key, *(tuple(o.get(f) for f in IDENTITY_FIELDS) for o in objects))
-            data = emitted.get(ident)
-            if data is None:
-                data = emitted[ident] = yaml_bytes(placement_index_doc(key, objects))
-                remember(data, "placement-index", _placement_objects(placement_index_doc(key, objects)))
-            files[placement_index_path(cluster, key)] = data
+            listed = emitted.get(ident)
+            if listed is None:
+                listing = placement_index_doc(key, objects)
+                listed = emitted[ident] = yaml_bytes(listing)
+                remember(listed, "placement-index", _placement_objects(listing))
+            files[placement_index_path(cluster, key)] = listed
 
 
 def _enforce_cap(

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gitfleet.api.output import expand_cluster_statuses
+
 ROLLOUT_COLUMNS = (
     "Scheduled",
     "RolloutStarted",
@@ -80,7 +82,7 @@ def _per_cluster(entries: Sequence[Mapping[str, Any]]) -> list[str]:
 def _progress(status: Mapping[str, Any]) -> str:
     """How far the rollout of the latest snapshot got (clusters that have it, available)."""
     latest = str(status.get("observedResourceIndex", "-"))
-    entries = [e for e in status.get("perClusterPlacementStatuses") or [] if e.get("clusterName")]
+    entries = [e for e in expand_cluster_statuses(status) if e.get("clusterName")]
     have = [e for e in entries if str(e.get("observedResourceIndex")) == latest]
     available = [
         e
@@ -117,7 +119,7 @@ def describe_placement(doc: Mapping[str, Any]) -> str:
     selected = status.get("selectedResources") or []
     lines += [f"Selected Resources ({len(selected)}):", *(f"  {_resource(r)}" for r in selected)]
     lines += ["Conditions:", *_conditions(status.get("conditions") or [], kind)]
-    lines += ["Per Cluster:", *_per_cluster(status.get("perClusterPlacementStatuses") or [])]
+    lines += ["Per Cluster:", *_per_cluster(expand_cluster_statuses(status))]
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitfleet.api.output import object_path, split_cluster_path
 from reconciler.output import yaml_bytes
 from reconciler.priorparse import load_bounded
 from reconciler.rollout.stagedreport import RunPreview, run_previews
@@ -93,22 +94,22 @@ def _bindings(files: Mapping[str, bytes]) -> dict[str, set[str]]:
     """placement key -> clusters whose index lists it."""
     out: dict[str, set[str]] = {}
     for path, data in files.items():
-        parts = path.split("/")
-        if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
+        where = split_cluster_path(path)
+        if where is None or where.what != "cluster-index":
             continue
         doc = load_bounded(data) or {}
         for entry in doc.get("placements") or []:
-            out.setdefault(str(entry.get("key")), set()).add(parts[1])
+            out.setdefault(str(entry.get("key")), set()).add(where.cluster)
     return out
 
 
 def _objects(files: Mapping[str, bytes]) -> dict[tuple[str, str], dict[str, bytes]]:
-    """(placement key, cluster) -> object file -> bytes."""
+    """(placement key, cluster) -> object file -> bytes (the placement's index is no object)."""
     out: dict[tuple[str, str], dict[str, bytes]] = {}
     for path, data in files.items():
-        parts = path.split("/")
-        if len(parts) == 4 and parts[0] == "clusters":
-            out.setdefault((parts[2], parts[1]), {})[parts[3]] = data
+        where = split_cluster_path(path)
+        if where is not None and where.what == "object":
+            out.setdefault((where.key, where.cluster), {})[where.file] = data
     return out
 
 
@@ -165,7 +166,7 @@ def _object_changes(
         if before == after:
             continue
         kind = "added" if before is None else "removed" if after is None else "changed"
-        path = f"clusters/{cluster}/{key}/{name}"
+        path = object_path(cluster, key, name)
         changes.append(ObjectChange(name, kind, _diff(path, before, after)))
     return changes
 

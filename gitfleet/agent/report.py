@@ -17,7 +17,6 @@ from typing import Any
 
 from gitfleet.agent.apply import DIFF_REASONS, ObjectResult
 from gitfleet.agent.builtin import group_of
-from gitfleet.api.output import IndexPlacement
 from gitfleet.api import (
     AgentReport,
     Condition,
@@ -29,6 +28,7 @@ from gitfleet.api import (
     format_time,
     set_condition,
 )
+from gitfleet.api.output import IndexPlacement
 from gitfleet.api.report import MAX_ENTRIES
 
 _IGNORED = frozenset({"heartbeatTime", "observationTime"})

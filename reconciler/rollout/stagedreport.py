@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gitfleet.api.output import split_cluster_path
 from reconciler.output import placement_key
 from reconciler.priorparse import load_bounded
 from reconciler.rollout import stagedstatus as st
@@ -193,13 +194,13 @@ class RunPreview:
 def _current_indexes(files: Mapping[str, bytes], key: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for path, data in files.items():
-        parts = path.split("/")
-        if len(parts) != 3 or parts[0] != "clusters" or parts[2] != "index.yaml":
+        where = split_cluster_path(path)
+        if where is None or where.what != "cluster-index":
             continue
         doc = load_bounded(data) or {}
         for entry in doc.get("placements") or []:
             if str(entry.get("key")) == key and "resourceSnapshotIndex" in entry:
-                out[parts[1]] = int(entry["resourceSnapshotIndex"])
+                out[where.cluster] = int(entry["resourceSnapshotIndex"])
     return out
 
 

@@ -335,7 +335,7 @@ def test_tampered_object_file_fails_its_placement_alone(cluster: InMemoryCluster
         ("b", "DecodingErred"),
     ]
     assert "contentHash" in failed[0].condition.message
-    assert names(cluster, "ConfigMap") == []
+    assert not {"a", "b"} & set(names(cluster, "ConfigMap"))
     assert "other" in names(cluster, "Namespace")
 
 
@@ -380,7 +380,7 @@ def test_bad_placement_index_or_shape_applies_nothing(mutate: Any, reason: str) 
     files = directory("c1", {"app": [ns("app"), cm("a")]})
     mutate(files)
     report = run_once(cluster, "c1", files, COMMIT, None, NOW, options())
-    assert cluster.writes == 0 or names(cluster, "ConfigMap") == []
+    assert "a" not in names(cluster, "ConfigMap")
     valid = find_condition(report.conditions, "gitfleet.io/DirectoryValid")
     assert valid is not None and valid.status == "False" and reason in valid.message
 

@@ -94,8 +94,13 @@ def _manifest(remote: Path, commit: str) -> str:
 
 def _index(remote: Path, commit: str) -> str:
     paths = git(remote, "ls-tree", "-r", "--name-only", commit, "clusters").splitlines()
-    indexes = [p for p in paths if p.endswith("/index.yaml")]
+    indexes = [p for p in paths if p.endswith("/index.yaml") and p.count("/") == 2]
     return next(p for p in indexes if "placements: []" not in git(remote, "show", f"{commit}:{p}"))
+
+
+def _placement_index(remote: Path, commit: str) -> str:
+    paths = git(remote, "ls-tree", "-r", "--name-only", commit, "clusters").splitlines()
+    return next(p for p in paths if p.endswith("/index.yaml") and p.count("/") == 3)
 
 
 def _bump_counter(doc: dict[str, Any]) -> None:
@@ -103,7 +108,7 @@ def _bump_counter(doc: dict[str, Any]) -> None:
 
 
 def _change_file(doc: dict[str, Any]) -> None:
-    doc["placements"][0]["objects"][0]["file"] += "x"
+    doc["objects"][0]["file"] += "x"
 
 
 def _label(doc: dict[str, Any]) -> None:
@@ -112,7 +117,7 @@ def _label(doc: dict[str, Any]) -> None:
 
 TAMPER = {
     "index differs only in snapshot counter": (_index, _bump_counter),
-    "index differs in an object entry": (_index, _change_file),
+    "index differs in an object entry": (_placement_index, _change_file),
     "manifest differs": (_manifest, _label),
 }
 

@@ -20,7 +20,8 @@ from renderers import load_fleet
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 READERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "clusters/": ("index", assemble._index_entries),
+    "clusters/": ("cluster-index", assemble._index_entries),
+    "clusters/*/*/index.yaml": ("placement-index", assemble._placement_objects),
     "status/placements/": (
         "placement-conditions",
         lambda doc: statusdocs._placement_conditions(statusdocs._status_of(doc)),
@@ -41,9 +42,11 @@ def test_remembered_prior_equals_the_parsed_prior(tmp_path: Path) -> None:
     checked = set()
     for path, data in result.files.items():
         for prefix, (tag, derive) in READERS.items():
-            if not path.startswith(prefix) or (prefix == "clusters/" and path.count("/") != 2):
-                continue
-            if prefix == "clusters/" and not path.endswith("/index.yaml"):
+            if prefix.startswith("clusters/"):
+                depth = 2 if prefix == "clusters/" else 3
+                if path.count("/") != depth or not path.endswith("/index.yaml"):
+                    continue
+            elif not path.startswith(prefix):
                 continue
             remembered = priorparse._derived[(tag, priorparse.blob_key(result.files, path))]
             assert derive(yaml.safe_load(data)) == remembered, path

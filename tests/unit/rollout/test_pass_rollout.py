@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 
 from gitfleet.api import format_time
-from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.report import AgentReport
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler.pass_ import PassResult, reconcile
@@ -65,7 +64,7 @@ def report(
                 "key": p["key"],
                 "name": p["name"],
                 "resourceSnapshotIndex": p["resourceSnapshotIndex"],
-                "contentHash": placement_content_hash(p["objects"]),
+                "contentHash": p["contentHash"],
                 "conditions": [
                     {"type": "Applied", "status": "True", "reason": "AllWorkHaveBeenApplied"},
                     {"type": "Available", "status": avail[0], "reason": avail[1]},
