@@ -50,6 +50,8 @@ GROUPS_FIELD = "perClusterPlacementStatusGroups"
 REPORTED_FIELDS = ("failedPlacements", "driftedPlacements", "diffedPlacements")
 """Per-cluster status fields that keep a cluster's entry out of any group."""
 IDENTITY_FIELDS = ("apiVersion", "kind", "namespace", "name", "file")
+NAME_TOKEN = '"${clusterName}"'
+"""Stands for the quoted cluster name in the condition messages of a status group."""
 
 KEY_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)?$"
 FILE_PATTERN = r"^[a-z0-9][a-z0-9._-]*\.yaml$"
@@ -202,21 +204,41 @@ def shape_problem(doc: Mapping[str, Any], kind: str) -> str | None:
     return None
 
 
+def _with_name(entry: Mapping[str, Any], old: str, new: str) -> dict[str, Any]:
+    """`entry` (without clusterName) with `old` replaced by `new` in its condition messages."""
+    rest = {k: v for k, v in entry.items() if k != "clusterName"}
+    conditions = rest.get("conditions")
+    if isinstance(conditions, list):
+        rest["conditions"] = [
+            {**c, "message": c["message"].replace(old, new)}
+            if isinstance(c, Mapping) and isinstance(c.get("message"), str)
+            else c
+            for c in conditions
+        ]
+    return rest
+
+
 def group_cluster_statuses(
     entries: Iterable[Mapping[str, Any]],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(per-cluster entries, groups) of a placement's per-cluster statuses. Clusters whose
-    entries are identical but for the cluster name form a group `{clusterNames, <entry>}`
-    (in order of first appearance); an entry that names failed, drifted or diffed objects, an
-    entry without a cluster name and an entry no other cluster shares stay single."""
+    entries are identical once the quoted cluster name in condition messages (KubeFleet's
+    `Successfully scheduled resources for placement in "<cluster>" ...`) is written as
+    `NAME_TOKEN` form a group `{clusterNames, <entry>}` (in order of first appearance). An entry
+    that names failed, drifted or diffed objects, an entry without a cluster name, an entry that
+    already holds the token and an entry no other cluster shares stay single (sorted by name)."""
     singles: list[dict[str, Any]] = []
     groups: dict[str, dict[str, Any]] = {}
     for entry in entries:
         name = entry.get("clusterName")
-        if name is None or any(entry.get(f) for f in REPORTED_FIELDS):
+        if (
+            name is None
+            or any(entry.get(f) for f in REPORTED_FIELDS)
+            or NAME_TOKEN in canonical_json(entry.get("conditions"))
+        ):
             singles.append(dict(entry))
             continue
-        rest = {k: v for k, v in entry.items() if k != "clusterName"}
+        rest = _with_name(entry, f'"{name}"', NAME_TOKEN)
         group = groups.setdefault(canonical_json(rest), {"clusterNames": [], **rest})
         group["clusterNames"].append(name)
     out: list[dict[str, Any]] = []
@@ -224,15 +246,16 @@ def group_cluster_statuses(
         if len(group["clusterNames"]) > 1:
             out.append(group)
             continue
-        rest = {k: v for k, v in group.items() if k != "clusterNames"}
-        singles.append({"clusterName": group["clusterNames"][0], **rest})
+        name = group.pop("clusterNames")[0]
+        singles.append({"clusterName": name, **_with_name(group, NAME_TOKEN, f'"{name}"')})
     named = sorted((e for e in singles if "clusterName" in e), key=lambda e: e["clusterName"])
     return named + [e for e in singles if "clusterName" not in e], out
 
 
 def expand_cluster_statuses(status: Mapping[str, Any]) -> list[dict[str, Any]]:
     """KubeFleet's `perClusterPlacementStatuses` of a placement status: one entry a cluster
-    (groups expanded), sorted by cluster name, entries without a cluster name last."""
+    (groups expanded, `NAME_TOKEN` replaced by the quoted cluster name), sorted by cluster
+    name, entries without a cluster name last."""
     named: list[dict[str, Any]] = []
     unnamed: list[dict[str, Any]] = []
     for entry in status.get(PER_CLUSTER_FIELD) or []:
@@ -243,7 +266,10 @@ def expand_cluster_statuses(status: Mapping[str, Any]) -> list[dict[str, Any]]:
         if not isinstance(group, Mapping):
             continue
         rest = {k: v for k, v in group.items() if k != "clusterNames"}
-        named += [{"clusterName": n, **rest} for n in group.get("clusterNames") or []]
+        named += [
+            {"clusterName": n, **_with_name(rest, NAME_TOKEN, f'"{n}"')}
+            for n in group.get("clusterNames") or []
+        ]
     return sorted(named, key=lambda e: str(e["clusterName"])) + unnamed
 
 
