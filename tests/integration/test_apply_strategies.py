@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from gitfleet.agent.memory import InMemoryCluster
+from gitfleet.api.output import expand_cluster_statuses
 from reconciler.loop import Hub, HubConfig
 from tests.integration.fleet_helpers import run_cli
 from tests.integration.test_hub_agent import Clock, agent_for, git, output_file
@@ -165,9 +166,7 @@ def test_apply_strategy_end_to_end(
     if "ReportDiff" in strategy:
         assert "ClusterResourcePlacementApplied" not in types
         taken = next(
-            e
-            for e in status["status"]["perClusterPlacementStatuses"]
-            if e["clusterName"] == "taken"
+            e for e in expand_cluster_statuses(status["status"]) if e["clusterName"] == "taken"
         )
         diffed = taken.get("diffedPlacements") or []
         assert [d["name"] for d in diffed] == ["settings"], taken

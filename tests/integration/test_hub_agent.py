@@ -19,6 +19,7 @@ from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.agent.retry import Backoff
 from gitfleet.agent.run import AgentOptions
 from gitfleet.agent.sync import CrdWait
+from gitfleet.api.output import expand_cluster_statuses
 from reconciler.loop import Hub, HubConfig
 
 CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
@@ -124,7 +125,7 @@ def test_hub_and_agents_converge(world: dict[str, object]) -> None:
     first = hub.run_once()
     assert first.outcome == "committed"
     status = yaml.safe_load(output_file(remote, "status/placements/shop.yaml"))
-    assert "perClusterPlacementStatuses" not in status["status"]
+    assert not expand_cluster_statuses(status["status"])
     assert hub.run_once().outcome == "skipped"
 
     # Agents report (nothing to apply yet); the hub now places on both clusters.
@@ -165,7 +166,7 @@ def test_hub_and_agents_converge(world: dict[str, object]) -> None:
     assert status["status"]["observedResourceIndex"] == "1"
     types = {c["type"]: c["status"] for c in status["status"]["conditions"]}
     assert types["ClusterResourcePlacementRolloutStarted"] == "False"
-    per_cluster = {e["clusterName"]: e for e in status["status"]["perClusterPlacementStatuses"]}
+    per_cluster = {e["clusterName"]: e for e in expand_cluster_statuses(status["status"])}
     assert per_cluster["c2"]["rolloutWaiting"] == (
         "waiting: maxUnavailable 1 reached, 1 cluster updating (maxUnavailable 25% of 2)"
     )

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gitfleet.api.output import expand_cluster_statuses
 from tests.unit.distribute.rd_helpers import (
     CLUSTERS,
     PLACEMENT,
@@ -363,7 +364,7 @@ def test_row35_invalid_keeps_last_good_and_holds_new_cluster(tmp_path: Path) -> 
     assert "us-3" not in after
     placement = yaml.safe_load(second.files["status/placements/web.yaml"])
     us3 = next(
-        e for e in placement["status"]["perClusterPlacementStatuses"] if e["clusterName"] == "us-3"
+        e for e in expand_cluster_statuses(placement["status"]) if e["clusterName"] == "us-3"
     )
     overridden = next(c for c in us3["conditions"] if c["type"] == "Overridden")
     assert (overridden["status"], overridden["reason"]) == ("False", "OverriddenFailed")

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from gitfleet.api import format_time
+from gitfleet.api.output import expanded_status
 from gitfleet.api.report import AgentReport
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler.pass_ import PassResult, reconcile
@@ -112,7 +113,7 @@ class Stepper:
 
     def status(self) -> dict[str, Any]:
         doc: dict[str, Any] = yaml.safe_load(self.files["status/placements/web.yaml"])
-        return doc
+        return {**doc, "status": expanded_status(doc["status"])}
 
 
 def started(tmp_path: Path, strategy: str = "") -> Stepper:
