@@ -17,11 +17,17 @@ from typing import Any
 import yaml
 
 from gitfleet.api.conditions import format_time, parse_time
-from gitfleet.api.output import OVERRIDE_STATE_PATH, placement_state_path
+from gitfleet.api.output import (
+    OUTPUT_API_VERSION,
+    OVERRIDE_STATE_PATH,
+    expand_named,
+    group_named,
+    placement_state_path,
+)
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.priorparse import derive_own, remember
 
-STATE_API_VERSION = "gitfleet.io/v1alpha1"
+STATE_API_VERSION = OUTPUT_API_VERSION
 PLACEMENT_STATE_KIND = "PlacementState"
 
 
@@ -199,6 +205,18 @@ def _decision(raw: Any) -> BindingDecision | None:
     )
 
 
+def _bindings_to_yaml(bindings: tuple[Binding, ...]) -> dict[str, Any]:
+    """`bindings` (and `bindingGroups`: clusters whose bindings are identical but for the
+    cluster name, `gitfleet.api.output.group_named`). Grouping needs the (cluster, state)
+    order the scheduler keeps, without repeats, so that reading restores the exact tuple."""
+    rows = [_binding_to_yaml(b) for b in bindings]
+    keys = [(b.cluster, b.state) for b in bindings]
+    if keys != sorted(set(keys)):
+        return {"bindings": rows}
+    singles, groups = group_named(rows, "cluster", "clusters")
+    return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
+
+
 def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
     """The YAML document for one placement's state."""
     return {
@@ -210,7 +228,7 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
         "originFile": ps.origin_file,
         "policySnapshots": _snapshots_to_yaml(ps.policy_snapshots),
         "resourceSnapshots": _snapshots_to_yaml(ps.resource_snapshots),
-        "bindings": [_binding_to_yaml(b) for b in ps.bindings],
+        **_bindings_to_yaml(ps.bindings),
         "selected": [{"id": rid, "file": f} for rid, f in ps.selected],
     }
 
@@ -276,6 +294,13 @@ def _bindings(raw: Any) -> tuple[Binding, ...]:
     )
 
 
+def _read_bindings(doc: Mapping[str, Any]) -> tuple[Binding, ...]:
+    if "bindingGroups" not in doc:
+        return _bindings(doc.get("bindings"))
+    rows = expand_named(doc.get("bindings"), doc.get("bindingGroups"), "cluster", "clusters")
+    return tuple(sorted(_bindings(rows), key=lambda b: (b.cluster, b.state)))
+
+
 def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
     """Inverse of `placement_state_doc`. Raises KeyError/ValueError on a malformed document."""
     return PlacementState(
@@ -285,7 +310,7 @@ def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
         origin_file=str(doc.get("originFile", "")),
         policy_snapshots=_snapshots(doc.get("policySnapshots")),
         resource_snapshots=_snapshots(doc.get("resourceSnapshots")),
-        bindings=_bindings(doc.get("bindings")),
+        bindings=_read_bindings(doc),
         selected=tuple((str(r["id"]), str(r["file"])) for r in doc.get("selected") or []),
     )
 

@@ -27,7 +27,7 @@ a message that says so. Called by the reconciler, the agent and the CLI services
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -204,73 +204,87 @@ def shape_problem(doc: Mapping[str, Any], kind: str) -> str | None:
     return None
 
 
-def _with_name(entry: Mapping[str, Any], old: str, new: str) -> dict[str, Any]:
-    """`entry` (without clusterName) with `old` replaced by `new` in its condition messages."""
-    rest = {k: v for k, v in entry.items() if k != "clusterName"}
-    conditions = rest.get("conditions")
-    if isinstance(conditions, list):
-        rest["conditions"] = [
-            {**c, "message": c["message"].replace(old, new)}
-            if isinstance(c, Mapping) and isinstance(c.get("message"), str)
-            else c
-            for c in conditions
-        ]
-    return rest
+def _renamed(value: Any, old: str, new: str) -> Any:
+    """`value` with `old` replaced by `new` in every string inside it."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, Mapping):
+        return {k: _renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, old, new) for v in value]
+    return value
+
+
+def group_named(
+    entries: Iterable[Mapping[str, Any]],
+    name_field: str,
+    names_field: str,
+    single: Callable[[Mapping[str, Any]], bool] = lambda _entry: False,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(single entries, groups) of per-cluster entries. Entries identical once the quoted
+    cluster name inside their strings (`in "<cluster>"`) is written as `NAME_TOKEN` form one
+    group `{<names_field>: [...], <entry>}` (in order of first appearance). An entry `single`
+    picks, one without a name, one that already holds the token and one no other cluster
+    shares stay single, sorted by name (stable), unnamed ones last."""
+    singles: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        name = entry.get(name_field)
+        if name is None or single(entry) or NAME_TOKEN in canonical_json(entry):
+            singles.append(dict(entry))
+            continue
+        rest = _renamed(
+            {k: v for k, v in entry.items() if k != name_field}, f'"{name}"', NAME_TOKEN
+        )
+        group = groups.setdefault(canonical_json(rest), {names_field: [], **rest})
+        group[names_field].append(name)
+    out: list[dict[str, Any]] = []
+    for group in groups.values():
+        if len(group[names_field]) > 1:
+            out.append(group)
+            continue
+        name = group.pop(names_field)[0]
+        singles.append({name_field: name, **_renamed(group, NAME_TOKEN, f'"{name}"')})
+    named = sorted((e for e in singles if name_field in e), key=lambda e: str(e[name_field]))
+    return named + [e for e in singles if name_field not in e], out
+
+
+def expand_named(
+    singles: Any, groups: Any, name_field: str, names_field: str
+) -> list[dict[str, Any]]:
+    """The inverse of `group_named`: one entry a cluster, sorted by name (stable), entries
+    without a name last. Malformed parts (not mappings) are skipped."""
+    named: list[dict[str, Any]] = []
+    unnamed: list[dict[str, Any]] = []
+    for entry in singles if isinstance(singles, list) else []:
+        if isinstance(entry, Mapping):
+            (named if entry.get(name_field) is not None else unnamed).append(dict(entry))
+    for group in groups if isinstance(groups, list) else []:
+        if not isinstance(group, Mapping):
+            continue
+        rest = {k: v for k, v in group.items() if k != names_field}
+        for name in group.get(names_field) or []:
+            named.append({name_field: name, **_renamed(rest, NAME_TOKEN, f'"{name}"')})
+    return sorted(named, key=lambda e: str(e[name_field])) + unnamed
 
 
 def group_cluster_statuses(
     entries: Iterable[Mapping[str, Any]],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(per-cluster entries, groups) of a placement's per-cluster statuses. Clusters whose
-    entries are identical once the quoted cluster name in condition messages (KubeFleet's
-    `Successfully scheduled resources for placement in "<cluster>" ...`) is written as
-    `NAME_TOKEN` form a group `{clusterNames, <entry>}` (in order of first appearance). An entry
-    that names failed, drifted or diffed objects, an entry without a cluster name, an entry that
-    already holds the token and an entry no other cluster shares stay single (sorted by name)."""
-    singles: list[dict[str, Any]] = []
-    groups: dict[str, dict[str, Any]] = {}
-    for entry in entries:
-        name = entry.get("clusterName")
-        if (
-            name is None
-            or any(entry.get(f) for f in REPORTED_FIELDS)
-            or NAME_TOKEN in canonical_json(entry.get("conditions"))
-        ):
-            singles.append(dict(entry))
-            continue
-        rest = _with_name(entry, f'"{name}"', NAME_TOKEN)
-        group = groups.setdefault(canonical_json(rest), {"clusterNames": [], **rest})
-        group["clusterNames"].append(name)
-    out: list[dict[str, Any]] = []
-    for group in groups.values():
-        if len(group["clusterNames"]) > 1:
-            out.append(group)
-            continue
-        name = group.pop("clusterNames")[0]
-        singles.append({"clusterName": name, **_with_name(group, NAME_TOKEN, f'"{name}"')})
-    named = sorted((e for e in singles if "clusterName" in e), key=lambda e: e["clusterName"])
-    return named + [e for e in singles if "clusterName" not in e], out
+    """(perClusterPlacementStatuses, perClusterPlacementStatusGroups) of a placement status:
+    `group_named` by `clusterName`; an entry naming failed, drifted or diffed objects is never
+    grouped."""
+    return group_named(
+        entries, "clusterName", "clusterNames", lambda e: any(e.get(f) for f in REPORTED_FIELDS)
+    )
 
 
 def expand_cluster_statuses(status: Mapping[str, Any]) -> list[dict[str, Any]]:
     """KubeFleet's `perClusterPlacementStatuses` of a placement status: one entry a cluster
-    (groups expanded, `NAME_TOKEN` replaced by the quoted cluster name), sorted by cluster
-    name, entries without a cluster name last."""
-    named: list[dict[str, Any]] = []
-    unnamed: list[dict[str, Any]] = []
-    for entry in status.get(PER_CLUSTER_FIELD) or []:
-        if not isinstance(entry, Mapping):
-            continue
-        (named if entry.get("clusterName") is not None else unnamed).append(dict(entry))
-    for group in status.get(GROUPS_FIELD) or []:
-        if not isinstance(group, Mapping):
-            continue
-        rest = {k: v for k, v in group.items() if k != "clusterNames"}
-        named += [
-            {"clusterName": n, **_with_name(rest, NAME_TOKEN, f'"{n}"')}
-            for n in group.get("clusterNames") or []
-        ]
-    return sorted(named, key=lambda e: str(e["clusterName"])) + unnamed
+    (groups expanded), sorted by cluster name, entries without a cluster name last."""
+    return expand_named(
+        status.get(PER_CLUSTER_FIELD), status.get(GROUPS_FIELD), "clusterName", "clusterNames"
+    )
 
 
 def expanded_status(status: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from gitfleet.api import format_time
-from gitfleet.api.output import expanded_status
+from gitfleet.api.output import expand_named, expanded_status
 from gitfleet.api.report import AgentReport
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler.pass_ import PassResult, reconcile
@@ -154,7 +154,8 @@ def test_bad_version_stops_at_max_unavailable_clusters(tmp_path: Path) -> None:
         "waiting: maxUnavailable 2 reached, 2 clusters updating (maxUnavailable 25% of 8)"
     )
     state = yaml.safe_load(s.files["state/placements/web.yaml"])
-    stale = next(b for b in state["bindings"] if b["cluster"] == "c5")
+    rows = expand_named(state["bindings"], state.get("bindingGroups"), "cluster", "clusters")
+    stale = next(b for b in rows if b["cluster"] == "c5")
     assert stale["conditions"][0]["message"] == (
         "The resources cannot be updated to the latest because of the rollout strategy"
     )
