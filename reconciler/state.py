@@ -9,7 +9,9 @@ Called by `reconciler.pass_` and the CLI.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -236,11 +238,31 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
 OVERRIDES_FILE = OVERRIDE_STATE_PATH
 
 
+MAX_EMITTED_STATES = 20_000
+"""Placement states whose YAML bytes are kept between passes (least recently used dropped)."""
+_emitted: OrderedDict[PlacementState, bytes] = OrderedDict()
+
+
+def _state_bytes(ps: PlacementState) -> bytes:
+    """The YAML of `ps`, serialised only when this state was not written recently: a
+    long-running hub re-emits only the placements a pass changed."""
+    data = _emitted.get(ps)
+    if data is not None:
+        with suppress(KeyError):  # another hub thread may have dropped it meanwhile
+            _emitted.move_to_end(ps)
+        return data
+    data = _emitted[ps] = dump_yaml(placement_state_doc(ps)).encode()
+    with suppress(KeyError):
+        while len(_emitted) > MAX_EMITTED_STATES:
+            _emitted.popitem(last=False)
+    return data
+
+
 def state_files(state: State) -> dict[str, bytes]:
     """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`."""
     files = {}
     for key, ps in sorted(state.placements.items()):
-        data = files[placement_state_path(key)] = dump_yaml(placement_state_doc(ps)).encode()
+        data = files[placement_state_path(key)] = _state_bytes(ps)
         remember(data, "placement-state", ps)
     if state.overrides:
         doc = {

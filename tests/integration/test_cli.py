@@ -123,12 +123,12 @@ def test_render_twice_is_byte_identical(tmp_path: Path) -> None:
     out = tmp_path / "out"
     first_line = render(tmp_path, QUICKSTART, out, "--now", NOW)
     first = read_tree(out)
-    assert first_line == f"wrote {out}: 29 changed, 0 unchanged, 0 removed"
+    assert first_line == f"wrote {out}: 34 changed, 0 unchanged, 0 removed"
     second_line = render(tmp_path, QUICKSTART, out, "--now", NOW)
-    assert second_line == f"wrote {out}: 0 changed, 29 unchanged, 0 removed"
+    assert second_line == f"wrote {out}: 0 changed, 34 unchanged, 0 removed"
     assert read_tree(out) == first
     later_line = render(tmp_path, QUICKSTART, out, "--now", LATER)
-    assert later_line == f"wrote {out}: 0 changed, 29 unchanged, 0 removed"
+    assert later_line == f"wrote {out}: 0 changed, 34 unchanged, 0 removed"
     assert read_tree(out) == first, "condition times must be kept when nothing changed"
     assert LATER[:10] not in "".join(d.decode() for d in read_tree(out).values())
 
@@ -181,7 +181,7 @@ def test_deleting_a_placement_removes_its_files(tmp_path: Path, fleet: Path) -> 
     assert (out / "clusters/eu-1/fleet-viewer").is_dir()
     (fleet / "placements/fleet-viewer.yaml").unlink()
     line = render(tmp_path, fleet, out, "--now", NOW)
-    assert line.endswith(", 5 removed")  # 4 object files and the decision
+    assert line.endswith(", 7 removed")  # 4 object files, 2 placement indexes, the decision
     remaining = read_tree(out)
     assert not [p for p in remaining if "fleet-viewer" in p]
     assert not list(out.glob("clusters/*/fleet-viewer"))
