@@ -215,6 +215,10 @@ def _renamed(value: Any, old: str, new: str) -> Any:
     return value
 
 
+_ESCAPED_TOKEN = canonical_json(NAME_TOKEN)[1:-1]
+"""NAME_TOKEN as it shows inside canonical JSON (its quotes escaped)."""
+
+
 def group_named(
     entries: Iterable[Mapping[str, Any]],
     name_field: str,
@@ -230,7 +234,7 @@ def group_named(
     groups: dict[str, dict[str, Any]] = {}
     for entry in entries:
         name = entry.get(name_field)
-        if name is None or single(entry) or NAME_TOKEN in canonical_json(entry):
+        if name is None or single(entry) or _ESCAPED_TOKEN in canonical_json(entry):
             singles.append(dict(entry))
             continue
         rest = _renamed(
