@@ -52,8 +52,12 @@ def test_quickstart_cluster_directory_applies_on_kind(tmp_path: Path) -> None:
     try:
         context = ["--context", f"kind-{name}"]
         for placement_dir in sorted((out / "clusters/eu-1").iterdir()):
-            if placement_dir.is_dir():
-                subprocess.run(["kubectl", *context, "apply", "-f", str(placement_dir)], check=True)
+            if placement_dir.is_dir():  # every file but the placement's index.yaml
+                objects = [str(f) for f in sorted(placement_dir.glob("*_*.yaml"))]
+                subprocess.run(
+                    ["kubectl", *context, "apply", *(a for f in objects for a in ("-f", f))],
+                    check=True,
+                )
         subprocess.run(
             [
                 "kubectl",
