@@ -24,8 +24,9 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
 from reconciler.isolate import guarded
 from reconciler.placement import PlacementPlan
-from reconciler.rollout.drivers import Driver
+from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
+from reconciler.rollout.guard import driver_fault, kept_under
 from reconciler.rollout.model import (
     BOUND,
     UNSCHEDULED,
@@ -257,7 +258,19 @@ def _run_drivers(
     inputs: RolloutInputs,
     prior_output: Mapping[str, bytes],
 ) -> list[DriverResult]:
-    return [driver(fleet, inputs, prior_output) for driver in drivers]
+    """Every driver's result; a driver that raises (outside the per-run guard each driver keeps,
+    `reconciler.rollout.guard`) keeps its previous documents and becomes an error."""
+    results = []
+    for driver in drivers:
+        try:
+            results.append(driver(fleet, inputs, prior_output))
+        except Exception as exc:  # one driver's fault fails it alone
+            name = getattr(driver, "__name__", type(driver).__name__)
+            files = kept_under(prior_output, OUTPUTS.get(driver, ()))
+            results.append(
+                DriverResult(files=files, errors=(("", None, "", driver_fault(name, exc)),))
+            )
+    return results
 
 
 def roll_out(
