@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gitfleet.api.output import expand_named
 from reconciler.rollout.model import BindingView, DriverResult, ExternalUpdate, RolloutInputs
 from reconciler.rollview import with_sync
 from reconciler.state import Binding, BindingCondition
@@ -97,7 +98,8 @@ ONE = "  strategy:\n    rollingUpdate: {maxUnavailable: 1}\n"
 
 def _binding(files: Mapping[str, bytes], key: str, cluster: str) -> dict[str, Any]:
     doc = yaml.safe_load(files[f"state/placements/{key}.yaml"])
-    found: dict[str, Any] = next(b for b in doc["bindings"] if b["cluster"] == cluster)
+    rows = expand_named(doc["bindings"], doc.get("bindingGroups"), "cluster", "clusters")
+    found: dict[str, Any] = next(b for b in rows if b["cluster"] == cluster)
     return found
 
 
