@@ -1,4 +1,6 @@
-"""Per-cluster output: manifest files and `clusters/<cluster>/index.yaml` for every cluster.
+"""Per-cluster output: manifest files, each cluster's ClusterIndex and each placement's
+PlacementIndex (`gitfleet.api.output`; a placement index is serialised once per distinct object
+list, so clusters that get the same objects share its bytes).
 
 Lays out what each placement wants on each bound cluster, keeps the previous files of held
 placements (their inputs failed to load: nothing is pruned), and resolves two placements that
@@ -12,8 +14,6 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from gitfleet.api.canonical import content_hash, placement_content_hash
 from gitfleet.api.limits import DEFAULT_LIMITS, Limits
 from gitfleet.api.output import (
@@ -24,14 +24,14 @@ from gitfleet.api.output import (
     object_path,
     placement_index_doc,
     placement_index_path,
-    split_cluster_path,
 )
 from reconciler.isolate import hold
 from reconciler.manifests import Manifest
 from reconciler.output import yaml_bytes
 from reconciler.outputguard import cluster_over_cap, describe, refusal
 from reconciler.placement import PlacementPlan
-from reconciler.priorparse import derive_own, freeze, parse_own, remember, shared
+from reconciler.priorindex import placement_objects, read_prior_index
+from reconciler.priorparse import parse_own, remember
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import PlacementState, State
 
@@ -50,68 +50,6 @@ def _ident_key(ident: Mapping[str, Any]) -> Ident:
         str(ident.get("namespace", "")),
         str(ident.get("name", "")),
     )
-
-
-def given_content(entry: Mapping[str, Any] | None) -> str | None:
-    """The content hash of a previous index entry: what that cluster's agent reports back."""
-    if entry is None:
-        return None
-    recorded = entry.get("contentHash")
-    if isinstance(recorded, str):
-        return recorded
-    return placement_content_hash(entry.get("objects") or [])
-
-
-def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[str, Any]]]:
-    """cluster -> placement key -> index entry (header and `objects`), from the previous output
-    tree: the cluster index and each placement's object index of the current contract, or an
-    older-shape cluster index that lists the objects itself (read once, to migrate)."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for path in output:
-        where = split_cluster_path(path)
-        if where is None or where.what != "cluster-index":
-            continue
-        try:
-            headers = derive_own(output, path, "cluster-index", _index_entries)
-        except (yaml.YAMLError, KeyError, TypeError, AttributeError):
-            continue
-        out[where.cluster] = {
-            key: entry if "objects" in entry else _with_objects(output, where.cluster, entry)
-            for key, entry in headers.items()
-        }
-    return out
-
-
-def _with_objects(
-    output: Mapping[str, bytes], cluster: str, header: dict[str, Any]
-) -> dict[str, Any]:
-    path = placement_index_path(cluster, str(header["key"]))
-    try:
-        objects = derive_own(output, path, "placement-index", _placement_objects)
-    except (yaml.YAMLError, KeyError, TypeError, AttributeError):
-        objects = []
-    return {**header, "objects": objects}
-
-
-def _shared_object(obj: Any) -> Any:
-    return shared(("object", freeze(obj)), lambda: obj)
-
-
-def _placement_objects(doc: Any) -> list[Any]:
-    objects = (doc or {}).get("objects")
-    return [_shared_object(o) for o in objects] if isinstance(objects, list) else []
-
-
-def _index_entries(doc: Any) -> dict[str, dict[str, Any]]:
-    """placement key -> index entry of one parsed cluster index. An older-shape entry keeps
-    its `objects` (shared: the same on every cluster that got the same file)."""
-    out: dict[str, dict[str, Any]] = {}
-    for entry in (doc or {}).get("placements") or []:
-        objects = entry.get("objects")
-        if isinstance(objects, list):
-            entry = {**entry, "objects": [_shared_object(o) for o in objects]}
-        out[str(entry["key"])] = entry
-    return out
 
 
 def _rollout_kept(
@@ -390,7 +328,7 @@ def _write_indexes(
             if listed is None:
                 listing = placement_index_doc(key, objects)
                 listed = emitted[ident] = yaml_bytes(listing)
-                remember(listed, "placement-index", _placement_objects(listing))
+                remember(listed, "placement-index", placement_objects(listing))
             files[placement_index_path(cluster, key)] = listed
 
 

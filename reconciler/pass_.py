@@ -19,12 +19,13 @@ from gitfleet.api.errors import FleetError
 from gitfleet.api.output import placement_status_path
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
-from reconciler.assemble import assemble_clusters, read_prior_index
+from reconciler.assemble import assemble_clusters
 from reconciler.distributions import apply_distributions
 from reconciler.isolate import failed_plan
 from reconciler.output import placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
+from reconciler.priorindex import read_prior_index
 from reconciler.publish import decision_files, profile_files
 from reconciler.reports import statuses_from_reports
 from reconciler.rollout.cgu import overlay_entries, with_label_overlay, with_overlay_status

@@ -88,6 +88,8 @@ class Binding:
     """ResourceOverride snapshot names (`<namespace>/<name>-<index>`) likewise."""
     conditions: tuple[BindingCondition, ...] = ()
     """RolloutStarted and the agent's Applied/Available/DiffReported for `content`."""
+    removing: int = 0
+    """Deleting bindings only: how many objects the cluster's agent is removing."""
 
     def condition(self, type_: str) -> BindingCondition | None:
         return next((c for c in self.conditions if c.type == type_), None)
@@ -107,6 +109,10 @@ class PlacementState:
     """(resource id, source file) of every resource the placement selected last time: when one
     of them is missing now because its file fails to load, the placement keeps its output."""
     origin_file: str = ""
+    deleting: tuple[Binding, ...] = ()
+    """Bindings being deleted (KubeFleet's deletionTimestamp): their clusters' files are gone
+    from the output and their agents are removing the objects. The scheduler never sees them;
+    the rollout counts them (kubefleet.md §2.3) until the agent reports the objects gone."""
 
     def latest_policy(self) -> Snapshot | None:
         return self.policy_snapshots[-1] if self.policy_snapshots else None
@@ -152,6 +158,8 @@ def _binding_to_yaml(b: Binding) -> dict[str, Any]:
         entry["resourceOverrides"] = list(b.resource_overrides)
     if b.conditions:
         entry["conditions"] = [_condition_to_yaml(c) for c in b.conditions]
+    if b.removing:
+        entry["removing"] = b.removing
     return entry
 
 
@@ -221,7 +229,7 @@ def _bindings_to_yaml(bindings: tuple[Binding, ...]) -> dict[str, Any]:
 
 def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
     """The YAML document for one placement's state."""
-    return {
+    doc = {
         "apiVersion": STATE_API_VERSION,
         "kind": PLACEMENT_STATE_KIND,
         "metadata": {"name": ps.key},
@@ -233,6 +241,9 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
         **_bindings_to_yaml(ps.bindings),
         "selected": [{"id": rid, "file": f} for rid, f in ps.selected],
     }
+    if ps.deleting:
+        doc["deleting"] = [_binding_to_yaml(b) for b in ps.deleting]
+    return doc
 
 
 OVERRIDES_FILE = OVERRIDE_STATE_PATH
@@ -311,6 +322,7 @@ def _bindings(raw: Any) -> tuple[Binding, ...]:
             cluster_overrides=tuple(str(x) for x in b.get("clusterResourceOverrides") or ()),
             resource_overrides=tuple(str(x) for x in b.get("resourceOverrides") or ()),
             conditions=_conditions(b.get("conditions")),
+            removing=int(b.get("removing") or 0),
         )
         for b in raw or []
     )
@@ -333,6 +345,7 @@ def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
         policy_snapshots=_snapshots(doc.get("policySnapshots")),
         resource_snapshots=_snapshots(doc.get("resourceSnapshots")),
         bindings=_read_bindings(doc),
+        deleting=_bindings(doc.get("deleting")),
         selected=tuple((str(r["id"]), str(r["file"])) for r in doc.get("selected") or []),
     )
 

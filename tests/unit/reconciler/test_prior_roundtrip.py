@@ -12,7 +12,7 @@ import yaml
 
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import assemble, priorparse, state, statusdocs
+from reconciler import priorindex, priorparse, state, statusdocs
 from reconciler.pass_ import reconcile
 from reconciler.state import State
 from renderers import load_fleet
@@ -20,8 +20,8 @@ from renderers import load_fleet
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 READERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "clusters/": ("cluster-index", assemble._index_entries),
-    "clusters/*/*/index.yaml": ("placement-index", assemble._placement_objects),
+    "clusters/": ("cluster-index", priorindex._index_entries),
+    "clusters/*/*/index.yaml": ("placement-index", priorindex.placement_objects),
     "status/placements/": (
         "placement-conditions",
         lambda doc: statusdocs._placement_conditions(statusdocs._status_of(doc)),
