@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from gitfleet.api.output import expand_cluster_statuses
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import read_state
@@ -111,12 +112,8 @@ def test_an_evicted_cluster_is_rescheduled_only_after_its_objects_are_gone(
     # The scheduler picks c3 again; its new binding waits for the old one (§2.2 step 2).
     lagging_step(s, {"c3": old})
     assert "c3" not in s.on(0)
-    per = {
-        e["clusterName"]: e
-        for e in yaml.safe_load(s.files["status/placements/web.yaml"])["status"][
-            "perClusterPlacementStatuses"
-        ]
-    }
+    status = yaml.safe_load(s.files["status/placements/web.yaml"])["status"]
+    per = {e["clusterName"]: e for e in expand_cluster_statuses(status)}
     assert per["c3"]["rolloutWaiting"] == (
         "waiting: cluster c3 is still removing the objects of this placement"
     )
