@@ -242,7 +242,7 @@ class _Builder:
             return False
         if self.fleet.spec.secrets.allow_plaintext:
             message = (
-                "warning: plaintext Secret accepted (Fleet spec.secrets.allowPlaintext: true); "
+                "plaintext Secret accepted because Fleet spec.secrets.allowPlaintext is true: "
                 "its values reach the output branch in clear"
             )
             self.notes.append(error_at(doc, FieldIssue(found[0], message)))
@@ -289,11 +289,12 @@ class _Builder:
         return True
 
     def add_payload(self, doc: SourceDoc) -> None:
-        if self.plaintext_refused(doc):
-            return
+        refused = self.plaintext_refused(doc)
         identity = payload_identity(doc.body, self.limits)
         if not isinstance(identity, PayloadIdentity):
             self.errors += [error_at(doc, issue) for issue in identity]
+            return
+        if refused:
             return
         first = self.payload_keys.get(identity.key())
         if first is not None:
