@@ -254,7 +254,9 @@ def test_agent_without_the_right_key_fails_that_object_only(world: dict[str, Pat
     clusters = {n: InMemoryCluster() for n in ("c1", "c2")}
     agents = {
         "c1": make_agent({**world, "c1": world["other"]}, "c1", clock, clusters["c1"]),
-        "c2": make_agent({k: v for k, v in world.items() if k != "c2"}, "c2", clock, clusters["c2"]),
+        "c2": make_agent(
+            {k: v for k, v in world.items() if k != "c2"}, "c2", clock, clusters["c2"]
+        ),
     }
     logs = converge(hub, agents, rounds=4)
     for name in ("c1", "c2"):
