@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gitfleet.load.agecrypt import AgeKey, is_ref
+from gitfleet.api.meta import key_path
+from gitfleet.api.sealed import AGE_RECIPIENT_ANNOTATION
+from gitfleet.load.agecrypt import AgeKey, is_recipient, is_ref
 
 VALUE_FIELDS = ("data", "stringData")
 
@@ -24,9 +26,30 @@ def is_secret(body: Mapping[str, Any]) -> bool:
     return body.get("apiVersion") == "v1" and body.get("kind") == "Secret"
 
 
+ENVELOPE_KINDS = ("ResourceEnvelope", "ClusterResourceEnvelope")
+
+
+def _wrapped(body: Mapping[str, Any]) -> list[str]:
+    """`plaintext_fields` of the objects a ResourceEnvelope / ClusterResourceEnvelope wraps."""
+    data = body.get("data")
+    if not isinstance(data, Mapping):
+        return []
+    out = []
+    for name, obj in data.items():
+        if isinstance(obj, Mapping):
+            out += [f"data{key_path(str(name))}.{f}" for f in plaintext_fields(obj)]
+    return out
+
+
 def plaintext_fields(body: Mapping[str, Any]) -> list[str]:
     """The value fields (`data`, `stringData`) of a Secret holding a value that is not a
-    placeholder; [] for other kinds and for Secrets without values."""
+    placeholder, also inside an envelope (`data["db.yaml"].stringData`); [] for other kinds
+    and for Secrets without values."""
+    api_version = str(body.get("apiVersion", ""))
+    if body.get("kind") in ENVELOPE_KINDS and api_version.startswith(
+        "placement.kubernetes-fleet.io/"
+    ):
+        return _wrapped(body)
     if not is_secret(body):
         return []
     out = []
@@ -37,6 +60,19 @@ def plaintext_fields(body: Mapping[str, Any]) -> list[str]:
         ):
             out.append(field)
     return out
+
+
+def recipient_issue(annotations: Mapping[str, str] | None) -> tuple[str, str] | None:
+    """(field, message) when a MemberCluster's `gitfleet.io/age-recipient` annotation is set
+    but is not an age X25519 recipient (the cluster then gets no Secret)."""
+    value = (annotations or {}).get(AGE_RECIPIENT_ANNOTATION)
+    if value is None or is_recipient(value):
+        return None
+    field = "metadata.annotations" + key_path(AGE_RECIPIENT_ANNOTATION)
+    return field, (
+        "is not an age X25519 recipient (age1... as `age-keygen -y` prints it): this cluster "
+        "is sent no Secret"
+    )
 
 
 class SealedValues:

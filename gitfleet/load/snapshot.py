@@ -26,7 +26,7 @@ from gitfleet.load.lint import lint as lint_snapshot
 from gitfleet.load.lists import expand_lists
 from gitfleet.load.model import FleetSnapshot, Origin, Resource, SourceDoc
 from gitfleet.load.payload import PayloadIdentity, payload_identity
-from gitfleet.load.sealedvalues import SealedValues, plaintext_fields
+from gitfleet.load.sealedvalues import SealedValues, plaintext_fields, recipient_issue
 from gitfleet.load.yamlio import locate
 
 PAYLOAD_PREFIX = "resources/"
@@ -270,6 +270,9 @@ class _Builder:
         key = (namespace, model.name) if slot in _NAMESPACED_SLOTS else model.name
         value = to_member_cluster(model) if isinstance(model, ClusterProfile) else model
         self.slots[slot][key] = value
+        bad_key = recipient_issue(model.metadata.annotations) if slot == "clusters" else None
+        if bad_key is not None:  # a note, not an error: the cluster stays in the fleet
+            self.notes.append(error_at(doc, FieldIssue(*bad_key)))
 
     def _claim(self, doc: SourceDoc, model: KubeObject, origin: Origin) -> bool:
         """Record the object's origin; False (and an error) when it is declared already."""

@@ -112,6 +112,19 @@ metadata:
 stringData:
   password: {{ .Values.password }}
 """
+ENVELOPE = f"""apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ResourceEnvelope
+metadata:
+  name: wrapped
+  namespace: app
+data:
+  "db.yaml":
+    apiVersion: v1
+    kind: Secret
+    metadata: {{name: db, namespace: app}}
+    stringData:
+      password: {VALUE}
+"""
 SOPS_LOOKING = f"""{SECRET}sops:
   mac: ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str]
   version: 3.13.3
@@ -127,6 +140,11 @@ ROWS = [
         "resources/db.yaml.j2:",
     ),
     ("mixed-file", {"placements/app.yaml": MIXED}, "placements/app.yaml:15: stringData: "),
+    (
+        "envelope",
+        {"resources/env.yaml": ENVELOPE},
+        'resources/env.yaml:11: data["db.yaml"].stringData: ',
+    ),
 ]
 
 
@@ -144,7 +162,7 @@ def test_plaintext_secret_is_refused(tmp_path: Path, files: dict[str, str], wher
     fleet = load(tmp_path, files)
     errors = errors_of(fleet)
     assert any(e.startswith(where) and PLAINTEXT_RULE in e for e in errors), errors
-    assert not any(r.kind == "Secret" for r in fleet.resources)
+    assert not any(r.kind in ("Secret", "ResourceEnvelope") for r in fleet.resources)
     assert_never_shown(errors)
 
 
@@ -158,7 +176,7 @@ def test_opt_in_makes_it_a_note(tmp_path: Path, files: dict[str, str], where: st
     assert not fleet.errors, errors_of(fleet)
     notes = [str(n) for n in fleet.notes]
     assert any(n.startswith(where) and "allowPlaintext is true" in n for n in notes), notes
-    assert any(r.kind == "Secret" for r in fleet.resources)
+    assert any(r.kind in ("Secret", "ResourceEnvelope") for r in fleet.resources)
     assert_never_shown(notes)
 
 
@@ -236,3 +254,16 @@ def test_sops_file_without_the_sops_program(
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     errors = errors_of(load(tmp_path, {"resources/db.sops.yaml": SOPS_LOOKING}))
     assert len(errors) == 1 and "the sops program was not found on PATH" in errors[0], errors
+
+
+def test_bad_cluster_recipient_is_a_note(tmp_path: Path) -> None:
+    cluster = (
+        "apiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\nmetadata:\n"
+        "  name: c1\n  annotations:\n    gitfleet.io/age-recipient: age1oops\n"
+    )
+    fleet = load(tmp_path, {"clusters/c1.yaml": cluster})
+    assert not fleet.errors and list(fleet.clusters) == ["c1"]
+    assert [str(n) for n in fleet.notes] == [
+        'clusters/c1.yaml:6: metadata.annotations["gitfleet.io/age-recipient"]: is not an age '
+        "X25519 recipient (age1... as `age-keygen -y` prints it): this cluster is sent no Secret"
+    ]
