@@ -6,11 +6,16 @@ segments), parses `index.yaml` as a `ClusterIndex`, each placement's `<key>/inde
 together a placement's files must match its `contentHash`. A bad path, a missing/invalid index
 or an index of another contract version is a `DirectoryError` (the agent then applies nothing
 and keeps the last state; the message says which shape it found); a bad object file only fails
-that object (`Desired.error`). Called by `gitfleet.agent.run`.
+that object (`Desired.error`). A Secret arrives as an `EncryptedSecret` document
+(`gitfleet.api.sealed`): its hash is taken of the ciphertext document, then it is decrypted
+with the agent's age key and must hold exactly the Secret the index names; without a key, or
+with a key that cannot open it, that object fails (no value is ever part of a message). Called
+by `gitfleet.agent.run`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,7 +41,9 @@ from gitfleet.api.output import (
     placement_index_path,
     shape_problem,
 )
+from gitfleet.api.sealed import ENCRYPTED_SECRET_KIND, EncryptedSecret
 from gitfleet.load import decode_text, parse_documents
+from gitfleet.load.agecrypt import AgeKey
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _KEY = re.compile(KEY_PATTERN)
@@ -91,10 +98,13 @@ def check_paths(cluster: str, files: Mapping[str, bytes]) -> None:
             raise DirectoryError(f'unexpected file name "{path}"')
 
 
-def load_directory(cluster: str, files: Mapping[str, bytes]) -> Directory:
+def load_directory(
+    cluster: str, files: Mapping[str, bytes], key: AgeKey | None = None
+) -> Directory:
     """The validated directory; `DirectoryError` when paths, the cluster index or a
     placement's object index are bad (a placement whose object list is unknown cannot be
-    applied or pruned safely)."""
+    applied or pruned safely). `key`: the agent's age identity, which opens the cluster's
+    EncryptedSecret files."""
     check_paths(cluster, files)
     index_path = cluster_index_path(cluster)
     index = _parse(index_path, files, ClusterIndex, CLUSTER_INDEX_KIND)
@@ -108,7 +118,7 @@ def load_directory(cluster: str, files: Mapping[str, bytes]) -> Directory:
     objects: list[Desired] = []
     seen: dict[tuple[str, str, str, str], str] = {}
     for placement in index.placements:
-        for desired in _placement_objects(cluster, placement, files):
+        for desired in _placement_objects(cluster, placement, files, key):
             if desired.identity in seen:
                 message = f"the object is listed twice (also by placement {seen[desired.identity]})"
                 desired = Desired(placement, desired.entry, None, message)
@@ -118,7 +128,7 @@ def load_directory(cluster: str, files: Mapping[str, bytes]) -> Directory:
 
 
 def _placement_objects(
-    cluster: str, placement: IndexPlacement, files: Mapping[str, bytes]
+    cluster: str, placement: IndexPlacement, files: Mapping[str, bytes], key: AgeKey | None
 ) -> list[Desired]:
     """The objects of one placement. When every file reads, together they must match the
     placement's content hash in the cluster index, else none of them is applied (and none
@@ -129,15 +139,18 @@ def _placement_objects(
         raise DirectoryError(
             f'{path}: metadata.name: is "{listed.metadata.name}", expected "{placement.key}"'
         )
-    out = [_object(cluster, placement, entry, files) for entry in listed.objects]
-    if all(d.manifest is not None for d in out):
+    out = [_object(cluster, placement, entry, files, key) for entry in listed.objects]
+    if all(d.hash for d in out):
         pairs = [{"file": d.entry.file, "hash": d.hash} for d in out]
         if placement_content_hash(pairs) != placement.content_hash:
             message = (
                 f"{path}: the files of placement {placement.key} do not match its contentHash "
                 f"in {cluster_index_path(cluster)}"
             )
-            out = [Desired(placement, d.entry, None, message) for d in out]
+            out = [
+                d if d.manifest is None else Desired(placement, d.entry, None, message, hash=d.hash)
+                for d in out
+            ]
     return out
 
 
@@ -169,8 +182,13 @@ def _single_document(path: str, data: bytes) -> dict[str, Any]:
 
 
 def _object(
-    cluster: str, placement: IndexPlacement, entry: IndexObject, files: Mapping[str, bytes]
+    cluster: str,
+    placement: IndexPlacement,
+    entry: IndexObject,
+    files: Mapping[str, bytes],
+    key: AgeKey | None = None,
 ) -> Desired:
+    """One listed object; `hash` is set whenever its file reads (also when it then fails)."""
     path = object_path(cluster, placement.key, entry.file)
     if entry.file == INDEX_FILE:
         return Desired(placement, entry, None, f"{path}: an index is not an object to apply")
@@ -180,6 +198,36 @@ def _object(
         body = _single_document(path, files[path])
     except DirectoryError as exc:
         return Desired(placement, entry, None, str(exc))
+    digest = content_hash(body)
+    if body.get("kind") == ENCRYPTED_SECRET_KIND:
+        opened = _decrypt(path, body, key)
+        if isinstance(opened, str):
+            return Desired(placement, entry, None, opened, hash=digest)
+        body = opened
     if identity_of(body) != (entry.api_version, entry.kind, entry.namespace or "", entry.name):
-        return Desired(placement, entry, None, f"{path}: object identity differs from its index")
-    return Desired(placement, entry, body, hash=content_hash(body))
+        message = f"{path}: object identity differs from its index"
+        return Desired(placement, entry, None, message, hash=digest)
+    return Desired(placement, entry, body, hash=digest)
+
+
+def _decrypt(path: str, body: Mapping[str, Any], key: AgeKey | None) -> dict[str, Any] | str:
+    """The Secret inside an EncryptedSecret document, or why it cannot be had."""
+    try:
+        doc = EncryptedSecret.model_validate(body)
+    except ValidationError:
+        return f"{path}: not a valid EncryptedSecret document"
+    if key is None:
+        return f"{path}: an encrypted Secret, and this agent has no age key (--age-key-file)"
+    plaintext = key.decrypt(doc.spec.ciphertext)
+    if plaintext is None:
+        return (
+            f"{path}: this agent's age key ({key.recipient}) cannot decrypt it; it is "
+            f"encrypted to {', '.join(doc.spec.recipients)}"
+        )
+    try:
+        secret = json.loads(plaintext)
+    except ValueError:
+        return f"{path}: the decrypted Secret is not JSON"
+    if not isinstance(secret, dict) or secret.get("kind") != "Secret":
+        return f"{path}: the decrypted document is not a Secret"
+    return secret
