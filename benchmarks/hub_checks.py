@@ -4,8 +4,8 @@
 (object bytes from `git count-objects -v`, changed files from `git diff --name-only`);
 `check_incremental` compares the `clusters/` subtree of the incremental output with a fresh
 full render of the same source: identical tree ids, or differences only in the snapshot
-counters of `clusters/<c>/index.yaml` (they count history, so an incremental run and a fresh
-one legitimately differ there). Anything else raises `CheckFailed`.
+counters of a cluster's `clusters/<c>/index.yaml` (they count history, so an incremental run and
+a fresh one legitimately differ there; a placement's `clusters/<c>/<p>/index.yaml` must be equal). Anything else raises `CheckFailed`.
 """
 
 from __future__ import annotations
