@@ -17,6 +17,15 @@ from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.canonical import canonical_json, placement_content_hash
 from gitfleet.api.report import PlacementReport
 from gitfleet.load.model import Resource
+from reconciler.history import (
+    NO_HISTORY,
+    PIN_FIELD,
+    HistoricalResources,
+    HistoricalSources,
+    SnapshotRender,
+    pin_problem,
+    pinned_index,
+)
 from reconciler.manifests import (
     NO_OVERRIDES,
     ClusterManifests,
@@ -56,6 +65,8 @@ class PassInputs:
     overrides: OverrideIndex
     override_names: Mapping[str, str]
     """Override key -> its latest snapshot name (`<name>-<index>`)."""
+    history: HistoricalSources = NO_HISTORY
+    """Older resource snapshots read at their recorded commits (`reconciler.history`)."""
 
 
 @dataclass
@@ -100,6 +111,14 @@ class PlacementPlan:
     """cluster -> the agent's report entry about exactly the content the hub gave it."""
     rollout_note: str = ""
     """Placement-wide rollout note (an External placement no driver targets is held)."""
+    target_index: int | None = None
+    """The snapshot the rollout moves clusters to: a RollingUpdate pin, else None (latest)."""
+    renders: dict[int, SnapshotRender] = field(default_factory=dict)
+    """Older snapshots a staged run may deploy, rendered from their recorded commits."""
+    unavailable: dict[int, str] = field(default_factory=dict)
+    """Older snapshots that cannot be rendered, and why."""
+    moved_to: dict[str, int] = field(default_factory=dict)
+    """Clusters the rollout gave an older snapshot (from `renders`) in this pass."""
 
     def cluster(self, name: str) -> ClusterManifests:
         return self.per_cluster.get(name, NO_OVERRIDES)
@@ -112,9 +131,17 @@ class PlacementPlan:
         """Clusters with a Bound binding (whatever content they have)."""
         return sorted(b.cluster for b in self.state.bindings if b.state == BOUND)
 
+    def target(self) -> Snapshot | None:
+        """The snapshot clusters roll to: the pinned one, else the latest."""
+        if self.target_index is None:
+            return self.state.latest_resources()
+        return next(
+            (s for s in self.state.resource_snapshots if s.index == self.target_index), None
+        )
+
     def live_clusters(self) -> list[str]:
-        """Clusters that get this placement's latest content in this pass's output."""
-        latest = self.state.latest_resources()
+        """Clusters that get this placement's target content in this pass's output."""
+        latest = self.target()
         index = latest.index if latest else None
         return sorted(
             b.cluster
@@ -131,12 +158,17 @@ class PlacementPlan:
     def kept_clusters(self) -> list[str]:
         """Clusters that keep their previous files: bindings the rollout has not moved to the
         latest content yet (Bound on older content, Unscheduled not yet removed)."""
-        live = set(self.live_clusters())
+        live = set(self.live_clusters()) | set(self.moved_to)
         return sorted(
             b.cluster
             for b in self.state.bindings
             if b.cluster not in live and (b.state == BOUND or b.state == UNSCHEDULED)
         )
+
+    def written_clusters(self) -> list[str]:
+        """Clusters whose files this pass renders: live ones and those moved to an older
+        snapshot."""
+        return sorted(set(self.live_clusters()) | set(self.moved_to))
 
     def desired_content(self, cluster: str) -> str:
         """`placement_content_hash` of what the cluster would get now."""
@@ -281,16 +313,73 @@ def place(
         return plan
     limit = placement.spec.revision_history_limit or 10
     resources = _next_snapshots(prior.resource_snapshots, selection.hash, limit, inputs.commit)
+    rendered = _pinned(plan, placement, resources, inputs.history)
+    if plan.held:
+        return plan
+    if rendered is not None:
+        selection, index = rendered.selection, rendered.index
     plan.manifests, problems = default_manifests(selection, index)
     plan.errors += problems
     plan.state = replace(
         plan.state,
         resource_snapshots=resources,
         bindings=outcome.bindings,
-        selected=tuple(sorted((resource_id(s), s.origin.file) for s in selection.resources)),
+        selected=tuple(sorted((resource_id(s), s.origin.file) for s in plan.selection.resources)),
     )
     _apply_overrides(plan, placement, selection, views, index, inputs)
+    _older_renders(plan, placement, views, inputs)
     return plan
+
+
+def _pinned(
+    plan: PlacementPlan,
+    placement: AnyPlacement,
+    history: tuple[Snapshot, ...],
+    sources: HistoricalSources,
+) -> HistoricalResources | None:
+    """A RollingUpdate pin (`gitfleet.io/resource-snapshot-index`): the placement rolls to that
+    older snapshot, rendered from its recorded commit. A bad pin, or one whose commit cannot be
+    read, holds the placement (its clusters keep what they have) with a located error."""
+    index, _ = pinned_index(placement)
+    problem = pin_problem(placement, history)
+    if problem is None and index is not None and index != history[-1].index:
+        found = sources.for_placement(plan.key).get(index)
+        if isinstance(found, HistoricalResources):
+            plan.target_index = index
+            return found
+        problem = found or f"resource snapshot index {index} was not read from its commit"
+    if problem is not None:
+        plan.errors.append((PIN_FIELD, f"{problem}; the placement keeps its previous output"))
+        plan.held = True
+    return None
+
+
+def _older_renders(
+    plan: PlacementPlan,
+    placement: AnyPlacement,
+    views: Mapping[str, ClusterView],
+    inputs: PassInputs,
+) -> None:
+    """Older snapshots a staged run may deploy: rendered per cluster on demand, through the
+    placement's current overrides (`PlacementPlan.renders`); unreadable ones are remembered
+    with the reason (`PlacementPlan.unavailable`)."""
+    current = plan.target()
+    for index, found in sorted(inputs.history.for_placement(plan.key).items()):
+        if current is not None and index == current.index:
+            continue
+        if isinstance(found, str):
+            plan.unavailable[index] = found
+            continue
+        manifests, _ = default_manifests(found.selection, found.index)
+        overrides = inputs.overrides.for_placement(placement, found.selection.resources)
+        plan.renders[index] = SnapshotRender(
+            index=index,
+            commit=found.commit,
+            manifests=manifests,
+            selection=found.selection,
+            renderer=OverrideRenderer(overrides, found.index, inputs.override_names),
+            views=views,
+        )
 
 
 def _apply_overrides(
