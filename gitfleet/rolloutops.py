@@ -24,8 +24,9 @@ from gitfleet.repo.branches import commit_on_new_branch, resolve_first, user_ide
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.workdir import WorkdirTree
+from reconciler.output import placement_key
 from reconciler.rollout import stagedstatus as st
-from reconciler.rollout.stagedreport import describe_updaterun
+from reconciler.rollout.stagedreport import current_indexes, describe_updaterun
 from renderers import load_fleet
 
 FORBIDDEN = {("Initialize", "Stop"), ("Run", "Initialize"), ("Stop", "Initialize")}
@@ -182,4 +183,6 @@ def describe_run(files: dict[str, bytes], name: str, namespace: str) -> str:
         for path, body in files.items()
         if path.startswith(prefix) and "/" not in path.removeprefix(prefix)
     }
-    return describe_updaterun(doc, requests)
+    spec, meta = doc.get("spec") or {}, doc.get("metadata") or {}
+    key = placement_key(str(spec.get("placementName", "")), str(meta.get("namespace") or ""))
+    return describe_updaterun(doc, requests, current_indexes(files, key))

@@ -157,6 +157,7 @@ def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) ->
         policy_fulfilled=plan.scheduled.status == "True",
         latest_resource_index=latest.index if latest else None,
         resource_indexes=tuple(s.index for s in plan.state.resource_snapshots),
+        resource_commits={s.index: s.commit for s in plan.state.resource_snapshots if s.commit},
         unavailable=dict(plan.unavailable),
         override_snapshots=_override_names(plan),
         bindings=tuple(binding_view(plan, b, assume) for b in plan.state.bindings),
