@@ -116,12 +116,20 @@ def plan_revisions(
     head: str,
     now: datetime,
     stage: Callable[[str], None] = lambda _name: None,
+    state_from: str | None = None,
 ) -> PlanResult:
     """Render `base`, then `head` continuing from base's state, and compare the two outputs.
     No cluster credentials are used: cluster status is assumed joined and healthy. `stage` is
-    told when each step starts (progress display)."""
+    told when each step starts (progress display). `state_from`: a revision of the output
+    branch whose tree the base render continues from (its snapshot history: what a rollback
+    needs), instead of a fresh start."""
+    start = State()
+    if state_from is not None:
+        stage(f"read the reconciler's state at {state_from}")
+        with GitTree.open(repo, state_from) as out:
+            start, _ = read_state({p: out.read(p) for p in out.files()})
     stage(f"load, schedule and render the base ({base})")
-    before = render_revision(repo, base, State(), now)
+    before = render_revision(repo, base, start, now)
     prior, _ = read_state(before.files)
     stage(f"load, schedule and render the head ({head})")
     first = render_revision(repo, head, State(prior.placements, before.files, prior.overrides), now)

@@ -10,6 +10,7 @@ missing: only that run reports it, the other placement renders on.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from gitfleet.cli import main
+from gitfleet.repo.gitwrite import Identity, commit_files
 
 CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
 kind: MemberCluster
@@ -151,6 +153,21 @@ def _placed(out: Path, cluster: str, key: str) -> dict[str, Any]:
     return {"files": files, "entry": entry}
 
 
+NOW = "2026-11-25T12:00:00Z"
+
+
+def _publish(repo: Path, out: Path) -> None:
+    """The render directory as the repository's output branch (what the hub would push)."""
+    files = {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in sorted(out.rglob("*.yaml"))
+        if p.is_file()
+    }
+    who = Identity("gitfleet", "gitfleet@localhost")
+    ref = "refs/heads/gitfleet/rendered"
+    assert commit_files(repo, None, files, "render\n", who, ref=ref).changed
+
+
 def _version(placed: dict[str, Any]) -> str:
     data = placed["files"]["configmap_app_settings.yaml"]
     return str(yaml.safe_load(data)["data"]["version"])
@@ -171,6 +188,14 @@ def test_a_staged_run_on_an_older_index_renders_it_from_its_commit(tmp_path: Pat
     assert {_version(_placed(renders.out, c, "app")) for c in CLUSTERS} == {"v3"}
 
     back = _commit(repo, "v3", ["first", "second", "third", "back"])
+    _publish(repo, renders.out)
+    args = ["plan", "--repo", str(repo), "--base", v3, "--head", back]
+    plan = CliRunner().invoke(main, [*args, "--state-from", "gitfleet/rendered", "--now", NOW])
+    assert plan.exit_code == 0, plan.output
+    assert f"rollback: deploys snapshot 0 (commit {v1[:7]}), clusters now at 2" in plan.output
+    assert "c1 (2 -> 0 (rollback))" in plan.output
+    changed = [line.strip() for line in plan.output.splitlines() if "version: v" in line]
+    assert "-  version: v3" in changed and "+  version: v1" in changed
     before = (renders.out).joinpath("clusters/c2/index.yaml").read_bytes()
     first = renders.step(repo, back)
     assert first.exit_code == 0, first.output
@@ -178,7 +203,16 @@ def test_a_staged_run_on_an_older_index_renders_it_from_its_commit(tmp_path: Pat
     assert (renders.out / "clusters/c2/index.yaml").read_bytes() == before, "prod waits its stage"
     status = CliRunner().invoke(main, ["status", "updaterun", "back", "--repo", str(renders.out)])
     assert status.exit_code == 0, status.output
-    assert f"rollback: deploys snapshot 0 (commit {v1[:7]}), clusters now at 2" in status.output
+    line = f"rollback: deploys snapshot 0 (commit {v1[:7]}), clusters now at 2"
+    assert line in status.output
+    args = ["status", "updaterun", "back", "--repo", str(renders.out), "--output", "json"]
+    as_json = CliRunner().invoke(main, args)
+    assert as_json.exit_code == 0, as_json.output
+    doc = json.loads(as_json.output)
+    assert doc["rollback"] == line
+    assert doc["clusterResourceSnapshotIndexes"] == {"c1": 0, "c2": 2}
+    assert doc["status"]["status"]["resourceSnapshotIndexUsed"] == "0"
+    assert doc["status"]["metadata"]["annotations"] == {"gitfleet.io/resource-snapshot-commit": v1}
     renders.until_done(repo, back, "back")
     assert {c: _placed(renders.out, c, "app") for c in CLUSTERS} == at_v1
     assert _run_status(renders.out, "back")["resourceSnapshotIndexUsed"] == "0"
