@@ -44,7 +44,7 @@ UNIMPLEMENTED_FIELDS: tuple[Unimplemented, ...] = (
         "spec.strategy.resourceSnapshotIndex",
         "this field is not implemented: the placement rolls out its latest resource snapshot; "
         "to roll back, annotate the placement with gitfleet.io/resource-snapshot-index "
-        '(RollingUpdate) or set a staged update run\'s spec.resourceSnapshotIndex (External)",
+        "(RollingUpdate) or set a staged update run's spec.resourceSnapshotIndex (External)",
     ),
     Unimplemented(
         _PLACEMENTS,
