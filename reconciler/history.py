@@ -256,8 +256,8 @@ def collect_sources(
             outcomes[ref.pair] = memo[ref]
             continue
         same = now.lookup(ref)
-        if same is not None:
-            outcomes[ref.pair] = same
+        if same is not None:  # hash-checked: valid for this snapshot from now on
+            outcomes[ref.pair] = memo[ref] = same
             continue
         if not ref.commit:
             outcomes[ref.pair] = (
