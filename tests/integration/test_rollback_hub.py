@@ -220,8 +220,9 @@ def test_the_hub_rolls_back_from_the_recorded_commit(tmp_path: Path) -> None:
     assert b"version: v2" in (_show(remote, CM.format(cluster="c2")) or b"")
 
     _push(work, "v2", {"first": None, "second": None, "back": "0"})
-    _finish(hub, clock, remote, "back")
+    hub = Hub(HubConfig(str(remote), tmp_path / "hub"), clock=clock, sleep=lambda s: None)
+    _finish(hub, clock, remote, "back")  # a restarted hub: v1 is read from its mirror
     assert {c: _show(remote, CM.format(cluster=c)) for c in ("c1", "c2")} == at_v1
     doc = yaml.safe_load(_show(remote, "status/updateruns/back.yaml") or b"{}")
     assert doc["metadata"]["annotations"] == {"gitfleet.io/resource-snapshot-commit": v1}
-    assert v1 in hub._fleets, "the fleet at v1 is cached by commit id"
+    assert list(hub._fleets) == [v1], "the fleet at v1 is read once and cached by commit id"
