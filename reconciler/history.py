@@ -3,13 +3,15 @@
 A resource snapshot is a source commit plus the hash of what the placement selected there
 (DESIGN.md §2). The pass stays pure: before it runs, every shell (the hub loop, `gitfleet
 render`/`validate`/`plan`) asks `needed_snapshots(fleet, prior)` which (placement, index) pairs
-the pass may deploy that are not the placement's latest (a staged run's
+the pass may deploy other than from the fleet as it is now (a staged run's
 `spec.resourceSnapshotIndex` or the index frozen in its recorded status, a RollingUpdate pin
 `gitfleet.io/resource-snapshot-index`), reads the fleet at each recorded commit with the same
 loader and hands `collect_sources(needed, open_at)` a function that does so. The result,
 `HistoricalSources`, is a typed input of the pass: per pair the selected resources as they were
 at that commit (checked against the recorded snapshot hash), or why they are unavailable.
-`pinned_index` reads and checks the pin annotation. Called by the shells and `reconciler.placement`.
+`pin_target` follows the pin annotation (`pinned_index`/`pin_problem` read and check it) and
+`older_renders` prepares `SnapshotRender`s of older snapshots for the rollout stage. Called by
+the shells and `reconciler.placement`.
 """
 
 from __future__ import annotations
@@ -21,8 +23,15 @@ from dataclasses import dataclass, field
 from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.meta import key_path
 from gitfleet.load.model import FleetSnapshot
-from reconciler.manifests import NO_OVERRIDES, ClusterManifests, Manifest, OverrideRenderer
+from reconciler.manifests import (
+    NO_OVERRIDES,
+    ClusterManifests,
+    Manifest,
+    OverrideRenderer,
+    default_manifests,
+)
 from reconciler.output import placement_key
+from reconciler.override import OverrideIndex
 from reconciler.rollout import stagedstatus as st
 from reconciler.rollout.staged import run_refs
 from reconciler.schedule.clusters import ClusterView
@@ -152,6 +161,56 @@ def pin_problem(placement: AnyPlacement, history: Iterable[Snapshot]) -> str | N
             f"pruned by revisionHistoryLimit (indexes kept: {kept})"
         )
     return None
+
+
+def pin_target(
+    key: str, placement: AnyPlacement, history: tuple[Snapshot, ...], sources: HistoricalSources
+) -> tuple[int | None, HistoricalResources | None, str | None]:
+    """A RollingUpdate pin: (the older index the placement rolls to, its resources read at the
+    recorded commit, None) - or (None, None, None) without a pin or when it names the latest -
+    or (None, None, why the placement must keep its previous output)."""
+    index, _ = pinned_index(placement)
+    problem = pin_problem(placement, history)
+    if problem is None and index is not None and index != history[-1].index:
+        found = sources.for_placement(key).get(index)
+        if isinstance(found, HistoricalResources):
+            return index, found, None
+        problem = found or f"resource snapshot index {index} was not read from its commit"
+    if problem is not None:
+        return None, None, f"{problem}; the placement keeps its previous output"
+    return None, None, None
+
+
+def older_renders(
+    key: str,
+    target: Snapshot | None,
+    placement: AnyPlacement,
+    views: Mapping[str, ClusterView],
+    sources: HistoricalSources,
+    overrides: OverrideIndex,
+    override_names: Mapping[str, str],
+) -> tuple[dict[int, SnapshotRender], dict[int, str]]:
+    """Older snapshots (other than `target`) a staged run may deploy, rendered per cluster on
+    demand through the placement's current overrides; and those that cannot be, with why."""
+    renders: dict[int, SnapshotRender] = {}
+    unavailable: dict[int, str] = {}
+    for index, found in sorted(sources.for_placement(key).items()):
+        if target is not None and index == target.index:
+            continue
+        if isinstance(found, str):
+            unavailable[index] = found
+            continue
+        manifests, _ = default_manifests(found.selection, found.index)
+        mine = overrides.for_placement(placement, found.selection.resources)
+        renders[index] = SnapshotRender(
+            index=index,
+            commit=found.commit,
+            manifests=manifests,
+            selection=found.selection,
+            renderer=OverrideRenderer(mine, found.index, override_names),
+            views=views,
+        )
+    return renders, unavailable
 
 
 def _placements(fleet: FleetSnapshot) -> dict[str, AnyPlacement]:

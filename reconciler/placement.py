@@ -20,11 +20,10 @@ from gitfleet.load.model import Resource
 from reconciler.history import (
     NO_HISTORY,
     PIN_FIELD,
-    HistoricalResources,
     HistoricalSources,
     SnapshotRender,
-    pin_problem,
-    pinned_index,
+    older_renders,
+    pin_target,
 )
 from reconciler.manifests import (
     NO_OVERRIDES,
@@ -320,8 +319,12 @@ def place(
         return plan
     limit = placement.spec.revision_history_limit or 10
     resources = _next_snapshots(prior.resource_snapshots, selection.hash, limit, inputs.commit)
-    rendered = _pinned(plan, placement, resources, inputs.history)
-    if plan.held:
+    plan.target_index, rendered, problem = pin_target(
+        plan.key, placement, resources, inputs.history
+    )
+    if problem is not None:
+        plan.errors.append((PIN_FIELD, problem))
+        plan.held = True
         return plan
     if rendered is not None:
         selection, index = rendered.selection, rendered.index
@@ -334,59 +337,16 @@ def place(
         selected=tuple(sorted((resource_id(s), s.origin.file) for s in plan.selection.resources)),
     )
     _apply_overrides(plan, placement, selection, views, index, inputs)
-    _older_renders(plan, placement, views, inputs)
+    plan.renders, plan.unavailable = older_renders(
+        plan.key,
+        plan.target(),
+        placement,
+        views,
+        inputs.history,
+        inputs.overrides,
+        inputs.override_names,
+    )
     return plan
-
-
-def _pinned(
-    plan: PlacementPlan,
-    placement: AnyPlacement,
-    history: tuple[Snapshot, ...],
-    sources: HistoricalSources,
-) -> HistoricalResources | None:
-    """A RollingUpdate pin (`gitfleet.io/resource-snapshot-index`): the placement rolls to that
-    older snapshot, rendered from its recorded commit. A bad pin, or one whose commit cannot be
-    read, holds the placement (its clusters keep what they have) with a located error."""
-    index, _ = pinned_index(placement)
-    problem = pin_problem(placement, history)
-    if problem is None and index is not None and index != history[-1].index:
-        found = sources.for_placement(plan.key).get(index)
-        if isinstance(found, HistoricalResources):
-            plan.target_index = index
-            return found
-        problem = found or f"resource snapshot index {index} was not read from its commit"
-    if problem is not None:
-        plan.errors.append((PIN_FIELD, f"{problem}; the placement keeps its previous output"))
-        plan.held = True
-    return None
-
-
-def _older_renders(
-    plan: PlacementPlan,
-    placement: AnyPlacement,
-    views: Mapping[str, ClusterView],
-    inputs: PassInputs,
-) -> None:
-    """Older snapshots a staged run may deploy: rendered per cluster on demand, through the
-    placement's current overrides (`PlacementPlan.renders`); unreadable ones are remembered
-    with the reason (`PlacementPlan.unavailable`)."""
-    current = plan.target()
-    for index, found in sorted(inputs.history.for_placement(plan.key).items()):
-        if current is not None and index == current.index:
-            continue
-        if isinstance(found, str):
-            plan.unavailable[index] = found
-            continue
-        manifests, _ = default_manifests(found.selection, found.index)
-        overrides = inputs.overrides.for_placement(placement, found.selection.resources)
-        plan.renders[index] = SnapshotRender(
-            index=index,
-            commit=found.commit,
-            manifests=manifests,
-            selection=found.selection,
-            renderer=OverrideRenderer(overrides, found.index, inputs.override_names),
-            views=views,
-        )
 
 
 def _apply_overrides(
