@@ -4,8 +4,11 @@
 Steps: cluster views and eligibility -> resource index -> per placement (`placement.place`) ->
 hold placements whose inputs failed to load (their previous output stays, nothing is pruned) or
 whose own work raised (`reconciler.isolate`: that placement's error, never the pass's) ->
-resolve conflicts between placements -> per-cluster files and index -> status and state files.
-No clock, disk or network in here. Called by the CLI (`render`, `validate`) and the hub loop.
+replica distribution -> Secrets encrypted per cluster (`reconciler.sealing`; age encryption is
+the pass's one source of randomness, and it reuses the previous ciphertext whenever it can) ->
+rollout -> resolve conflicts between placements -> per-cluster files and index -> status and
+state files. No clock, disk or network in here. Called by the CLI (`render`, `validate`) and
+the hub loop.
 """
 
 from __future__ import annotations
