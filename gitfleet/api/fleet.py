@@ -41,6 +41,14 @@ class FleetLimits(KubeModel):
     max_kustomize_seconds: float | None = Field(default=None, gt=0)
 
 
+class SecretSettings(KubeModel):
+    """`spec.secrets`: how Secret objects may enter the fleet repository."""
+
+    allow_plaintext: bool = False
+    """Accept plaintext `v1/Secret` objects (a warning per object, and they reach the output
+    branch in clear). Default: refused; use SOPS files encrypted with age."""
+
+
 class FleetSpec(KubeModel):
     """Fleet settings with their defaults."""
 
@@ -50,6 +58,7 @@ class FleetSpec(KubeModel):
     heartbeat_timeout: str = "5m"
     health_timeout: str = "5m"
     cluster_eligibility: Literal["RequireAgent", "AssumeJoined"] = "RequireAgent"
+    secrets: SecretSettings = Field(default_factory=SecretSettings)
 
     def heartbeat_timeout_delta(self) -> timedelta:
         """heartbeatTimeout as a timedelta (DurationError if invalid; validation prevents it)."""
