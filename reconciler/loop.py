@@ -28,7 +28,7 @@ from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, PathCommit
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
-from gitfleet.repo.branches import last_changes
+from gitfleet.repo.branches import changed_paths, last_changes, new_commit_messages
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, commit_files
@@ -36,6 +36,7 @@ from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import BlobIdMemo, TreeFiles
 from reconciler.commitmsg import describe_changes
+from reconciler.govern.deletion import TRAILER as ALLOW_DELETION_TRAILER
 from reconciler.pass_ import reconcile
 from reconciler.state import read_state
 from renderers import load_fleet
@@ -98,6 +99,26 @@ def with_approval_commits(fleet: FleetSnapshot, repo: Path, source: str) -> Flee
     changes = last_changes(repo, source, paths)
     commits = {p: PathCommit(c.commit, c.author, c.committer) for p, c in changes.items()}
     return replace(fleet, file_commits=commits)
+
+
+def with_deletion_approvals(
+    fleet: FleetSnapshot, repo: Path, since: str | None, source: str
+) -> FleetSnapshot:
+    """The fleet with the held deletions its new commits (after `since`, the last reconciled
+    source) approve: their `Gitfleet-Allow-Deletion` trailers and the DeletionApprovals they add
+    or change. An approval therefore never carries over to a later change."""
+    keys = {
+        value.strip()
+        for message in new_commit_messages(repo, since, source)
+        for value in parse_trailers(message).get(ALLOW_DELETION_TRAILER, [])
+    }
+    paths = {o.file for k, o in fleet.origins.items() if k[0] == "DeletionApproval"}
+    fresh = changed_paths(repo, since, source, sorted(paths))
+    for name, approval in fleet.deletion_approvals.items():
+        origin = fleet.origins.get(("DeletionApproval", "", name))
+        if origin is not None and origin.file in fresh:
+            keys.update(approval.spec.placements)
+    return replace(fleet, allowed_deletions=frozenset(keys))
 
 
 def add_driver_trailers(
@@ -216,7 +237,7 @@ class Hub:
         )
         if unchanged and not self._timer_due(recorded):
             return PassReport("skipped", source, output, message="inputs unchanged")
-        report = self._render_and_push(source, output, digest)
+        report = self._render_and_push(source, output, digest, recorded_inputs[0])
         self._last_inputs = (source, digest, report.output)
         return report
 
@@ -236,10 +257,13 @@ class Hub:
                 wakeup = None
         return wakeup is not None and wakeup <= self._clock()
 
-    def _render_and_push(self, source: str, output: str | None, digest: str) -> PassReport:
+    def _render_and_push(
+        self, source: str, output: str | None, digest: str, since: str | None = None
+    ) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
             fleet = load_fleet(tree)
         fleet = with_approval_commits(fleet, self.mirror.path, source)
+        fleet = with_deletion_approvals(fleet, self.mirror.path, since, source)
         self._lap("load")
         prior_tree = self._open_output(output)
         try:

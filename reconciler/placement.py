@@ -17,6 +17,9 @@ from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.canonical import canonical_json, placement_content_hash
 from gitfleet.api.report import PlacementReport
 from gitfleet.load.model import Resource
+from reconciler.govern.deletion import DeletionHold, deletion_hold, is_approved
+from reconciler.govern.deletion import targeted as deletion_targeted
+from reconciler.govern.tenancy import NO_TENANCY, Tenancy, placement_problems
 from reconciler.manifests import (
     NO_OVERRIDES,
     ClusterManifests,
@@ -39,7 +42,7 @@ from reconciler.schedule.cycle import (
 )
 from reconciler.schedule.outcome import ClusterExplanation
 from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
-from reconciler.state import PlacementState, Snapshot
+from reconciler.state import Binding, PlacementState, Snapshot
 from reconciler.status import Cond
 
 AnyPlacement = ClusterResourcePlacement | ResourcePlacement
@@ -56,6 +59,10 @@ class PassInputs:
     overrides: OverrideIndex
     override_names: Mapping[str, str]
     """Override key -> its latest snapshot name (`<name>-<index>`)."""
+    tenancy: Tenancy = NO_TENANCY
+    deletion_budget: int | str = "20%"
+    allowed_deletions: frozenset[str] = frozenset()
+    """Placement keys (or `*`) whose held deletion this change approves."""
 
 
 @dataclass
@@ -100,6 +107,8 @@ class PlacementPlan:
     """cluster -> the agent's report entry about exactly the content the hub gave it."""
     rollout_note: str = ""
     """Placement-wide rollout note (an External placement no driver targets is held)."""
+    deletion_hold: DeletionHold | None = None
+    """Set when the mass-deletion guard holds this placement (`reconciler.govern.deletion`)."""
 
     def cluster(self, name: str) -> ClusterManifests:
         return self.per_cluster.get(name, NO_OVERRIDES)
@@ -245,6 +254,35 @@ def _hold_reasons(
     return reasons
 
 
+def _governed_hold(
+    plan: PlacementPlan,
+    prior: PlacementState,
+    selection: Selection,
+    bindings: tuple[Binding, ...],
+    views: Mapping[str, ClusterView],
+    inputs: PassInputs,
+) -> bool:
+    """Hold the plan when its tenant refuses it or it removes more than the deletion budget."""
+    targeted = deletion_targeted(bindings, views)
+    labels = {c: views[c].labels for c in targeted}
+    problems = placement_problems(inputs.tenancy, plan.key, selection.resources, targeted, labels)
+    if problems:
+        plan.errors += problems
+        plan.held = True
+        return True
+    if is_approved(inputs.allowed_deletions, plan.key):
+        return False
+    before = ({rid for rid, _ in prior.selected}, deletion_targeted(prior.bindings, views))
+    after = ({resource_id(s) for s in selection.resources}, targeted)
+    hold = deletion_hold(
+        plan.key, inputs.deletion_budget, (before[0], after[0]), (before[1], after[1])
+    )
+    if hold is None:
+        return False
+    plan.deletion_hold, plan.held = hold, True
+    return True
+
+
 def place(
     key: str,
     placement: AnyPlacement,
@@ -278,6 +316,8 @@ def place(
     if holds:
         plan.errors += [("spec.resourceSelectors", r) for r in holds]
         plan.held = True
+        return plan
+    if _governed_hold(plan, prior, selection, outcome.bindings, views, inputs):
         return plan
     limit = placement.spec.revision_history_limit or 10
     resources = _next_snapshots(prior.resource_snapshots, selection.hash, limit, inputs.commit)

@@ -30,6 +30,7 @@ from gitfleet.api import (
 from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.errors import FleetError
+from gitfleet.api.tenant import DeletionApproval, Tenant
 
 
 @dataclass(frozen=True)
@@ -135,3 +136,11 @@ class FleetSnapshot:
     only under `gitfleet validate --strict`. Computed only when the loader is asked to lint."""
     notes: tuple[FleetError, ...] = ()
     """Information about how input was read (e.g. manifests found outside `resources/`)."""
+    tenants: Mapping[str, Tenant] = field(default_factory=dict)
+    """Tenants by name (governance: `reconciler.govern.tenancy`)."""
+    deletion_approvals: Mapping[str, DeletionApproval] = field(default_factory=dict)
+    """DeletionApprovals by name (`approvals/`)."""
+    allowed_deletions: frozenset[str] | None = None
+    """Placement keys (or `*`) whose held deletion this source change approves: trailers
+    `Gitfleet-Allow-Deletion` of its new commits plus the DeletionApprovals it adds or changes.
+    Set by the shell (hub loop, `plan`); None (a working tree): every DeletionApproval counts."""

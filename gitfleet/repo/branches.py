@@ -50,6 +50,44 @@ def last_changes(repo: Path, ref: str, paths: Sequence[str]) -> dict[str, Change
     return out
 
 
+MAX_NEW_COMMITS = 1000
+"""Commits `new_commit_messages` reads at most (newest first)."""
+
+
+def new_commit_messages(repo: Path, since: str | None, head: str) -> list[str]:
+    """Messages of the commits reachable from `head` but not from `since` (newest first, at
+    most MAX_NEW_COMMITS); only `head` when `since` is None or not a commit of the repository."""
+    validate_ref(repo, head)
+    args = ["log", "-z", "--format=%B", f"--max-count={MAX_NEW_COMMITS}", "--end-of-options", head]
+    if since is not None and _is_commit(repo, since):
+        args.append(f"^{since}")
+    else:
+        args[3] = "--max-count=1"
+    out = run_git(repo, args)
+    return [m for m in out.stdout.decode("utf-8", "replace").split("\0") if m.strip()]
+
+
+def changed_paths(repo: Path, since: str | None, head: str, paths: Sequence[str]) -> set[str]:
+    """Those of `paths` that differ between `since` and `head` (all of them when `since` is
+    None or not a commit: everything is new then)."""
+    if not paths:
+        return set()
+    if since is None or not _is_commit(repo, since):
+        return set(paths)
+    validate_ref(repo, head)
+    for path in paths:
+        check_path(path)
+    args = ["diff", "--name-only", "-z", "--no-renames", "--end-of-options", since, head, "--"]
+    out = run_git(repo, [*args, *sorted(set(paths))])
+    return {p for p in out.stdout.decode("utf-8", "replace").split("\0") if p}
+
+
+def _is_commit(repo: Path, ref: str) -> bool:
+    validate_ref(repo, ref)
+    out = run_git(repo, ["cat-file", "-e", "--end-of-options", f"{ref}^{{commit}}"], check=False)
+    return out.returncode == 0
+
+
 def user_identity(repo: Path) -> Identity:
     """The user's `user.name` / `user.email` as Git would use them; GitError when unset."""
     values = []
