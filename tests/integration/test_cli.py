@@ -182,7 +182,9 @@ def test_deleting_a_placement_removes_its_files(tmp_path: Path, fleet: Path) -> 
     (fleet / "placements/fleet-viewer.yaml").unlink()
     held = run_cli(tmp_path, "render", fleet, "--out", out, "--now", NOW)
     assert held.code == 0, held.output
-    assert "DELETION HELD: placement fleet-viewer: deleting the placement would remove" in held.stdout
+    assert (
+        "DELETION HELD: placement fleet-viewer: deleting the placement would remove" in held.stdout
+    )
     assert (out / "clusters/eu-1/fleet-viewer").is_dir()  # the guard keeps its output
     (fleet / "approvals").mkdir(exist_ok=True)
     (fleet / "approvals/drop-viewer.yaml").write_text(
