@@ -24,8 +24,9 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
 from reconciler.isolate import guarded
 from reconciler.placement import PlacementPlan
-from reconciler.rollout.drivers import Driver
+from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
+from reconciler.rollout.guard import driver_fault, kept_under
 from reconciler.rollout.model import (
     BOUND,
     UNSCHEDULED,
@@ -152,26 +153,33 @@ def _settling(plan: PlacementPlan, now: datetime, assume: frozenset[str], blocki
 
 
 def _external(
-    plan: PlacementPlan, updates: Sequence[ExternalUpdate], now: datetime
+    plan: PlacementPlan,
+    updates: Sequence[ExternalUpdate],
+    now: datetime,
+    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
 ) -> list[FleetError]:
     """An External placement: only what a driver asks for moves."""
     latest = plan.state.latest_resources()
     errors: list[FleetError] = []
-    moves: dict[str, int] = {}
+    moves: dict[str, tuple[int, ExternalUpdate]] = {}
     deletes: set[str] = set()
     for u in updates:
-        moves.update(u.clusters)
+        moves.update({c: (i, u) for c, i in u.clusters.items()})
         deletes |= u.delete
     out = []
     for b in plan.state.bindings:
         if b.state == UNSCHEDULED and b.cluster in deletes:
             continue
-        target = moves.get(b.cluster)
-        if target is not None and b.state != UNSCHEDULED:
+        move = moves.get(b.cluster)
+        strategy = prior_index.get(b.cluster, {}).get(plan.key, {}).get("applyStrategy")
+        if move is not None and b.state != UNSCHEDULED:
+            target, update = move
             if latest is not None and target == latest.index:
                 b = _moved(plan, b, now)
+                strategy = update.apply_strategy
             elif target != b.resource_index:
                 errors.append(_rollback_error(plan, updates, b.cluster, target))
+        _record_strategy(plan, b.cluster, strategy)
         out.append(b)
     plan.state = replace(plan.state, bindings=tuple(out))
     sources = ", ".join(sorted({u.source for u in updates}))
@@ -183,6 +191,14 @@ def _external(
                 f"held: External strategy, waiting for {sources}" if updates else HELD
             )
     return errors
+
+
+def _record_strategy(plan: PlacementPlan, cluster: str, strategy: object) -> None:
+    """An External placement's cluster keeps the apply strategy it was last moved with (a
+    staged run's `status.applyStrategy`, §4.4); nothing pushes the placement's to it (§2.2
+    step 1 is the rolling-update controller's). None: the placement's own."""
+    if isinstance(strategy, Mapping) and dict(strategy) != dict(plan.apply_strategy):
+        plan.cluster_apply_strategies[cluster] = dict(strategy)
 
 
 def _rollback_error(
@@ -219,9 +235,13 @@ def _observe(
 
 
 def _external_into(
-    plan: PlacementPlan, updates: list[ExternalUpdate], now: datetime, errors: list[FleetError]
+    plan: PlacementPlan,
+    updates: list[ExternalUpdate],
+    now: datetime,
+    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    errors: list[FleetError],
 ) -> None:
-    errors.extend(_external(plan, updates, now))
+    errors.extend(_external(plan, updates, now, prior_index))
 
 
 def _roll_into(
@@ -238,7 +258,19 @@ def _run_drivers(
     inputs: RolloutInputs,
     prior_output: Mapping[str, bytes],
 ) -> list[DriverResult]:
-    return [driver(fleet, inputs, prior_output) for driver in drivers]
+    """Every driver's result; a driver that raises (outside the per-run guard each driver keeps,
+    `reconciler.rollout.guard`) keeps its previous documents and becomes an error."""
+    results = []
+    for driver in drivers:
+        try:
+            results.append(driver(fleet, inputs, prior_output))
+        except Exception as exc:  # one driver's fault fails it alone
+            name = getattr(driver, "__name__", type(driver).__name__)
+            files = kept_under(prior_output, OUTPUTS.get(driver, ()))
+            results.append(
+                DriverResult(files=files, errors=(("", None, "", driver_fault(name, exc)),))
+            )
+    return results
 
 
 def roll_out(
@@ -277,7 +309,11 @@ def roll_out(
     for key, plan in live.items():
         if plan.strategy_type == "External":
             updates = [u for r in results for u in r.updates if u.placement == key]
-            guarded(plan, "rolling out", partial(_external_into, plan, updates, now, errors))
+            guarded(
+                plan,
+                "rolling out",
+                partial(_external_into, plan, updates, now, prior_index, errors),
+            )
         else:
             guarded(plan, "rolling out", partial(_roll_into, plan, now, assume_ready, wakeups))
     for r in results:
