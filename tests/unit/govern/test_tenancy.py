@@ -364,3 +364,19 @@ def test_kind_rules_table() -> None:
     assert tenant.kind_problem("apps", "DaemonSet", False, "x") is not None
     assert tenant.kind_problem("", "Namespace", True, "anything") is None  # explicitly allowed
     assert tenant.kind_problem("", "Node", True, "n") is not None
+
+
+def test_validate_warns_about_a_tenant_path_that_owns_no_file() -> None:
+    tenant = tenant_with(paths=["tenants/payments/**", "tenant/payments/**"])
+    files = {**base(), "tenants/payments.yaml": tenant}
+    docs = []
+    for path, text in sorted(files.items()):
+        docs += [
+            SourceDoc(path, i, 1, b, text=text) for i, b in enumerate(yaml.safe_load_all(text))
+        ]
+    warnings = build_snapshot(docs, [], lint=True).warnings
+    found = [w for w in warnings if w.file == "tenants/payments.yaml"]
+    assert [w.field for w in found] == ["spec.paths[1]"]
+    assert '"tenant/payments/**" owns no file' in found[0].message
+    lines = files["tenants/payments.yaml"].splitlines()
+    assert found[0].line is not None and "tenant/payments" in lines[found[0].line - 1]
