@@ -3,8 +3,9 @@
 `govern_fleet` runs first in the pass (static rules): a file owned by two tenants, a payload
 object of a kind or namespace its tenant may not place, a ResourcePlacement in a foreign
 namespace, an override that does not name one of its tenant's placements (or an allowed
-`spec.overrideTargets` one), or a MemberCluster declared by a tenant is an error naming the
-file, line, field and tenant rule; that object is left out and its file counts as failed, so a
+`spec.overrideTargets` one), an eviction, disruption budget or update run of a placement that is
+not the tenant's, a ReplicaDistribution in a foreign namespace, or a MemberCluster, approval or
+ClusterGroupUpgrade declared by a tenant is an error naming the file, line, field and tenant rule; that object is left out and its file counts as failed, so a
 placement that placed it keeps its previous output. `placement_problems` runs in
 `reconciler.placement.place` after selection and scheduling: a tenant's placement that selects
 an object it may not place or would reach a cluster outside the tenant's `spec.clusterSelector`
@@ -15,7 +16,7 @@ Application. Files no tenant owns are not restricted; without any Tenant nothing
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -200,6 +201,71 @@ def _check_overrides(check: _Check, placements: Mapping[str, str]) -> dict[str, 
     return out
 
 
+REFERENCES: tuple[tuple[str, str, Callable[[Any, str], str | None]], ...] = (
+    # (snapshot slot, kind, the placement key the object acts on; None: no placement)
+    (
+        "evictions",
+        "ClusterResourcePlacementEviction",
+        lambda o, _: placement_key(o.spec.placement_name),
+    ),
+    ("budgets", "ClusterResourcePlacementDisruptionBudget", lambda o, _: placement_key(o.name)),
+    ("update_runs", "ClusterStagedUpdateRun", lambda o, _: placement_key(o.spec.placement_name)),
+    (
+        "staged_update_runs",
+        "StagedUpdateRun",
+        lambda o, ns: placement_key(o.spec.placement_name, ns),
+    ),
+    ("distributions", "ReplicaDistribution", lambda o, ns: None),
+    ("approvals", "ClusterApprovalRequest", lambda o, ns: None),
+    ("staged_approvals", "ApprovalRequest", lambda o, ns: None),
+    ("group_upgrades", "ClusterGroupUpgrade", lambda o, ns: None),
+)
+NOT_FOR_TENANTS = frozenset({"ClusterApprovalRequest", "ApprovalRequest", "ClusterGroupUpgrade"})
+"""Kinds that act across placements: refused under a tenant's paths (the platform declares them)."""
+
+
+def _reference_problem(
+    tenant: Tenant, kind: str, target: str | None, ns: str, placements: Mapping[str, str]
+) -> tuple[str, str] | None:
+    if kind in NOT_FOR_TENANTS:
+        return (
+            "kind",
+            f"tenant {tenant.name}'s paths may not declare a {kind} (it is the platform's)",
+        )
+    if kind == "ReplicaDistribution" and not tenant.namespace_allowed(ns):
+        rule = f"tenant {tenant.name} may not place into namespace {ns!r}"
+        return "metadata.namespace", f"{rule} (spec.namespaces: {tenant.spec.namespaces})"
+    if target is not None and placements.get(target) != tenant.name:
+        return (
+            "spec",
+            f"tenant {tenant.name} may not act on placement {target}: it is not the tenant's",
+        )
+    return None
+
+
+def _check_references(check: _Check, placements: Mapping[str, str]) -> dict[str, Any]:
+    """Evictions, budgets, update runs and distributions of a tenant act on its own only."""
+    out: dict[str, Any] = {}
+    for slot, kind, target_of in REFERENCES:
+        kept = {}
+        for key, obj in getattr(check.fleet, slot).items():
+            ns, name = key if isinstance(key, tuple) else ("", key)
+            origin = check.fleet.origins.get((kind, ns, name))
+            tenant = check.owner(origin)
+            if tenant is not None and origin is not None:
+                problem = _reference_problem(
+                    check.tenants[tenant], kind, target_of(obj, ns), ns, placements
+                )
+                if problem is not None:
+                    check.refuse(origin, *problem)
+                    continue
+            elif origin is not None and origin.file in check.failed:
+                continue
+            kept[key] = obj
+        out[slot] = kept
+    return out
+
+
 def _check_fleet_kinds(check: _Check) -> dict[str, Any]:
     clusters = {}
     for name, cluster in check.fleet.clusters.items():
@@ -231,6 +297,7 @@ def govern_fleet(fleet: FleetSnapshot) -> tuple[FleetSnapshot, Tenancy]:
     owned, refused = _check_placements(check)
     overrides = _check_overrides(check, owned)
     fleet_kinds = _check_fleet_kinds(check)
+    references = _check_references(check, owned)
     governed = replace(
         fleet,
         resources=resources,
@@ -244,6 +311,7 @@ def govern_fleet(fleet: FleetSnapshot) -> tuple[FleetSnapshot, Tenancy]:
         error_files=fleet.error_files | frozenset(check.failed),
         **overrides,
         **fleet_kinds,
+        **references,
     )
     return governed, Tenancy(dict(fleet.tenants), owned, scopes)
 

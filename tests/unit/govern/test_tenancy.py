@@ -72,6 +72,24 @@ spec:
         requiredDuringSchedulingIgnoredDuringExecution:
           clusterSelectorTerms: [{{labelSelector: {{matchLabels: {{team: payments}}}}}}]
 """
+EVICTION = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacementEviction
+metadata: {{name: evict-one}}
+spec: {{placementName: {placement}, clusterName: c-nowhere}}
+"""
+BUDGET = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacementDisruptionBudget
+metadata: {{name: {placement}}}
+spec: {{maxUnavailable: 1}}
+"""
+APPROVAL = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterApprovalRequest
+metadata: {name: run-1-stage-a}
+spec: {parentStageRollout: run-1, targetStage: stage-a}
+status:
+  conditions:
+    - {type: Approved, status: "True", reason: ok, message: ok, observedGeneration: 1, lastTransitionTime: "2026-11-21T10:00:00Z"}
+"""
 
 
 def base() -> dict[str, str]:
@@ -120,6 +138,10 @@ OK: list[tuple[str, dict[str, str | None]]] = [
         },
     ),
     ("an override of its own placement", {"tenants/payments/cro.yaml": own_cro("pay")}),
+    (
+        "an eviction of its own placement",
+        {"tenants/payments/e.yaml": EVICTION.format(placement="pay")},
+    ),
     (
         "an override of a placement spec.overrideTargets allows",
         {
@@ -240,6 +262,27 @@ REFUSED: list[tuple[str, dict[str, str | None], str, str, str]] = [
         "tenants/payments/cro.yaml",
         "spec.placement",
         "may not patch placement shop (spec.overrideTargets: ['web-*'])",
+    ),
+    (
+        "an eviction of another team's placement",
+        {"tenants/payments/evict.yaml": EVICTION.format(placement="shop")},
+        "tenants/payments/evict.yaml",
+        "spec",
+        "tenant payments may not act on placement shop: it is not the tenant's",
+    ),
+    (
+        "a disruption budget of another team's placement",
+        {"tenants/payments/budget.yaml": BUDGET.format(placement="shop")},
+        "tenants/payments/budget.yaml",
+        "spec",
+        "tenant payments may not act on placement shop",
+    ),
+    (
+        "an approval request (the platform's)",
+        {"tenants/payments/approve.yaml": APPROVAL},
+        "tenants/payments/approve.yaml",
+        "kind",
+        "tenant payments's paths may not declare a ClusterApprovalRequest",
     ),
     (
         "a MemberCluster declared under a tenant's paths",
