@@ -24,6 +24,7 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
 from reconciler.isolate import guarded
 from reconciler.placement import PlacementPlan
+from reconciler.rolldelete import begin, blocked, settle
 from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
 from reconciler.rollout.guard import driver_fault, kept_under
@@ -43,9 +44,10 @@ from reconciler.rollout.rolling import (
     RollingDecision,
     pick_bindings,
 )
-from reconciler.rollview import binding_view, observe, placement_view, timed
+from reconciler.rollview import binding_view, deleting_views, observe, placement_view, timed
 from reconciler.state import Binding
 
+PriorIndex = Mapping[str, Mapping[str, Mapping[str, Any]]]
 HELD = "held: External strategy, no update run targets this placement"
 
 
@@ -92,11 +94,9 @@ def _with_started(b: Binding, status: str, now: datetime) -> Binding:
 
 
 def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> None:
-    moved, stale, gone = set(decision.update), set(decision.stale), set(decision.delete)
+    moved, stale = set(decision.update), set(decision.stale)
     out = []
     for b in plan.state.bindings:
-        if b.cluster in gone and b.state == UNSCHEDULED:
-            continue
         if b.cluster in moved and b.state != UNSCHEDULED:
             b = _moved(plan, b, now)
         elif b.cluster in stale and b.state != UNSCHEDULED:
@@ -108,9 +108,18 @@ def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime
     plan.waits.update({w.cluster: w.message for w in decision.waits})
 
 
-def _roll(plan: PlacementPlan, now: datetime, assume: frozenset[str]) -> datetime | None:
+def _roll(
+    plan: PlacementPlan, now: datetime, assume: frozenset[str], prior_index: PriorIndex
+) -> datetime | None:
     """A RollingUpdate placement; returns when a timer of it is due."""
-    views = [binding_view(plan, b, assume) for b in plan.state.bindings]
+    waiting = blocked(plan)
+    if waiting:  # §2.2 step 2: no rollout this round
+        for cluster in waiting:
+            plan.waits[cluster] = (
+                f"waiting: cluster {cluster} is still removing the objects of this placement"
+            )
+        return None
+    views = [binding_view(plan, b, assume) for b in plan.state.bindings] + deleting_views(plan)
     fixed = plan.fixed_names or 0
     decision = pick_bindings(
         views,
@@ -121,6 +130,16 @@ def _roll(plan: PlacementPlan, now: datetime, assume: frozenset[str]) -> datetim
         number_of_clusters=plan.number_of_clusters,
     )
     _apply_rolling(plan, decision, now)
+    begin(
+        plan,
+        [
+            b.cluster
+            for b in plan.state.bindings
+            if b.cluster in decision.delete and b.state == UNSCHEDULED
+        ],
+        prior_index,
+        assume,
+    )
     timers = [w for w in decision.classes.waits if w > timedelta(0)]
     _settling(plan, now, assume, bool(decision.stale))
     if decision.stale and assume & set(decision.classes.ready):
@@ -156,7 +175,8 @@ def _external(
     plan: PlacementPlan,
     updates: Sequence[ExternalUpdate],
     now: datetime,
-    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    prior_index: PriorIndex,
+    assume: frozenset[str],
 ) -> list[FleetError]:
     """An External placement: only what a driver asks for moves."""
     latest = plan.state.latest_resources()
@@ -167,9 +187,13 @@ def _external(
         moves.update({c: (i, u) for c, i in u.clusters.items()})
         deletes |= u.delete
     out = []
+    begin(
+        plan,
+        [b.cluster for b in plan.state.bindings if b.state == UNSCHEDULED and b.cluster in deletes],
+        prior_index,
+        assume,
+    )
     for b in plan.state.bindings:
-        if b.state == UNSCHEDULED and b.cluster in deletes:
-            continue
         move = moves.get(b.cluster)
         strategy = prior_index.get(b.cluster, {}).get(plan.key, {}).get("applyStrategy")
         if move is not None and b.state != UNSCHEDULED:
@@ -231,6 +255,7 @@ def _observe(
 ) -> None:
     observe(plan, reports, now, prior_index)
     _drop_departed(plan, clusters)
+    settle(plan, reports, clusters, assume_ready)
     views[plan.key] = placement_view(plan, assume_ready)
 
 
@@ -238,16 +263,21 @@ def _external_into(
     plan: PlacementPlan,
     updates: list[ExternalUpdate],
     now: datetime,
-    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    prior_index: PriorIndex,
+    assume: frozenset[str],
     errors: list[FleetError],
 ) -> None:
-    errors.extend(_external(plan, updates, now, prior_index))
+    errors.extend(_external(plan, updates, now, prior_index, assume))
 
 
 def _roll_into(
-    plan: PlacementPlan, now: datetime, assume: frozenset[str], wakeups: list[datetime]
+    plan: PlacementPlan,
+    now: datetime,
+    assume: frozenset[str],
+    prior_index: PriorIndex,
+    wakeups: list[datetime],
 ) -> None:
-    due = _roll(plan, now, assume)
+    due = _roll(plan, now, assume, prior_index)
     if due is not None:
         wakeups.append(due)
 
@@ -302,9 +332,7 @@ def roll_out(
     files: dict[str, bytes] = dict(evicted.files)
     errors = [FleetError(*e) for r in results for e in r.errors]
     for key, gone in evicted.deleted.items():
-        plan = live[key]
-        bindings = tuple(b for b in plan.state.bindings if b.cluster not in gone)
-        plan.state = replace(plan.state, bindings=bindings)
+        begin(live[key], gone, prior_index, assume_ready)
     wakeups = [r.wakeup for r in results if r.wakeup is not None]
     for key, plan in live.items():
         if plan.strategy_type == "External":
@@ -312,10 +340,14 @@ def roll_out(
             guarded(
                 plan,
                 "rolling out",
-                partial(_external_into, plan, updates, now, prior_index, errors),
+                partial(_external_into, plan, updates, now, prior_index, assume_ready, errors),
             )
         else:
-            guarded(plan, "rolling out", partial(_roll_into, plan, now, assume_ready, wakeups))
+            guarded(
+                plan,
+                "rolling out",
+                partial(_roll_into, plan, now, assume_ready, prior_index, wakeups),
+            )
     for r in results:
         files.update(r.files)
     return RolloutOutcome(

@@ -172,5 +172,25 @@ def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) ->
         policy_fulfilled=plan.scheduled.status == "True",
         latest_resource_index=latest.index if latest else None,
         resource_indexes=tuple(s.index for s in plan.state.resource_snapshots),
-        bindings=tuple(binding_view(plan, b, assume) for b in plan.state.bindings),
+        bindings=(
+            *(binding_view(plan, b, assume) for b in plan.state.bindings),
+            *deleting_views(plan),
+        ),
     )
+
+
+def deleting_views(plan: PlacementPlan) -> list[BindingView]:
+    """The bindings being deleted (`reconciler.rolldelete`), as the drivers see them: their
+    conditions as they last were."""
+    return [
+        BindingView(
+            cluster=b.cluster,
+            state=b.state,
+            resource_index=b.resource_index,
+            content=b.content,
+            previous_state=b.previous_state,
+            deleting=True,
+            conditions=b.conditions,
+        )
+        for b in plan.state.deleting
+    ]

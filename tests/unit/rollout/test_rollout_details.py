@@ -185,3 +185,24 @@ def test_recorded_work_synchronized_table(
 ) -> None:
     binding = Binding("c0", "Bound", 0, conditions=before)
     assert with_sync(binding, error, T1).conditions == after
+
+
+def test_placement_decisions_list_scheduled_and_bound_clusters_not_unscheduled() -> None:
+    from reconciler.placement import PlacementPlan
+    from reconciler.publish import decision_files
+    from reconciler.state import PlacementState, State
+    from reconciler.status import Cond
+
+    bindings = (
+        Binding("held", "Scheduled", 0),
+        Binding("bound", "Bound", 0, resource_index=0),
+        Binding("going", "Unscheduled", 0, resource_index=0, previous_state="Bound"),
+    )
+    plan = PlacementPlan(
+        key="web",
+        state=PlacementState(key="web", bindings=bindings),
+        scheduled=Cond("Scheduled", "True", "SchedulingPolicyFulfilled", ""),
+    )
+    files = decision_files({"web": plan}, State())
+    doc = yaml.safe_load(files["decisions/web-0.yaml"])
+    assert [d["clusterProfileRef"]["name"] for d in doc["decisions"]] == ["bound", "held"]
