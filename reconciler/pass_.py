@@ -112,6 +112,10 @@ def _plan_all(
         tenancy=tenancy,
         deletion_budget=fleet.fleet.spec.deletion_budget,
         allowed_deletions=approved_keys(fleet),
+        evicted=frozenset(
+            (placement_key(e.spec.placement_name), e.spec.cluster_name)
+            for e in fleet.evictions.values()
+        ),
     )
     plans: dict[str, PlacementPlan] = {}
     origins: dict[str, Origin | None] = {}

@@ -63,6 +63,8 @@ class PassInputs:
     deletion_budget: int | str = "20%"
     allowed_deletions: frozenset[str] = frozenset()
     """Placement keys (or `*`) whose held deletion this change approves."""
+    evicted: frozenset[tuple[str, str]] = frozenset()
+    """(placement key, cluster) of every eviction: an explicit removal the guard does not count."""
 
 
 @dataclass
@@ -279,7 +281,9 @@ def _governed_hold(
         return True
     if is_approved(inputs.allowed_deletions, plan.key):
         return False
-    before = ({rid for rid, _ in prior.selected}, deletion_targeted(prior.bindings, views))
+    evicted = {c for k, c in inputs.evicted if k == plan.key}
+    kept = [c for c in deletion_targeted(prior.bindings, views) if c not in evicted]
+    before = ({rid for rid, _ in prior.selected}, kept)
     after = ({resource_id(s) for s in selection.resources}, targeted)
     hold = deletion_hold(
         plan.key, inputs.deletion_budget, (before[0], after[0]), (before[1], after[1])

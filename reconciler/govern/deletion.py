@@ -11,8 +11,9 @@ condition with the counts, until a change approves it: a commit trailer
 
 What is counted is the placement's intent, before and after: the objects it selected and the
 clusters it targeted in the previous pass against this pass's. A rollout that then removes
-clusters step by step is not counted again. Clusters that left the inventory are not counted
-(there is no output left to keep for them). Percentages round up (one object is never a mass
+clusters step by step is not counted again. Clusters that left the inventory (there is no
+output left to keep for them) and clusters an eviction names (an explicit removal) are not
+counted. Percentages round up (one object is never a mass
 deletion), except that a percentage below 100% never allows removing all of them.
 Pure; called by `reconciler.placement` and `reconciler.pass_`.
 """

@@ -193,3 +193,25 @@ def test_every_placement_approved_with_a_star() -> None:
     first = step(None, snapshot(files()))
     gone = replace(snapshot(files(placement=False)), allowed_deletions=frozenset({"*"}))
     assert web_files(step(first, gone)) == set()
+
+
+EVICTION = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacementEviction
+metadata: {{name: move-web}}
+spec: {{placementName: web, clusterName: {cluster}}}
+"""
+
+
+def test_an_eviction_is_an_explicit_removal_the_guard_does_not_count() -> None:
+    pick_one = files() | {
+        "placements/web.yaml": CRP.replace(
+            "{placementType: PickAll}", "{placementType: PickN, numberOfClusters: 1}"
+        )
+    }
+    first = step(None, snapshot(pick_one))
+    (chosen,) = {p.split("/")[1] for p in first.files if p.startswith("clusters/") and "/web/" in p}
+    second = step(
+        first, snapshot(pick_one | {"evictions/move.yaml": EVICTION.format(cluster=chosen)})
+    )
+    assert second.deletion_holds == ()
+    assert not [p for p in second.files if p.startswith(f"clusters/{chosen}/web/")]
