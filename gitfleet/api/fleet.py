@@ -42,6 +42,14 @@ class FleetLimits(KubeModel):
     max_kustomize_seconds: float | None = Field(default=None, gt=0)
 
 
+class SecretSettings(KubeModel):
+    """`spec.secrets`: how Secret objects may enter the fleet repository."""
+
+    allow_plaintext: bool = False
+    """Accept plaintext `v1/Secret` objects (a warning per object, and they reach the output
+    branch in clear). Default: refused; use SOPS files encrypted with age."""
+
+
 class FleetSpec(KubeModel):
     """Fleet settings with their defaults."""
 
@@ -54,6 +62,7 @@ class FleetSpec(KubeModel):
     deletion_budget: IntOrString = "20%"
     """Mass-deletion guard: most objects of a placement on a cluster, or of its clusters, one
     source change may remove without approval (`reconciler.govern.deletion`)."""
+    secrets: SecretSettings = Field(default_factory=SecretSettings)
 
     def heartbeat_timeout_delta(self) -> timedelta:
         """heartbeatTimeout as a timedelta (DurationError if invalid; validation prevents it)."""

@@ -26,6 +26,7 @@ from gitfleet.cli.app import (
     output_branch_option,
     output_option,
 )
+from gitfleet.load.agecrypt import AgeKeyError, read_key
 from gitfleet.repo.gitcmd import GitError
 
 ONCE_ATTEMPTS = 3
@@ -104,6 +105,12 @@ def _stamp() -> str:
     show_default=True,
     help="Push a report at least this often (Go duration).",
 )
+@click.option(
+    "--age-key-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="This cluster's age key file: decrypts the Secrets the hub encrypted for it "
+    "(its public key goes on the MemberCluster annotation gitfleet.io/age-recipient).",
+)
 @cache_option
 @output_option
 @click.pass_context
@@ -117,6 +124,7 @@ def agent_cmd(
     once: bool,
     interval: str,
     heartbeat: str,
+    age_key_file: Path | None,
     cache: Path | None,
     fmt: str,
 ) -> None:
@@ -127,6 +135,7 @@ def agent_cmd(
     if not repo or not cluster:
         raise click.UsageError(f"Missing option '{'--repo' if not repo else '--cluster'}'.")
     from gitfleet.agent.gitloop import Agent, AgentConfig
+    from gitfleet.agent.run import AgentOptions
 
     url = _repo_url(repo)
     client = connect(client_factory(kubeconfig, context), once)
@@ -138,8 +147,9 @@ def agent_cmd(
             output_branch,
             timedelta(seconds=_duration_seconds(heartbeat)),
         )
-        agent = Agent(config, client)
-    except (GitError, ValueError, OSError) as exc:
+        key = read_key(age_key_file) if age_key_file is not None else None
+        agent = Agent(config, client, options=AgentOptions(age_key=key))
+    except (GitError, ValueError, OSError, AgeKeyError) as exc:
         raise click.ClickException(str(exc)) from None
 
     def show(result: Any) -> None:

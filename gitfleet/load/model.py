@@ -31,6 +31,7 @@ from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.errors import FleetError
 from gitfleet.api.tenant import DeletionApproval, Tenant
+from gitfleet.load.sealedvalues import SealedValues
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,8 @@ class FleetSnapshot:
     """Accepted input that probably does not do what was meant (`gitfleet.load.lint`); errors
     only under `gitfleet validate --strict`. Computed only when the loader is asked to lint."""
     notes: tuple[FleetError, ...] = ()
-    """Information about how input was read (e.g. manifests found outside `resources/`)."""
+    """Information about how input was read (e.g. manifests found outside `resources/`), and
+    warnings about accepted input (plaintext Secrets under `spec.secrets.allowPlaintext`)."""
     tenants: Mapping[str, Tenant] = field(default_factory=dict)
     """Tenants by name (governance: `reconciler.govern.tenancy`)."""
     deletion_approvals: Mapping[str, DeletionApproval] = field(default_factory=dict)
@@ -144,3 +146,6 @@ class FleetSnapshot:
     """Placement keys (or `*`) whose held deletion this source change approves: trailers
     `Gitfleet-Allow-Deletion` of its new commits plus the DeletionApprovals it adds or changes.
     Set by the shell (hub loop, `plan`); None (a working tree): every DeletionApproval counts."""
+    sealed: SealedValues = field(default_factory=SealedValues, compare=False, repr=False)
+    """The values of Secrets decrypted from SOPS files (their resources hold placeholders) and
+    the hub's age key; only `reconciler.sealing` opens it."""
