@@ -28,7 +28,7 @@ from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, PathCommit
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
-from gitfleet.repo.branches import changed_paths, last_changes, new_commit_messages
+from gitfleet.repo.branches import approved_deletions, last_changes
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, commit_files
@@ -36,9 +36,17 @@ from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import BlobIdMemo, TreeFiles
 from reconciler.commitmsg import describe_changes
-from reconciler.govern.deletion import TRAILER as ALLOW_DELETION_TRAILER
+from reconciler.history import (
+    NO_HISTORY,
+    HistoricalResources,
+    HistoricalSources,
+    SnapshotRef,
+    SourceUnavailable,
+    collect_sources,
+    needed_snapshots,
+)
 from reconciler.pass_ import reconcile
-from reconciler.state import read_state
+from reconciler.state import State, read_state
 from renderers import load_fleet
 
 SOURCE_TRAILER = "Gitfleet-Source"
@@ -46,6 +54,8 @@ REPORTS_TRAILER = "Gitfleet-Reports"
 WAKEUP_TRAILER = "Gitfleet-Wakeup"
 """When a rollout timer of this output is due (the hub passes again then, even without input)."""
 STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
+MAX_HISTORICAL_FLEETS = 4
+"""Fleets loaded at older source commits (rollback) kept by the long-lived hub."""
 MAX_PUSH_ATTEMPTS = 64
 """Push attempts per pass. A rejection means another writer moved the output branch (it only
 moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
@@ -101,26 +111,6 @@ def with_approval_commits(fleet: FleetSnapshot, repo: Path, source: str) -> Flee
     return replace(fleet, file_commits=commits)
 
 
-def with_deletion_approvals(
-    fleet: FleetSnapshot, repo: Path, since: str | None, source: str
-) -> FleetSnapshot:
-    """The fleet with the held deletions its new commits (after `since`, the last reconciled
-    source) approve: their `Gitfleet-Allow-Deletion` trailers and the DeletionApprovals they add
-    or change. An approval therefore never carries over to a later change."""
-    keys = {
-        value.strip()
-        for message in new_commit_messages(repo, since, source)
-        for value in parse_trailers(message).get(ALLOW_DELETION_TRAILER, [])
-    }
-    paths = {o.file for k, o in fleet.origins.items() if k[0] == "DeletionApproval"}
-    fresh = changed_paths(repo, since, source, sorted(paths))
-    for name, approval in fleet.deletion_approvals.items():
-        origin = fleet.origins.get(("DeletionApproval", "", name))
-        if origin is not None and origin.file in fresh:
-            keys.update(approval.spec.placements)
-    return replace(fleet, allowed_deletions=frozenset(keys))
-
-
 def add_driver_trailers(
     trailers: dict[str, str | list[str]], extra: Sequence[tuple[str, str]]
 ) -> None:
@@ -162,6 +152,32 @@ class Hub:
         self.next_wakeup: datetime | None = None
         """The earliest rollout timer of the last pass (None: none)."""
         self._wakeup_known = False
+        self._fleets: dict[str, FleetSnapshot] = {}
+        """Fleets read at older source commits, by commit id (rollback renders)."""
+        self._snapshots: dict[SnapshotRef, HistoricalResources | str] = {}
+
+    def _fleet_at(self, commit: str) -> FleetSnapshot:
+        """The fleet as committed at `commit` (a recorded snapshot's), cached by commit id."""
+        if commit in self._fleets:
+            return self._fleets[commit]
+        try:
+            with GitTree.open(self.mirror.path, commit) as tree:
+                fleet = load_fleet(tree)
+        except GitError:
+            raise SourceUnavailable("is not in this repository") from None
+        while len(self._fleets) >= MAX_HISTORICAL_FLEETS:
+            del self._fleets[next(iter(self._fleets))]
+        self._fleets[commit] = fleet
+        return fleet
+
+    def _history(self, fleet: FleetSnapshot, prior: State) -> HistoricalSources:
+        """Older resource snapshots this pass may render (rollback, pins)."""
+        needed = needed_snapshots(fleet, prior)
+        if not needed:
+            return NO_HISTORY
+        if len(self._snapshots) > 256:
+            self._snapshots.clear()
+        return collect_sources(needed, self._fleet_at, current=fleet, memo=self._snapshots)
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -237,7 +253,7 @@ class Hub:
         )
         if unchanged and not self._timer_due(recorded):
             return PassReport("skipped", source, output, message="inputs unchanged")
-        report = self._render_and_push(source, output, digest, recorded_inputs[0])
+        report = self._render_and_push(source, output, digest)
         self._last_inputs = (source, digest, report.output)
         return report
 
@@ -257,20 +273,21 @@ class Hub:
                 wakeup = None
         return wakeup is not None and wakeup <= self._clock()
 
-    def _render_and_push(
-        self, source: str, output: str | None, digest: str, since: str | None = None
-    ) -> PassReport:
+    def _render_and_push(self, source: str, output: str | None, digest: str) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
             fleet = load_fleet(tree)
         fleet = with_approval_commits(fleet, self.mirror.path, source)
-        fleet = with_deletion_approvals(fleet, self.mirror.path, since, source)
+        since = _last(self._recorded(output), SOURCE_TRAILER)  # approvals come after it
+        approved = approved_deletions(self.mirror.path, since, source, fleet.approval_files())
+        fleet = replace(fleet, allowed_deletions=approved)
         self._lap("load")
         prior_tree = self._open_output(output)
         try:
             prior_files: Mapping[str, bytes] = TreeFiles(prior_tree) if prior_tree else {}
             prior, _problems = read_state(prior_files)
             reports, report_errors = self._read_reports(fleet.clusters)
-            result = reconcile(fleet, prior, None, self._clock(), reports)
+            history = self._history(fleet, prior)
+            result = reconcile(fleet, prior, None, self._clock(), reports, history=history)
             self._lap("pass")
             summary = describe_changes(prior_tree, result.files, self._ids)
             listing = self._ids.listing(result.files)

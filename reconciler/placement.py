@@ -17,9 +17,16 @@ from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.canonical import canonical_json, placement_content_hash
 from gitfleet.api.report import PlacementReport
 from gitfleet.load.model import Resource
-from reconciler.govern.deletion import DeletionHold, deletion_hold, is_approved
-from reconciler.govern.deletion import targeted as deletion_targeted
-from reconciler.govern.tenancy import NO_TENANCY, Tenancy, placement_problems
+from reconciler.govern.checks import NO_GOVERNANCE, Governance, check_placement
+from reconciler.govern.deletion import DeletionHold
+from reconciler.history import (
+    NO_HISTORY,
+    PIN_FIELD,
+    HistoricalSources,
+    SnapshotRender,
+    older_renders,
+    pin_target,
+)
 from reconciler.manifests import (
     NO_OVERRIDES,
     ClusterManifests,
@@ -42,7 +49,7 @@ from reconciler.schedule.cycle import (
 )
 from reconciler.schedule.outcome import ClusterExplanation
 from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
-from reconciler.state import Binding, PlacementState, Snapshot
+from reconciler.state import PlacementState, Snapshot
 from reconciler.status import Cond
 
 AnyPlacement = ClusterResourcePlacement | ResourcePlacement
@@ -59,12 +66,9 @@ class PassInputs:
     overrides: OverrideIndex
     override_names: Mapping[str, str]
     """Override key -> its latest snapshot name (`<name>-<index>`)."""
-    tenancy: Tenancy = NO_TENANCY
-    deletion_budget: int | str = "20%"
-    allowed_deletions: frozenset[str] = frozenset()
-    """Placement keys (or `*`) whose held deletion this change approves."""
-    evicted: frozenset[tuple[str, str]] = frozenset()
-    """(placement key, cluster) of every eviction: an explicit removal the guard does not count."""
+    governance: Governance = NO_GOVERNANCE
+    history: HistoricalSources = NO_HISTORY
+    """Older resource snapshots read at their recorded commits (`reconciler.history`)."""
 
 
 @dataclass
@@ -111,6 +115,14 @@ class PlacementPlan:
     """Placement-wide rollout note (an External placement no driver targets is held)."""
     deletion_hold: DeletionHold | None = None
     """Set when the mass-deletion guard holds this placement (`reconciler.govern.deletion`)."""
+    target_index: int | None = None
+    """The snapshot the rollout moves clusters to: a RollingUpdate pin, else None (latest)."""
+    renders: dict[int, SnapshotRender] = field(default_factory=dict)
+    """Older snapshots a staged run may deploy, rendered from their recorded commits."""
+    unavailable: dict[int, str] = field(default_factory=dict)
+    """Older snapshots that cannot be rendered, and why."""
+    moved_to: dict[str, int] = field(default_factory=dict)
+    """Clusters the rollout gave an older snapshot (from `renders`) in this pass."""
     cluster_apply_strategies: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     """cluster -> the apply strategy its index entry carries when it is not `apply_strategy`
     (External placements: the one recorded by the driver that last moved the cluster)."""
@@ -130,9 +142,17 @@ class PlacementPlan:
         """Clusters with a Bound binding (whatever content they have)."""
         return sorted(b.cluster for b in self.state.bindings if b.state == BOUND)
 
+    def target(self) -> Snapshot | None:
+        """The snapshot clusters roll to: the pinned one, else the latest."""
+        if self.target_index is None:
+            return self.state.latest_resources()
+        return next(
+            (s for s in self.state.resource_snapshots if s.index == self.target_index), None
+        )
+
     def live_clusters(self) -> list[str]:
-        """Clusters that get this placement's latest content in this pass's output."""
-        latest = self.state.latest_resources()
+        """Clusters that get this placement's target content in this pass's output."""
+        latest = self.target()
         index = latest.index if latest else None
         return sorted(
             b.cluster
@@ -149,12 +169,17 @@ class PlacementPlan:
     def kept_clusters(self) -> list[str]:
         """Clusters that keep their previous files: bindings the rollout has not moved to the
         latest content yet (Bound on older content, Unscheduled not yet removed)."""
-        live = set(self.live_clusters())
+        live = set(self.live_clusters()) | set(self.moved_to)
         return sorted(
             b.cluster
             for b in self.state.bindings
             if b.cluster not in live and (b.state == BOUND or b.state == UNSCHEDULED)
         )
+
+    def written_clusters(self) -> list[str]:
+        """Clusters whose files this pass renders: live ones and those moved to an older
+        snapshot."""
+        return sorted(set(self.live_clusters()) | set(self.moved_to))
 
     def desired_content(self, cluster: str) -> str:
         """`placement_content_hash` of what the cluster would get now."""
@@ -263,37 +288,6 @@ def _hold_reasons(
     return reasons
 
 
-def _governed_hold(
-    plan: PlacementPlan,
-    prior: PlacementState,
-    selection: Selection,
-    bindings: tuple[Binding, ...],
-    views: Mapping[str, ClusterView],
-    inputs: PassInputs,
-) -> bool:
-    """Hold the plan when its tenant refuses it or it removes more than the deletion budget."""
-    targeted = deletion_targeted(bindings, views)
-    labels = {c: views[c].labels for c in targeted}
-    problems = placement_problems(inputs.tenancy, plan.key, selection.resources, targeted, labels)
-    if problems:
-        plan.errors += problems
-        plan.held = True
-        return True
-    if is_approved(inputs.allowed_deletions, plan.key):
-        return False
-    evicted = {c for k, c in inputs.evicted if k == plan.key}
-    kept = [c for c in deletion_targeted(prior.bindings, views) if c not in evicted]
-    before = ({rid for rid, _ in prior.selected}, kept)
-    after = ({resource_id(s) for s in selection.resources}, targeted)
-    hold = deletion_hold(
-        plan.key, inputs.deletion_budget, (before[0], after[0]), (before[1], after[1])
-    )
-    if hold is None:
-        return False
-    plan.deletion_hold, plan.held = hold, True
-    return True
-
-
 def place(
     key: str,
     placement: AnyPlacement,
@@ -328,19 +322,44 @@ def place(
         plan.errors += [("spec.resourceSelectors", r) for r in holds]
         plan.held = True
         return plan
-    if _governed_hold(plan, prior, selection, outcome.bindings, views, inputs):
+    seen = (*outcome.bindings, *prior.bindings)
+    labels = {b.cluster: views[b.cluster].labels for b in seen if b.cluster in views}
+    problems, plan.deletion_hold = check_placement(
+        inputs.governance, key, prior, selection.resources, outcome.bindings, labels
+    )
+    plan.errors += problems
+    if problems or plan.deletion_hold is not None:  # a tenant refuses it, or deletion held
+        plan.held = True
         return plan
     limit = placement.spec.revision_history_limit or 10
     resources = _next_snapshots(prior.resource_snapshots, selection.hash, limit, inputs.commit)
+    plan.target_index, rendered, problem = pin_target(
+        plan.key, placement, resources, inputs.history
+    )
+    if problem is not None:
+        plan.errors.append((PIN_FIELD, problem))
+        plan.held = True
+        return plan
+    if rendered is not None:
+        selection, index = rendered.selection, rendered.index
     plan.manifests, problems = default_manifests(selection, index)
     plan.errors += problems
     plan.state = replace(
         plan.state,
         resource_snapshots=resources,
         bindings=outcome.bindings,
-        selected=tuple(sorted((resource_id(s), s.origin.file) for s in selection.resources)),
+        selected=tuple(sorted((resource_id(s), s.origin.file) for s in plan.selection.resources)),
     )
     _apply_overrides(plan, placement, selection, views, index, inputs)
+    plan.renders, plan.unavailable = older_renders(
+        plan.key,
+        plan.target(),
+        placement,
+        views,
+        inputs.history,
+        inputs.overrides,
+        inputs.override_names,
+    )
     return plan
 
 

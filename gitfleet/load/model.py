@@ -149,3 +149,12 @@ class FleetSnapshot:
     sealed: SealedValues = field(default_factory=SealedValues, compare=False, repr=False)
     """The values of Secrets decrypted from SOPS files (their resources hold placeholders) and
     the hub's age key; only `reconciler.sealing` opens it."""
+
+    def approval_files(self) -> list[tuple[str, list[str]]]:
+        """(file, placement keys) of every DeletionApproval, for the shell to date."""
+        out = []
+        for name, approval in sorted(self.deletion_approvals.items()):
+            origin = self.origins.get(("DeletionApproval", "", name))
+            if origin is not None:
+                out.append((origin.file, list(approval.spec.placements)))
+        return out

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gitfleet.repo.gitcmd import GitError, run_git, validate_ref
 from gitfleet.repo.gitwrite import Identity, check_path, commit_files
+from gitfleet.repo.trailers import parse_trailers
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,30 @@ def changed_paths(repo: Path, since: str | None, head: str, paths: Sequence[str]
     args = ["diff", "--name-only", "-z", "--no-renames", "--end-of-options", since, head, "--"]
     out = run_git(repo, [*args, *sorted(set(paths))])
     return {p for p in out.stdout.decode("utf-8", "replace").split("\0") if p}
+
+
+ALLOW_DELETION_TRAILER = "Gitfleet-Allow-Deletion"
+"""The commit trailer that approves a held deletion (`reconciler.govern.deletion`)."""
+
+
+def approved_deletions(
+    repo: Path,
+    since: str | None,
+    head: str,
+    approvals: Sequence[tuple[str, Sequence[str]]],
+    trailer: str = ALLOW_DELETION_TRAILER,
+) -> frozenset[str]:
+    """What the commits after `since` up to `head` approve: the values of their `trailer`
+    trailers, and the placements of the `approvals` ((file, placement keys)) whose file they
+    add or change. An approval therefore never carries over to a later change."""
+    keys = {
+        value.strip()
+        for message in new_commit_messages(repo, since, head)
+        for value in parse_trailers(message).get(trailer, [])
+    }
+    fresh = changed_paths(repo, since, head, sorted({f for f, _ in approvals}))
+    keys.update(k for file, placements in approvals if file in fresh for k in placements)
+    return frozenset(keys)
 
 
 def _is_commit(repo: Path, ref: str) -> bool:

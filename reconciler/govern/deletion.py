@@ -29,6 +29,7 @@ import yaml
 from gitfleet.api.conditions import Condition
 from gitfleet.api.intstr import ceil_scale
 from gitfleet.load.model import FleetSnapshot
+from gitfleet.repo.branches import ALLOW_DELETION_TRAILER
 from reconciler.output import yaml_bytes
 from reconciler.priorparse import load_bounded
 from reconciler.schedule.cycle import UNSCHEDULED
@@ -36,7 +37,7 @@ from reconciler.state import Binding, PlacementState
 from reconciler.status import Cond, timed
 
 ALL = "*"
-TRAILER = "Gitfleet-Allow-Deletion"
+TRAILER = ALLOW_DELETION_TRAILER
 HELD_TRAILER = "Gitfleet-Deletion-Held"
 CONDITION = "DeletionHeld"
 REASON = "DeletionBudgetExceeded"
