@@ -49,7 +49,7 @@ def test_a_commit_deleting_every_placement_is_held_until_approved(tmp_path: Path
     assert hub.run_once().outcome == "committed"
     before = listing(world)
     web_files = {p for p in before if p.startswith("clusters/east/web/")}
-    assert len(web_files) == 6  # the namespace and five ConfigMaps
+    assert len(web_files) == 7  # the namespace, five ConfigMaps and the placement's index.yaml
 
     world.commit({"placements/web.yaml": None, "placements/tools.yaml": None}, "delete all")
     report = hub.run_once()
