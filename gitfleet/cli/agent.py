@@ -104,6 +104,16 @@ def _stamp() -> str:
     show_default=True,
     help="Push a report at least this often (Go duration).",
 )
+@click.option(
+    "--require-signed-output",
+    is_flag=True,
+    help="Apply only output commits signed by a key of --allowed-signers (the hub's --sign-key).",
+)
+@click.option(
+    "--allowed-signers",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="SSH allowed-signers file (or ASCII-armored GPG keys) for --require-signed-output.",
+)
 @cache_option
 @output_option
 @click.pass_context
@@ -117,6 +127,8 @@ def agent_cmd(
     once: bool,
     interval: str,
     heartbeat: str,
+    require_signed_output: bool,
+    allowed_signers: Path | None,
     cache: Path | None,
     fmt: str,
 ) -> None:
@@ -126,6 +138,8 @@ def agent_cmd(
         return
     if not repo or not cluster:
         raise click.UsageError(f"Missing option '{'--repo' if not repo else '--cluster'}'.")
+    if require_signed_output != (allowed_signers is not None):
+        raise click.UsageError("--require-signed-output and --allowed-signers go together.")
     from gitfleet.agent.gitloop import Agent, AgentConfig
 
     url = _repo_url(repo)
@@ -137,6 +151,8 @@ def agent_cmd(
             service.cache_dir(f"agent:{cluster}:{url}", cache),
             output_branch,
             timedelta(seconds=_duration_seconds(heartbeat)),
+            require_signed_output=require_signed_output,
+            allowed_signers=allowed_signers,
         )
         agent = Agent(config, client)
     except (GitError, ValueError, OSError) as exc:
