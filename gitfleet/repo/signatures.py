@@ -91,7 +91,7 @@ def check_signatures(
 ) -> list[Signature]:
     """git's verdict on each commit of `tip` not reachable from `trusted` (newest first).
     `trusted` None: `tip` alone. GitError when git or gpg cannot run."""
-    args = ["log", "-z", _FORMAT, "--no-color", f"--max-count={MAX_CHECKED + 1}"]
+    args = ["log", _FORMAT, "--no-color", f"--max-count={MAX_CHECKED + 1}"]
     args += ["--first-parent"] if policy.first_parent else []
     args += ["--no-walk"] if trusted is None else []
     revs = [tip] if trusted is None else [tip, f"^{trusted}"]

@@ -49,10 +49,10 @@ def verify_source(repo: Path, trusted: str | None, tip: str, policy_of: PolicyOf
         return _judge(check_signatures(repo, tip, None, policy), policy, 0)
     chain = first_parent_chain(repo, tip, trusted)
     checked, start, base = 0, 0, trusted
-    policy = policy_of(trusted)
     while start < len(chain):
+        policy = policy_of(base)  # PolicyError: the settings of a trusted commit are unreadable
         end = start
-        while end + 1 < len(chain) and policy_of(chain[end]) == policy:
+        while end + 1 < len(chain) and _same(policy_of, chain[end], policy):
             end += 1  # chain[end + 1] is judged by chain[end]'s policy: the same one
         if policy is not None:
             verdict = _judge(check_signatures(repo, chain[end], base, policy), policy, checked)
@@ -60,8 +60,16 @@ def verify_source(repo: Path, trusted: str | None, tip: str, policy_of: PolicyOf
                 return verdict
             checked = verdict.checked
         base, start = chain[end], end + 1
-        policy = policy_of(base)
     return Verdict(True, checked)
+
+
+def _same(policy_of: PolicyOf, commit: str, policy: TrustPolicy | None) -> bool:
+    """`commit` declares `policy` (an unreadable declaration ends the run; it is reported
+    when a commit is judged by it)."""
+    try:
+        return policy_of(commit) == policy
+    except ValueError:
+        return False
 
 
 def _judge(signatures: list[Signature], policy: TrustPolicy, before: int) -> Verdict:
