@@ -48,18 +48,15 @@ class SourcePolicies:
         return self._memo[commit]
 
     def _policy(self, commit: str) -> TrustPolicy | None:
-        try:
-            declared = self._declared(commit)
-        except PolicyError:
-            if self._operator is None:
-                raise
-            declared = None
         if self._operator is None:
-            return declared
-        first_parent = declared.first_parent if declared is not None else False
-        return TrustPolicy(
-            self._operator.mode, self._operator.allowed, self._operator.origin, first_parent
-        )
+            return self._declared(commit)
+        try:
+            verification = self._verification(commit)
+        except PolicyError:
+            verification = None
+        first_parent = verification is not None and verification.commits == "FirstParent"
+        operator = self._operator
+        return TrustPolicy(operator.mode, operator.allowed, operator.origin, first_parent)
 
     def _declared(self, commit: str) -> TrustPolicy | None:
         verification = self._verification(commit)

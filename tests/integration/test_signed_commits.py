@@ -6,8 +6,10 @@ that requires it refuses an unsigned output commit."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,9 +35,7 @@ VERIFIED = f"""
 
 
 def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        args, cwd=cwd, check=True, capture_output=True, text=True, env=env
-    )
+    done = subprocess.run(args, cwd=cwd, check=True, capture_output=True, text=True, env=env)
     return done.stdout.strip()
 
 
@@ -54,7 +54,9 @@ class World:
         path = self.tmp / "keys" / name
         path.parent.mkdir(exist_ok=True)
         if not path.exists():
-            run(self.tmp, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path))
+            run(
+                self.tmp, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)
+            )
         return path
 
     def signer_line(self, name: str) -> str:
@@ -71,8 +73,16 @@ class World:
         sign = []
         if signer:
             sign = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={self.key(signer)}"]
-        git(self.work, *sign, "commit", "-q", "--allow-empty", *(["-S"] if signer else []),
-            "-m", message)
+        git(
+            self.work,
+            *sign,
+            "commit",
+            "-q",
+            "--allow-empty",
+            *(["-S"] if signer else []),
+            "-m",
+            message,
+        )
         return git(self.work, "rev-parse", "HEAD")
 
     def push(self) -> None:
@@ -89,7 +99,9 @@ class World:
         return Hub(config, clock=lambda: NOW)
 
     def rendered_replicas(self) -> str:
-        text = git(self.remote, "show", f"{OUTPUT}:clusters/eu-1/web/deployment.apps_web_frontend.yaml")
+        text = git(
+            self.remote, "show", f"{OUTPUT}:clusters/eu-1/web/deployment.apps_web_frontend.yaml"
+        )
         return next(line.split(":")[1].strip() for line in text.splitlines() if "replicas" in line)
 
     def output(self) -> str:
@@ -243,8 +255,15 @@ def test_operator_file_replaces_the_repository_keys(world: World) -> None:
     world.push()
     held(world.hub(allowed_signers=operator).run_once(), alice, "signed by a key")
     cli = run_cli(
-        world.tmp, "reconcile", "--repo", world.remote, "--once", "--cache-dir",
-        world.tmp / "cli", "--allowed-signers", operator,
+        world.tmp,
+        "reconcile",
+        "--repo",
+        world.remote,
+        "--once",
+        "--cache-dir",
+        world.tmp / "cli",
+        "--allowed-signers",
+        operator,
     )
     assert cli.code == 1 and "source-verification-failed" in cli.stdout, cli.output
     assert alice[:12] in cli.stdout
@@ -255,9 +274,12 @@ def test_first_pass_checks_the_tip_under_its_own_policy(world: World) -> None:
     unsigned = world.commit("unsigned first commit the hub sees")
     world.push()
     held(world.hub().run_once(), unsigned, "not signed")
-    assert subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", OUTPUT], cwd=world.remote, check=False
-    ).returncode != 0, "no output may be written"
+    assert (
+        subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", OUTPUT], cwd=world.remote, check=False
+        ).returncode
+        != 0
+    ), "no output may be written"
 
 
 def test_unreadable_signers_file_fails_closed(world: World) -> None:
@@ -284,15 +306,24 @@ def test_signed_output_and_an_agent_that_requires_it(world: World) -> None:
     assert hub.run_once().outcome == "committed"
     signed_output = world.output()
     verdict = run(
-        world.remote, "git", "-c", f"gpg.ssh.allowedSignersFile={signers}",
-        "log", "-1", "--format=%G?", signed_output,
+        world.remote,
+        "git",
+        "-c",
+        f"gpg.ssh.allowedSignersFile={signers}",
+        "log",
+        "-1",
+        "--format=%G?",
+        signed_output,
     )
     assert verdict == "G"
 
     cluster = InMemoryCluster()
     config = AgentConfig(
-        str(world.remote), "eu-1", world.tmp / "agent",
-        require_signed_output=True, allowed_signers=signers,
+        str(world.remote),
+        "eu-1",
+        world.tmp / "agent",
+        require_signed_output=True,
+        allowed_signers=signers,
     )
     agent = Agent(config, cluster, clock=lambda: NOW)
     assert agent.run_once().outcome == "pushed"
@@ -318,8 +349,148 @@ def test_signed_output_and_an_agent_that_requires_it(world: World) -> None:
     condition = next(c for c in result.report.conditions if c.type == "gitfleet.io/DirectoryValid")
     assert condition.reason == "OutputVerificationFailed" and unsigned[:12] in condition.message
     # An agent that does not require signatures applies it (the check is what refuses).
-    plain = Agent(AgentConfig(str(world.remote), "eu-1", world.tmp / "plain"), cluster,
-                  clock=lambda: NOW)
+    plain = Agent(
+        AgentConfig(str(world.remote), "eu-1", world.tmp / "plain"), cluster, clock=lambda: NOW
+    )
     assert plain.run_once().outcome == "pushed"
     live = cluster.get("apps/v1", "Deployment", "web", "frontend")
     assert live is not None and live["spec"]["replicas"] == 5
+
+
+@dataclass
+class Gpg:
+    home: Path
+
+    def key(self, email: str) -> str:
+        """A fresh ed25519 signing key without passphrase; its fingerprint."""
+        run(
+            self.home,
+            "gpg",
+            "--homedir",
+            str(self.home),
+            "--batch",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            f"Test <{email}>",
+            "ed25519",
+            "sign",
+            "never",
+        )
+        listing = run(
+            self.home,
+            "gpg",
+            "--homedir",
+            str(self.home),
+            "--batch",
+            "--with-colons",
+            "--list-keys",
+            email,
+        )
+        return next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr"))
+
+    def export(self, fingerprint: str) -> str:
+        return run(
+            self.home,
+            "gpg",
+            "--homedir",
+            str(self.home),
+            "--batch",
+            "--armor",
+            "--export",
+            fingerprint,
+        )
+
+    def commit(self, work: Path, message: str, fingerprint: str) -> str:
+        env = {**os.environ, "GNUPGHOME": str(self.home)}
+        run(
+            work,
+            "git",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            f"user.signingkey={fingerprint}",
+            "commit",
+            "-q",
+            "-a",
+            "-S",
+            "-m",
+            message,
+            env=env,
+        )
+        return git(work, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def gpg(tmp_path: Path) -> Iterator[Gpg]:
+    if shutil.which("gpg") is None:
+        pytest.skip("gpg is not installed")
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    yield Gpg(home)
+    subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "all"], check=False)
+
+
+def test_gpg_mode(world: World, gpg: Gpg) -> None:
+    carol = gpg.key("carol@example.invalid")
+    dave = gpg.key("dave@example.invalid")
+    hub = world.hub()
+    assert hub.run_once().outcome == "committed"
+    (world.work / "governance/keys.asc").write_text(gpg.export(carol))
+    fleet = world.work / "fleet.yaml"
+    fleet.write_text(
+        fleet.read_text().replace("mode: SSH", "mode: GPG").replace(SIGNERS, "governance/keys.asc")
+    )
+    world.commit("switch to GPG keys", "alice")  # judged by the SSH policy before it
+    world.push()
+    assert hub.run_once().outcome == "unchanged"
+    world.scale(3)
+    gpg.commit(world.work, "carol scales", carol)
+    world.push()
+    assert hub.run_once().outcome == "committed"
+    assert world.rendered_replicas() == "3"
+    world.scale(4)
+    by_dave = gpg.commit(world.work, "dave is not in keys.asc", dave)
+    world.push()
+    held(hub.run_once(), by_dave, "the signature cannot be checked")
+    git(world.work, "reset", "-q", "--hard", "HEAD^")
+    world.scale(4)
+    by_ssh = world.commit("an SSH signature does not count in GPG mode", "alice")
+    world.push()
+    held(hub.run_once(), by_ssh, "signed by a key that is not allowed")
+
+
+def test_cli_flags(world: World) -> None:
+    signers = world.tmp / "hub_signers"
+    signers.write_text(world.signer_line("hub"))
+    done = run_cli(
+        world.tmp,
+        "reconcile",
+        "--repo",
+        world.remote,
+        "--once",
+        "--cache-dir",
+        world.tmp / "cli",
+        "--sign-key",
+        world.key("hub"),
+    )
+    assert done.code == 0 and "committed" in done.stdout, done.output
+    verdict = run(
+        world.remote,
+        "git",
+        "-c",
+        f"gpg.ssh.allowedSignersFile={signers}",
+        "log",
+        "-1",
+        "--format=%G?",
+        OUTPUT,
+    )
+    assert verdict == "G"
+    for flags in (["--require-signed-output"], ["--allowed-signers", str(signers)]):
+        agent = run_cli(
+            world.tmp, "agent", "--repo", world.remote, "--cluster", "eu-1", "--once", *flags
+        )
+        assert agent.code == 2, agent.output
+        assert "--require-signed-output and --allowed-signers go together" in agent.output
