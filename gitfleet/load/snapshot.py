@@ -29,6 +29,8 @@ from gitfleet.load.payload import PayloadIdentity, payload_identity
 from gitfleet.load.yamlio import locate
 
 PAYLOAD_PREFIX = "resources/"
+SETTINGS_FILE = "fleet.yaml"
+"""Where the settings read before rendering live (limits, `spec.verification`)."""
 
 SLOTS: dict[str, str] = {
     "MemberCluster": "clusters",
@@ -119,6 +121,12 @@ def _read_fleet(docs: Sequence[SourceDoc]) -> tuple[Fleet | None, Origin | None,
     errors += [error_at(first, issue) for issue in issues]
     if not isinstance(model, Fleet):
         return None, None, errors
+    if model.spec.verification is not None and first.file != SETTINGS_FILE:
+        message = (
+            f"signed-commit verification is read from {SETTINGS_FILE} only (before anything "
+            "is rendered): move the Fleet there, or this setting has no effect"
+        )
+        errors.append(error_at(first, FieldIssue("spec.verification", message)))
     return model, Origin(first.file, first.doc, first.line), errors
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gitfleet.api import Fleet
 from gitfleet.api.registry import parse_object
+from gitfleet.repo.workdir import WorkdirTree
+from renderers import load_fleet
 
 
 def issues_of(verification: Any) -> list[tuple[str, str]]:
@@ -82,3 +85,24 @@ FIELD = "spec.verification.allowedSignersFile"
 )
 def test_rules(verification: dict[str, Any], expected: list[tuple[str, str]]) -> None:
     assert issues_of(verification) == expected
+
+
+VERIFIED_FLEET = """apiVersion: gitfleet.io/v1alpha1
+kind: Fleet
+metadata: {name: f}
+spec:
+  verification: {mode: SSH, allowedSignersFile: governance/allowed_signers}
+"""
+
+
+@pytest.mark.parametrize("file", ["fleet.yaml", "settings/fleet.yaml"])
+def test_verification_is_read_from_fleet_yaml_only(tmp_path: Path, file: str) -> None:
+    (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / file).write_text(VERIFIED_FLEET)
+    snapshot = load_fleet(WorkdirTree(tmp_path))
+    errors = [(e.file, e.line, e.field) for e in snapshot.errors]
+    if file == "fleet.yaml":
+        assert errors == []
+    else:
+        assert errors == [(file, 5, "spec.verification")]
+        assert "read from fleet.yaml only" in snapshot.errors[0].message
