@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 
 from gitfleet.api.conditions import format_time, parse_time
@@ -34,7 +33,7 @@ from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
-from gitfleet.repo.signatures import operator_policy, read_file_at
+from gitfleet.repo.signatures import CommitFiles, TrustPolicy, operator_policy
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import BlobIdMemo, TreeFiles
 from gitfleet.repo.trust import Verdict, verify_source
@@ -151,8 +150,8 @@ class Hub:
         self.next_wakeup: datetime | None = None
         """The earliest rollout timer of the last pass (None: none)."""
         self._wakeup_known = False
-        operator = operator_policy(config.allowed_signers) if config.allowed_signers else None
-        self._policies = SourcePolicies(partial(read_file_at, self.mirror.path), operator)
+        self._operator = operator_policy(config.allowed_signers) if config.allowed_signers else None
+        self._policies: dict[str, TrustPolicy | None] = {}
         self._verdict: tuple[tuple[str | None, str], Verdict] | None = None
 
     def _refspecs(self) -> list[str]:
@@ -215,7 +214,9 @@ class Hub:
         if self._verdict is not None and self._verdict[0] == key:
             return self._verdict[1]
         try:
-            verdict = verify_source(self.mirror.path, trusted, source, self._policies.policy_of)
+            with CommitFiles(self.mirror.path) as files:
+                policies = SourcePolicies(files.read, self._operator, self._policies)
+                verdict = verify_source(self.mirror.path, trusted, source, policies.policy_of)
         except (PolicyError, GitError) as exc:
             verdict = Verdict(False, message=f"SourceVerificationFailed: {source[:12]}: {exc}")
         self._verdict = (key, verdict)

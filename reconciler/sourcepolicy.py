@@ -34,10 +34,16 @@ class PolicyError(ValueError):
 class SourcePolicies:
     """Policies of trusted source commits, remembered by commit id."""
 
-    def __init__(self, read: Reader, operator: TrustPolicy | None = None) -> None:
+    def __init__(
+        self,
+        read: Reader,
+        operator: TrustPolicy | None = None,
+        memo: dict[str, TrustPolicy | None] | None = None,
+    ) -> None:
         self._read = read
         self._operator = operator
-        self._memo: dict[str, TrustPolicy | None] = {}
+        self._memo = memo if memo is not None else {}
+        """Shared between instances (one per pass, each with its own reader)."""
 
     def policy_of(self, commit: str) -> TrustPolicy | None:
         """The policy `commit` declares (the operator's keys replace its keys)."""

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitfleet.repo.gitcmd import GitError, run_git
+from gitfleet.repo.gitcmd import GitError, git_argv, git_env, run_git
 
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _FORMAT = "--format=%H%x00%G?%x00%GS%x00%GK%x00"
@@ -107,16 +107,49 @@ def check_signatures(
     return found
 
 
-def read_file_at(repo: Path, commit: str, path: str) -> bytes | None:
-    """The content of `path` at `commit` (None when it is not a file there)."""
-    if "\n" in path or not _HEX.fullmatch(commit):
-        raise GitError(f"refused file {path!r} at {commit!r}")
-    out = run_git(repo, ["cat-file", "--batch"], stdin=f"{commit}:{path}\n".encode())
-    header, _, rest = out.stdout.partition(b"\n")
-    parts = header.split()
-    if len(parts) != 3 or parts[1] != b"blob":
-        return None
-    return rest[: int(parts[2])]
+class CommitFiles:
+    """Files read at any commit (`commit:path`) through one `git cat-file --batch` process,
+    started on the first read; a context manager (closing stops the process)."""
+
+    def __init__(self, repo: Path) -> None:
+        self._repo = repo
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, commit: str, path: str) -> bytes | None:
+        """The content of `path` at `commit` (None when it is not a file there)."""
+        if any(ch in path for ch in "\n\r") or not _HEX.fullmatch(commit):
+            raise GitError(f"refused file {path!r} at {commit!r}")
+        if self._proc is None:
+            argv = git_argv(self._repo, "cat-file", "--batch")
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=git_env(),
+            )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(f"{commit}:{path}\n".encode())
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline().split()
+        if len(header) != 3:
+            return None  # "<name> missing" or "<name> ambiguous"
+        data = self._proc.stdout.read(int(header[2]) + 1)[:-1]  # every record ends with LF
+        return data if header[1] == b"blob" else None
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.close()
+            proc.wait(timeout=10)
+            proc.stdout.close()
+
+    def __enter__(self) -> CommitFiles:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
 
 def first_parent_chain(repo: Path, tip: str, trusted: str) -> list[str]:
