@@ -150,11 +150,20 @@ def plan(repo: Path, base: str, head: str, now: str | None, fmt: str, max_chars:
         "json": planreport.to_json,
         "text": planreport.to_text,
     }[fmt]
-    click.echo(render(result.plan, result.base, result.head), nl=False)
+    text = render(result.plan, result.base, result.head)
+    if fmt == "json" and result.signatures:
+        text = json.dumps(
+            {**json.loads(text), "signatures": result.signatures}, indent=2, sort_keys=True
+        )
+    click.echo(text, nl=False)
     if fmt == "text" and result.waves:
         click.echo("\nRollout (the change reaches these clusters first):")
         for line in result.waves:
             click.echo(line)
+    if fmt == "markdown" and result.signatures:
+        click.echo(f"\n**Signed commits:** {result.signatures}")
+    if fmt == "text" and result.signatures:
+        click.echo(f"\nSigned commits: {result.signatures}")
     sys.exit(1 if result.plan.errors else 0)
 
 

@@ -494,3 +494,25 @@ def test_cli_flags(world: World) -> None:
         )
         assert agent.code == 2, agent.output
         assert "--require-signed-output and --allowed-signers go together" in agent.output
+
+
+def test_plan_shows_what_the_hub_would_hold(world: World) -> None:
+    git(world.work, "checkout", "-q", "-b", "pr")
+    world.scale(4)
+    unsigned = world.commit("an unsigned change")
+    text = run_cli(world.work, "plan", "--base", "main", "--head", "pr")
+    assert text.code == 0, text.output
+    assert f"Signed commits: SourceVerificationFailed: commit {unsigned[:12]}: not signed" in (
+        text.stdout
+    )
+    assert "the hub would hold this change" in text.stdout
+    git(world.work, "reset", "-q", "--hard", "main")
+    world.scale(4)
+    world.commit("a signed change", "alice")
+    for fmt, expected in (
+        ("text", "Signed commits: 1 new commit(s) verified"),
+        ("markdown", "**Signed commits:** 1 new commit(s) verified"),
+        ("json", '"signatures": "1 new commit(s) verified"'),
+    ):
+        done = run_cli(world.work, "plan", "--base", "main", "--head", "pr", "--output", fmt)
+        assert done.code == 0 and expected in done.stdout, done.output
