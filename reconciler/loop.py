@@ -217,8 +217,8 @@ class Hub:
             with CommitFiles(self.mirror.path) as files:
                 policies = SourcePolicies(files.read, self._operator, self._policies)
                 verdict = verify_source(self.mirror.path, trusted, source, policies.policy_of)
-        except (PolicyError, GitError) as exc:
-            verdict = Verdict(False, message=f"SourceVerificationFailed: {source[:12]}: {exc}")
+        except (PolicyError, GitError) as exc:  # not remembered: tried again next pass
+            return Verdict(False, message=f"SourceVerificationFailed: {source[:12]}: {exc}")
         self._verdict = (key, verdict)
         return verdict
 

@@ -1,15 +1,16 @@
 """Commit signatures: git's own verification (SSH or GPG) against a given set of allowed keys.
 
-`check_signatures(repo, tip, trusted, policy)` asks git (`git log --format=%G?`) for its
-verdict on every commit of `tip` not reachable from `trusted` (only `tip` when `trusted` is
-None; only the first-parent chain when the policy says so). The allowed keys are bytes the
+`check_signatures(repo, tip, exclude, policy)` asks git (`git log --format=%G?`) for its
+verdict on every commit of `tip` not reachable from the `exclude` commits (only `tip` when there
+are none; only the first-parent chain when the policy says so). The allowed keys are bytes the
 caller took from a trusted place (the last verified commit, or the operator's file): SSH mode
 writes them to a private `gpg.ssh.allowedSignersFile`; GPG mode imports them into a private,
 empty GnuPG home with `trust-model always` (the keyring holds only the allowed keys). The other
 signature formats are switched off for the call (`gpg.<format>.program=false`), so a GPG
 signature never counts in SSH mode and the reverse; only git's `G` verdict is good.
 `sign_commit` re-creates a commit with an SSH signature (`git commit-tree -S`, `gpg.format=ssh`,
-`user.signingKey`). Called by `gitfleet.repo.trust` (the hub), the agent and `gitwrite`.
+`user.signingKey`); `CommitFiles` reads files at any commit through one `git cat-file --batch`.
+Called by `gitfleet.repo.trust` (the hub), the agent, `gitwrite` and `gitfleet plan`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _FORMAT = "--format=%H%x00%G?%x00%GS%x00%GK%x00"
 _FIELDS = 4
 GPG_ARMOR = b"-----BEGIN PGP PUBLIC KEY BLOCK-----"
-MAX_CHECKED = 100_000
+MAX_CHECKED = 10_000
 """Commits one check may list; more is an error (nothing is verified, the tip is held)."""
 
 VERDICTS = {
@@ -87,14 +88,15 @@ def operator_policy(path: Path) -> TrustPolicy:
 
 
 def check_signatures(
-    repo: Path, tip: str, trusted: str | None, policy: TrustPolicy
+    repo: Path, tip: str, exclude: Sequence[str], policy: TrustPolicy
 ) -> list[Signature]:
-    """git's verdict on each commit of `tip` not reachable from `trusted` (newest first).
-    `trusted` None: `tip` alone. GitError when git or gpg cannot run."""
+    """git's verdict on each commit of `tip` not reachable from any of `exclude` (newest
+    first); no `exclude`: `tip` alone. GitError when git or gpg cannot run, or when more than
+    MAX_CHECKED commits would be checked."""
     args = ["log", _FORMAT, "--no-color", f"--max-count={MAX_CHECKED + 1}"]
     args += ["--first-parent"] if policy.first_parent else []
-    args += ["--no-walk"] if trusted is None else []
-    revs = [tip] if trusted is None else [tip, f"^{trusted}"]
+    args += [] if exclude else ["--no-walk"]
+    revs = [tip, *(f"^{commit}" for commit in exclude)]
     with _verifier(policy) as (config, env):
         out = run_git(repo, [*args, "--end-of-options", *revs], config=config, env=env)
     fields = out.stdout.decode("utf-8", "replace").split("\0")
@@ -103,7 +105,7 @@ def check_signatures(
         for i in range(0, len(fields) - _FIELDS + 1, _FIELDS)
     ]
     if len(found) > MAX_CHECKED:
-        raise GitError(f"more than {MAX_CHECKED} commits to verify since {trusted}")
+        raise GitError(f"more than {MAX_CHECKED} commits to verify at once")
     return found
 
 

@@ -46,7 +46,7 @@ def verify_source(repo: Path, trusted: str | None, tip: str, policy_of: PolicyOf
         policy = policy_of(tip)
         if policy is None:
             return Verdict(True)
-        return _judge(check_signatures(repo, tip, None, policy), policy, 0)
+        return _judge(check_signatures(repo, tip, (), policy), policy, 0)
     chain = first_parent_chain(repo, tip, trusted)
     checked, start, base = 0, 0, trusted
     while start < len(chain):
@@ -55,7 +55,9 @@ def verify_source(repo: Path, trusted: str | None, tip: str, policy_of: PolicyOf
         while end + 1 < len(chain) and _same(policy_of, chain[end], policy):
             end += 1  # chain[end + 1] is judged by chain[end]'s policy: the same one
         if policy is not None:
-            verdict = _judge(check_signatures(repo, chain[end], base, policy), policy, checked)
+            exclude = (base,) if base == trusted else (base, trusted)
+            found = check_signatures(repo, chain[end], exclude, policy)
+            verdict = _judge(found, policy, checked)
             if not verdict.ok:
                 return verdict
             checked = verdict.checked
