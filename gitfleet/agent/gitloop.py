@@ -65,10 +65,10 @@ class AgentPass:
     """What one pass did."""
 
     outcome: str
-    """pushed, unchanged, refused-downgrade, refused-unsigned, no-output, unavailable,
-    push-failed (the report
-    could not be pushed: refused, or still rejected after retries; the next pass tries again) or
-    error (an unexpected exception; `run` retries it with backoff)."""
+    """pushed, unchanged, refused-downgrade, refused-unsigned (the output commit's signature
+    did not verify), no-output, unavailable, push-failed (the report could not be pushed:
+    refused, or still rejected after retries; the next pass tries again) or error (an
+    unexpected exception; `run` retries it with backoff)."""
     report: AgentReport | None
     message: str = ""
 
