@@ -86,12 +86,13 @@ def _rollout_kept(
     views: Mapping[str, ClusterView],
 ) -> dict[str, dict[str, Any]]:
     """Clusters the rollout has not reached keep their previous entry (naming the previous
-    snapshot) and files; only the apply strategy follows the placement at once (§2.2 step 1)."""
+    snapshot) and files; only the apply strategy follows the placement at once (§2.2 step 1;
+    External placements: the strategy recorded when a driver last moved the cluster)."""
     out = {}
     for cluster in plan.kept_clusters():
         entry = prior_index.get(cluster, {}).get(plan.key)
         if entry is not None and cluster in views:
-            out[cluster] = {**entry, "applyStrategy": dict(plan.apply_strategy)}
+            out[cluster] = {**entry, "applyStrategy": dict(plan.apply_strategy_for(cluster))}
     return out
 
 
@@ -268,7 +269,9 @@ def _write_one(
         if failed:
             objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
         content = placement_content_hash(objects)
-        index[cluster].append({**header, "contentHash": content, "objects": objects})
+        strategy = dict(plan.apply_strategy_for(cluster))
+        entry = {**header, "applyStrategy": strategy, "contentHash": content, "objects": objects}
+        index[cluster].append(entry)
     plan.errors += [("spec.resourceSelectors", f"{what}: {why}") for what, why in refused.items()]
 
 

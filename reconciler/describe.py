@@ -118,6 +118,9 @@ def describe_placement(doc: Mapping[str, Any]) -> str:
     lines += [f"Selected Resources ({len(selected)}):", *(f"  {_resource(r)}" for r in selected)]
     lines += ["Conditions:", *_conditions(status.get("conditions") or [], kind)]
     lines += ["Per Cluster:", *_per_cluster(status.get("perClusterPlacementStatuses") or [])]
+    removing = status.get("deletingClusters") or []
+    if removing:
+        lines += ["Deleting:", *(f"  {d.get('clusterName')}: {d.get('message')}" for d in removing)]
     return "\n".join(lines) + "\n"
 
 

@@ -29,6 +29,7 @@ from reconciler.reports import statuses_from_reports
 from reconciler.rollout.cgu import overlay_entries, with_label_overlay, with_overlay_status
 from reconciler.rollout.drivers import DRIVERS, Driver
 from reconciler.rollstage import roll_out
+from reconciler.rollview import record_sync
 from reconciler.schedule.clusters import ClusterView, EligibilityPolicy
 from reconciler.schedule.inventory import build_cluster_views
 from reconciler.schedule.outcome import ClusterExplanation
@@ -198,6 +199,7 @@ def reconcile(
     )
     errors += rollout.errors
     files = assemble_clusters(plans, kept, prior, views, prior_index, fleet.fleet.limits())
+    record_sync(plans, now)  # a conflict lost now makes the binding failed for the next pass
     files.update(rollout.files)
     files.update(distributed.files)
     files.update(distributed.status_files(files))

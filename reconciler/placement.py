@@ -100,6 +100,13 @@ class PlacementPlan:
     """cluster -> the agent's report entry about exactly the content the hub gave it."""
     rollout_note: str = ""
     """Placement-wide rollout note (an External placement no driver targets is held)."""
+    cluster_apply_strategies: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    """cluster -> the apply strategy its index entry carries when it is not `apply_strategy`
+    (External placements: the one recorded by the driver that last moved the cluster)."""
+
+    def apply_strategy_for(self, cluster: str) -> Mapping[str, Any]:
+        """The apply strategy the cluster's index entry carries for this placement."""
+        return self.cluster_apply_strategies.get(cluster, self.apply_strategy)
 
     def cluster(self, name: str) -> ClusterManifests:
         return self.per_cluster.get(name, NO_OVERRIDES)

@@ -3,7 +3,9 @@
 `decision_files` writes `decisions/<placement>-<i>.yaml` for every placement (KEP-5313,
 multicluster.x-k8s.io/v1alpha1; at most 100 clusters a slice, clusters in name order, a revision
 derived from the decision so an unchanged decision rewrites nothing); a held placement keeps its
-previous decision files. `profile_files` writes one ClusterProfile per member cluster.
+previous decision files. A decision is the scheduler's output: every cluster with a Scheduled or
+Bound binding, including clusters the rollout has not reached yet (a rolling update's later
+waves, an External placement's held clusters); Unscheduled bindings are not listed. `profile_files` writes one ClusterProfile per member cluster.
 Called by `reconciler.pass_`.
 """
 
@@ -28,7 +30,7 @@ def decision_files(plans: Mapping[str, PlacementPlan], prior: State) -> dict[str
     files: dict[str, bytes] = {}
     for key, plan in sorted(plans.items()):
         if not plan.held:
-            clusters = plan.bound_clusters()
+            clusters = plan.targeted_clusters()
             reasons = {d.cluster: d.reason for d in plan.decisions if d.selected}
             try:
                 docs = decision_documents(

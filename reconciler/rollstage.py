@@ -24,8 +24,10 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
 from reconciler.isolate import guarded
 from reconciler.placement import PlacementPlan
-from reconciler.rollout.drivers import Driver
+from reconciler.rolldelete import begin, blocked, settle
+from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
+from reconciler.rollout.guard import driver_fault, kept_under
 from reconciler.rollout.model import (
     BOUND,
     UNSCHEDULED,
@@ -42,9 +44,10 @@ from reconciler.rollout.rolling import (
     RollingDecision,
     pick_bindings,
 )
-from reconciler.rollview import binding_view, observe, placement_view, timed
+from reconciler.rollview import binding_view, deleting_views, observe, placement_view, timed
 from reconciler.state import Binding
 
+PriorIndex = Mapping[str, Mapping[str, Mapping[str, Any]]]
 HELD = "held: External strategy, no update run targets this placement"
 
 
@@ -91,11 +94,9 @@ def _with_started(b: Binding, status: str, now: datetime) -> Binding:
 
 
 def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> None:
-    moved, stale, gone = set(decision.update), set(decision.stale), set(decision.delete)
+    moved, stale = set(decision.update), set(decision.stale)
     out = []
     for b in plan.state.bindings:
-        if b.cluster in gone and b.state == UNSCHEDULED:
-            continue
         if b.cluster in moved and b.state != UNSCHEDULED:
             b = _moved(plan, b, now)
         elif b.cluster in stale and b.state != UNSCHEDULED:
@@ -107,9 +108,18 @@ def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime
     plan.waits.update({w.cluster: w.message for w in decision.waits})
 
 
-def _roll(plan: PlacementPlan, now: datetime, assume: frozenset[str]) -> datetime | None:
+def _roll(
+    plan: PlacementPlan, now: datetime, assume: frozenset[str], prior_index: PriorIndex
+) -> datetime | None:
     """A RollingUpdate placement; returns when a timer of it is due."""
-    views = [binding_view(plan, b, assume) for b in plan.state.bindings]
+    waiting = blocked(plan)
+    if waiting:  # §2.2 step 2: no rollout this round
+        for cluster in waiting:
+            plan.waits[cluster] = (
+                f"waiting: cluster {cluster} is still removing the objects of this placement"
+            )
+        return None
+    views = [binding_view(plan, b, assume) for b in plan.state.bindings] + deleting_views(plan)
     fixed = plan.fixed_names or 0
     decision = pick_bindings(
         views,
@@ -120,6 +130,16 @@ def _roll(plan: PlacementPlan, now: datetime, assume: frozenset[str]) -> datetim
         number_of_clusters=plan.number_of_clusters,
     )
     _apply_rolling(plan, decision, now)
+    begin(
+        plan,
+        [
+            b.cluster
+            for b in plan.state.bindings
+            if b.cluster in decision.delete and b.state == UNSCHEDULED
+        ],
+        prior_index,
+        assume,
+    )
     timers = [w for w in decision.classes.waits if w > timedelta(0)]
     _settling(plan, now, assume, bool(decision.stale))
     if decision.stale and assume & set(decision.classes.ready):
@@ -152,26 +172,38 @@ def _settling(plan: PlacementPlan, now: datetime, assume: frozenset[str], blocki
 
 
 def _external(
-    plan: PlacementPlan, updates: Sequence[ExternalUpdate], now: datetime
+    plan: PlacementPlan,
+    updates: Sequence[ExternalUpdate],
+    now: datetime,
+    prior_index: PriorIndex,
+    assume: frozenset[str],
 ) -> list[FleetError]:
     """An External placement: only what a driver asks for moves."""
     latest = plan.state.latest_resources()
     errors: list[FleetError] = []
-    moves: dict[str, int] = {}
+    moves: dict[str, tuple[int, ExternalUpdate]] = {}
     deletes: set[str] = set()
     for u in updates:
-        moves.update(u.clusters)
+        moves.update({c: (i, u) for c, i in u.clusters.items()})
         deletes |= u.delete
     out = []
+    begin(
+        plan,
+        [b.cluster for b in plan.state.bindings if b.state == UNSCHEDULED and b.cluster in deletes],
+        prior_index,
+        assume,
+    )
     for b in plan.state.bindings:
-        if b.state == UNSCHEDULED and b.cluster in deletes:
-            continue
-        target = moves.get(b.cluster)
-        if target is not None and b.state != UNSCHEDULED:
+        move = moves.get(b.cluster)
+        strategy = prior_index.get(b.cluster, {}).get(plan.key, {}).get("applyStrategy")
+        if move is not None and b.state != UNSCHEDULED:
+            target, update = move
             if latest is not None and target == latest.index:
                 b = _moved(plan, b, now)
+                strategy = update.apply_strategy
             elif target != b.resource_index:
                 errors.append(_rollback_error(plan, updates, b.cluster, target))
+        _record_strategy(plan, b.cluster, strategy)
         out.append(b)
     plan.state = replace(plan.state, bindings=tuple(out))
     sources = ", ".join(sorted({u.source for u in updates}))
@@ -183,6 +215,14 @@ def _external(
                 f"held: External strategy, waiting for {sources}" if updates else HELD
             )
     return errors
+
+
+def _record_strategy(plan: PlacementPlan, cluster: str, strategy: object) -> None:
+    """An External placement's cluster keeps the apply strategy it was last moved with (a
+    staged run's `status.applyStrategy`, §4.4); nothing pushes the placement's to it (§2.2
+    step 1 is the rolling-update controller's). None: the placement's own."""
+    if isinstance(strategy, Mapping) and dict(strategy) != dict(plan.apply_strategy):
+        plan.cluster_apply_strategies[cluster] = dict(strategy)
 
 
 def _rollback_error(
@@ -215,19 +255,29 @@ def _observe(
 ) -> None:
     observe(plan, reports, now, prior_index)
     _drop_departed(plan, clusters)
+    settle(plan, reports, clusters, assume_ready)
     views[plan.key] = placement_view(plan, assume_ready)
 
 
 def _external_into(
-    plan: PlacementPlan, updates: list[ExternalUpdate], now: datetime, errors: list[FleetError]
+    plan: PlacementPlan,
+    updates: list[ExternalUpdate],
+    now: datetime,
+    prior_index: PriorIndex,
+    assume: frozenset[str],
+    errors: list[FleetError],
 ) -> None:
-    errors.extend(_external(plan, updates, now))
+    errors.extend(_external(plan, updates, now, prior_index, assume))
 
 
 def _roll_into(
-    plan: PlacementPlan, now: datetime, assume: frozenset[str], wakeups: list[datetime]
+    plan: PlacementPlan,
+    now: datetime,
+    assume: frozenset[str],
+    prior_index: PriorIndex,
+    wakeups: list[datetime],
 ) -> None:
-    due = _roll(plan, now, assume)
+    due = _roll(plan, now, assume, prior_index)
     if due is not None:
         wakeups.append(due)
 
@@ -238,7 +288,19 @@ def _run_drivers(
     inputs: RolloutInputs,
     prior_output: Mapping[str, bytes],
 ) -> list[DriverResult]:
-    return [driver(fleet, inputs, prior_output) for driver in drivers]
+    """Every driver's result; a driver that raises (outside the per-run guard each driver keeps,
+    `reconciler.rollout.guard`) keeps its previous documents and becomes an error."""
+    results = []
+    for driver in drivers:
+        try:
+            results.append(driver(fleet, inputs, prior_output))
+        except Exception as exc:  # one driver's fault fails it alone
+            name = getattr(driver, "__name__", type(driver).__name__)
+            files = kept_under(prior_output, OUTPUTS.get(driver, ()))
+            results.append(
+                DriverResult(files=files, errors=(("", None, "", driver_fault(name, exc)),))
+            )
+    return results
 
 
 def roll_out(
@@ -270,16 +332,22 @@ def roll_out(
     files: dict[str, bytes] = dict(evicted.files)
     errors = [FleetError(*e) for r in results for e in r.errors]
     for key, gone in evicted.deleted.items():
-        plan = live[key]
-        bindings = tuple(b for b in plan.state.bindings if b.cluster not in gone)
-        plan.state = replace(plan.state, bindings=bindings)
+        begin(live[key], gone, prior_index, assume_ready)
     wakeups = [r.wakeup for r in results if r.wakeup is not None]
     for key, plan in live.items():
         if plan.strategy_type == "External":
             updates = [u for r in results for u in r.updates if u.placement == key]
-            guarded(plan, "rolling out", partial(_external_into, plan, updates, now, errors))
+            guarded(
+                plan,
+                "rolling out",
+                partial(_external_into, plan, updates, now, prior_index, assume_ready, errors),
+            )
         else:
-            guarded(plan, "rolling out", partial(_roll_into, plan, now, assume_ready, wakeups))
+            guarded(
+                plan,
+                "rolling out",
+                partial(_roll_into, plan, now, assume_ready, prior_index, wakeups),
+            )
     for r in results:
         files.update(r.files)
     return RolloutOutcome(

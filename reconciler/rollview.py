@@ -26,6 +26,9 @@ from reconciler.state import Binding, BindingCondition
 MAX_MESSAGE = 1024
 """Report condition messages are cut to this many characters."""
 REPORTED_TYPES = ("Applied", "Available", "DiffReported")
+HUB_TYPES = ("RolloutStarted", "WorkSynchronized")
+"""Binding conditions the hub itself sets (kept from pass to pass while the content stays)."""
+SYNC_FAILED = "SyncWorkFailed"
 
 
 def timed(
@@ -78,11 +81,41 @@ def observe(
     for b in plan.state.bindings:
         if b.content is None and b.state == BOUND and b.resource_index == index:
             b = replace(b, content=plan.desired.get(b.cluster))  # state written before contents
-        started = [c for c in b.conditions if c.type == "RolloutStarted"]
+        started = [c for c in b.conditions if c.type in HUB_TYPES]
         given = given_content(prior_index.get(b.cluster, {}).get(plan.key))
         reported = timed(_reported(plan, b, reports.get(b.cluster), given), b.conditions, now)
         bindings.append(replace(b, conditions=(*started, *reported)))
     plan.state = replace(plan.state, bindings=tuple(bindings))
+
+
+def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
+    """After the files are laid out: a cluster whose files for a placement could not be written
+    as rendered (an object lost to another placement, `assemble`) gets the binding condition
+    WorkSynchronized False `SyncWorkFailed` with that message, so the next pass's rollout counts
+    the binding as failed (§2.3 HasBindingFailed: not an allow-listed reason); a cluster whose
+    files were written drops it. Clusters the rollout did not reach keep what they had."""
+    for plan in plans.values():
+        if plan.held:
+            continue
+        live = set(plan.live_clusters())
+        bindings = []
+        for b in plan.state.bindings:
+            if b.cluster in live:
+                b = with_sync(b, plan.sync_errors.get(b.cluster), now)
+            bindings.append(b)
+        plan.state = replace(plan.state, bindings=tuple(bindings))
+
+
+def with_sync(b: Binding, error: str | None, now: datetime) -> Binding:
+    rest = [c for c in b.conditions if c.type != "WorkSynchronized"]
+    if error is None:
+        return b if len(rest) == len(b.conditions) else replace(b, conditions=tuple(rest))
+    failed = timed(
+        [("WorkSynchronized", "False", SYNC_FAILED, error[:MAX_MESSAGE])], b.conditions, now
+    )
+    started = [c for c in rest if c.type == "RolloutStarted"]
+    others = [c for c in rest if c.type != "RolloutStarted"]
+    return replace(b, conditions=(*started, *failed, *others))
 
 
 def _assumed(plan: PlacementPlan) -> list[ObservedCondition]:
@@ -139,5 +172,25 @@ def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) ->
         policy_fulfilled=plan.scheduled.status == "True",
         latest_resource_index=latest.index if latest else None,
         resource_indexes=tuple(s.index for s in plan.state.resource_snapshots),
-        bindings=tuple(binding_view(plan, b, assume) for b in plan.state.bindings),
+        bindings=(
+            *(binding_view(plan, b, assume) for b in plan.state.bindings),
+            *deleting_views(plan),
+        ),
     )
+
+
+def deleting_views(plan: PlacementPlan) -> list[BindingView]:
+    """The bindings being deleted (`reconciler.rolldelete`), as the drivers see them: their
+    conditions as they last were."""
+    return [
+        BindingView(
+            cluster=b.cluster,
+            state=b.state,
+            resource_index=b.resource_index,
+            content=b.content,
+            previous_state=b.previous_state,
+            deleting=True,
+            conditions=b.conditions,
+        )
+        for b in plan.state.deleting
+    ]

@@ -79,6 +79,8 @@ class Binding:
     """ResourceOverride snapshot names (`<namespace>/<name>-<index>`) likewise."""
     conditions: tuple[BindingCondition, ...] = ()
     """RolloutStarted and the agent's Applied/Available/DiffReported for `content`."""
+    removing: int = 0
+    """Deleting bindings only: how many objects the cluster's agent is removing."""
 
     def condition(self, type_: str) -> BindingCondition | None:
         return next((c for c in self.conditions if c.type == type_), None)
@@ -98,6 +100,10 @@ class PlacementState:
     """(resource id, source file) of every resource the placement selected last time: when one
     of them is missing now because its file fails to load, the placement keeps its output."""
     origin_file: str = ""
+    deleting: tuple[Binding, ...] = ()
+    """Bindings being deleted (KubeFleet's deletionTimestamp): their clusters' files are gone
+    from the output and their agents are removing the objects. The scheduler never sees them;
+    the rollout counts them (kubefleet.md §2.3) until the agent reports the objects gone."""
 
     def latest_policy(self) -> Snapshot | None:
         return self.policy_snapshots[-1] if self.policy_snapshots else None
@@ -143,6 +149,8 @@ def _binding_to_yaml(b: Binding) -> dict[str, Any]:
         entry["resourceOverrides"] = list(b.resource_overrides)
     if b.conditions:
         entry["conditions"] = [_condition_to_yaml(c) for c in b.conditions]
+    if b.removing:
+        entry["removing"] = b.removing
     return entry
 
 
@@ -200,7 +208,7 @@ def _decision(raw: Any) -> BindingDecision | None:
 
 def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
     """The YAML document for one placement's state."""
-    return {
+    doc = {
         "apiVersion": STATE_API_VERSION,
         "kind": PLACEMENT_STATE_KIND,
         "metadata": {"name": ps.key},
@@ -212,6 +220,9 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
         "bindings": [_binding_to_yaml(b) for b in ps.bindings],
         "selected": [{"id": rid, "file": f} for rid, f in ps.selected],
     }
+    if ps.deleting:
+        doc["deleting"] = [_binding_to_yaml(b) for b in ps.deleting]
+    return doc
 
 
 OVERRIDES_FILE = "state/overrides.yaml"
@@ -270,6 +281,7 @@ def _bindings(raw: Any) -> tuple[Binding, ...]:
             cluster_overrides=tuple(str(x) for x in b.get("clusterResourceOverrides") or ()),
             resource_overrides=tuple(str(x) for x in b.get("resourceOverrides") or ()),
             conditions=_conditions(b.get("conditions")),
+            removing=int(b.get("removing") or 0),
         )
         for b in raw or []
     )
@@ -285,6 +297,7 @@ def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
         policy_snapshots=_snapshots(doc.get("policySnapshots")),
         resource_snapshots=_snapshots(doc.get("resourceSnapshots")),
         bindings=_bindings(doc.get("bindings")),
+        deleting=_bindings(doc.get("deleting")),
         selected=tuple((str(r["id"]), str(r["file"])) for r in doc.get("selected") or []),
     )
 

@@ -223,3 +223,11 @@ def timed(
         base: tuple[Condition, ...] = (previous,) if previous is not None else ()
         out += set_condition(base, new, now)
     return out
+
+
+def deleting_message(cluster: str, objects: int) -> str:
+    """Why a removed cluster still counts for the rollout (a gitfleet addition)."""
+    return (
+        f"deleting: waiting for cluster {cluster} to remove {objects} "
+        f"object{'' if objects == 1 else 's'}"
+    )

@@ -29,6 +29,7 @@ from reconciler.state import Binding, State
 from reconciler.status import (
     Cond,
     cluster_rollout_conditions,
+    deleting_message,
     overridden_condition,
     placement_conditions,
     timed,
@@ -235,6 +236,11 @@ def placement_status_doc(
         status["selectedResources"] = [r.identifier() for r in plan.selection.resources]
     if entries:
         status["perClusterPlacementStatuses"] = entries
+    if plan.state.deleting and not plan.held:
+        status["deletingClusters"] = [
+            {"clusterName": b.cluster, "message": deleting_message(b.cluster, b.removing)}
+            for b in sorted(plan.state.deleting, key=lambda b: b.cluster)
+        ]
     doc = dict(plan.declared)
     doc["metadata"] = {**_declared_metadata(doc.get("metadata", {})), "generation": gen}
     return {**doc, "status": status}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -21,17 +21,18 @@ import yaml
 
 from gitfleet.api.cgu import (
     BATCH_TIMEOUT_ACTIONS,
-    SOAK_ANNOTATION,
     ClusterGroupUpgrade,
     ClusterGroupUpgradeSpec,
 )
 from gitfleet.load.model import FleetSnapshot
 from reconciler.priorparse import parse_own
 from reconciler.rollout.cgu_base import Context
+from reconciler.rollout.cgu_blockers import soak_annotations, staged_run_blockers
 from reconciler.rollout.cgu_run import advance
 from reconciler.rollout.cgu_select import apply_ops, go_list, ordered_ops
 from reconciler.rollout.cgu_spec import Blocker, CguInput
 from reconciler.rollout.cgu_state import CguRun, read_run, run_doc, status_body
+from reconciler.rollout.guard import kept, run_fault
 from reconciler.rollout.model import DriverResult, ExternalUpdate, RolloutInputs
 
 Key = tuple[str, str]
@@ -40,8 +41,11 @@ EVENT_TRAILER = "Gitfleet-Cgu-Event"
 _QUIET_ACTIONS = frozenset({"RemediationInClusterStarted", "RemediationInClusterCompleted"})
 
 
+STATUS_PREFIX = "status/clustergroupupgrades/"
+
+
 def status_path(namespace: str, name: str) -> str:
-    return f"status/clustergroupupgrades/{namespace}/{name}.yaml"
+    return f"{STATUS_PREFIX}{namespace}/{name}.yaml"
 
 
 def state_path(namespace: str, name: str) -> str:
@@ -165,57 +169,6 @@ def _blocker(run: CguRun | None) -> Blocker:
     )
 
 
-def staged_run_blockers(fleet: FleetSnapshot, output: Mapping[str, bytes]) -> dict[Key, Blocker]:
-    """§8.2 / Decision 3: staged update runs in state Run, initialized and not finished, as
-    implicit blockers named `ClusterStagedUpdateRun/<name>` (`StagedUpdateRun/<ns>/<name>`),
-    claiming (placement, cluster) for every cluster of their stages."""
-    runs: list[tuple[str, str, str, Any]] = [
-        ("", n, "ClusterStagedUpdateRun", r) for n, r in fleet.update_runs.items()
-    ]
-    runs += [(ns, n, "StagedUpdateRun", r) for (ns, n), r in fleet.staged_update_runs.items()]
-    out: dict[Key, Blocker] = {}
-    for ns, name, kind, run in runs:
-        if run.spec.state != "Run":
-            continue
-        path = f"status/updateruns/{ns + '/' if ns else ''}{name}.yaml"
-        try:
-            doc = parse_own(output[path]) if path in output else None
-        except yaml.YAMLError:
-            doc = None
-        status = (doc or {}).get("status") or {}
-        conds = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
-        initialized = (conds.get("Initialized") or {}).get("status") == "True"
-        if not initialized or "Succeeded" in conds:
-            continue
-        key = f"{ns}.{run.spec.placement_name}" if ns else run.spec.placement_name
-        clusters = {
-            str(c.get("clusterName"))
-            for stage in status.get("stagesStatus") or []
-            for c in stage.get("clusters") or []
-        }
-        label = f"{kind}/{ns + '/' if ns else ''}{name}"
-        out[("\x00staged", label)] = Blocker(
-            None, True, True, frozenset((key, c) for c in clusters)
-        )
-    return out
-
-
-def _soak(fleet: FleetSnapshot) -> tuple[dict[str, int], dict[str, str]]:
-    """Valid soak seconds by placement key, and the invalid raw values."""
-    valid, invalid = {}, {}
-    objects: list[tuple[str, Any]] = [(n, p) for n, p in fleet.placements.items()]
-    objects += [(f"{ns}.{n}", p) for (ns, n), p in fleet.resource_placements.items()]
-    for key, placement in objects:
-        raw = (placement.metadata.annotations or {}).get(SOAK_ANNOTATION)
-        if raw is None:
-            continue
-        if raw.isdigit():
-            valid[key] = int(raw)
-        else:
-            invalid[key] = raw
-    return valid, invalid
-
-
 def effective_labels(
     fleet: FleetSnapshot, labels: Mapping[str, Mapping[str, str]], output: Mapping[str, bytes]
 ) -> dict[str, dict[str, str]]:
@@ -307,71 +260,109 @@ def _live(run: CguRun, inp: CguInput, key: Key, fleet: FleetSnapshot) -> list[tu
     ]
 
 
+@dataclass
+class _Out:
+    files: dict[str, bytes] = field(default_factory=dict)
+    updates: list[ExternalUpdate] = field(default_factory=list)
+    wakeups: list[datetime] = field(default_factory=list)
+    trailers: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[tuple[str, int | None, str, str]] = field(default_factory=list)
+
+    def merge(self, other: _Out) -> None:
+        self.files.update(other.files)
+        self.updates += other.updates
+        self.wakeups += other.wakeups
+        self.trailers += other.trailers
+        self.errors += other.errors
+
+
 def drive_cluster_group_upgrades(
     fleet: FleetSnapshot, inputs: RolloutInputs, prior_output: Mapping[str, bytes]
 ) -> DriverResult:
-    """Every ClusterGroupUpgrade through this pass."""
+    """Every ClusterGroupUpgrade through this pass; one whose step raises keeps its previous
+    documents and gets a located error (`reconciler.rollout.guard`), the others go on."""
     runs = prior_runs(prior_output)
     present = _present(fleet, runs)
     ops = ordered_ops({k: runs[k].ops for k in present if k in runs})
     labels = apply_ops(inputs.cluster_labels, ops)
-    soak, bad_soak = _soak(fleet)
+    soak, bad_soak = soak_annotations(fleet)
     blockers = {k: _blocker(runs.get(k)) for k in present}
     blockers.update(staged_run_blockers(fleet, prior_output))
-    files: dict[str, bytes] = {}
-    updates: list[ExternalUpdate] = []
-    wakeups: list[datetime] = []
-    trailers: list[tuple[str, str]] = []
+    now = inputs.now.replace(microsecond=0)
+    out = _Out(errors=refusal_errors(fleet))
     for key in _order(present):
-        inp, run = present[key], runs.get(key) or CguRun()
-        if not runs.get(key):
-            trailers.append(
-                (
-                    EVENT_TRAILER,
-                    f"{key[0]}/{key[1]} CguCreated BuildingRemediationPlan: New ClusterGroupUpgrade found: {key[1]}",
-                )
-            )
-        events = _live(run, inp, key, fleet)
-        if inp.invalid is not None and run.started:
-            inp = CguInput(
-                inp.namespace,
-                inp.name,
-                ClusterGroupUpgradeSpec.model_validate(run.live),
-                inp.annotations,
-            )
-        ctx = Context(inputs.placements, labels, soak, inputs.now.replace(microsecond=0), blockers)
-        step = advance(inp, run, ctx)
-        blockers[key] = _blocker(run)
-        events += step.events
-        for t in run.targets if run.started and not run.finished else []:
-            if t.key in bad_soak:
-                events.append(
-                    (
-                        "CguInvalidSoakAnnotation",
-                        "",
-                        f"ignoring invalid soak annotation on placement {t.key}: {bad_soak[t.key]}",
-                    )
-                )
-        source = f"ClusterGroupUpgrade/{key[0]}/{key[1]}"
-        updates += [
-            ExternalUpdate(p, source, dict(sorted(cs.items())))
-            for p, cs in sorted(step.updates.items())
-        ]
-        wakeups += step.wakeups
-        trailers += [
-            (EVENT_TRAILER, f"{key[0]}/{key[1]} {reason} {action}: {message}".replace("  ", " "))
-            for reason, action, message in events
-            if action not in _QUIET_ACTIONS
-        ]
-        files[state_path(*key)] = yaml_doc(run_doc(key[0], key[1], run))
-        files[status_path(*key)] = yaml_doc(_status_doc(fleet, key, run))
+        one = _Out()
+        try:
+            ctx = Context(inputs.placements, labels, soak, now, blockers)
+            run = _drive_one(fleet, key, present[key], runs.get(key), ctx, bad_soak, one)
+            blockers[key] = _blocker(run)
+        except Exception as exc:  # one CGU's fault fails it alone
+            origin = fleet.origins.get(("ClusterGroupUpgrade", *key))
+            file, line = (origin.file, origin.line) if origin else ("", None)
+            source = f"ClusterGroupUpgrade/{key[0]}/{key[1]}"
+            one = _Out(files=kept(prior_output, [state_path(*key), status_path(*key)]))
+            one.errors.append(run_fault(source, file, line, exc))
+        out.merge(one)
     return DriverResult(
-        updates=tuple(updates),
-        files=files,
-        errors=tuple(refusal_errors(fleet)),
-        wakeup=min(wakeups) if wakeups else None,
-        trailers=tuple(trailers),
+        updates=tuple(out.updates),
+        files=out.files,
+        errors=tuple(out.errors),
+        wakeup=min(out.wakeups) if out.wakeups else None,
+        trailers=tuple(out.trailers),
     )
+
+
+def _drive_one(
+    fleet: FleetSnapshot,
+    key: Key,
+    inp: CguInput,
+    prior: CguRun | None,
+    ctx: Context,
+    bad_soak: Mapping[str, str],
+    out: _Out,
+) -> CguRun:
+    """One CGU's step into `out`; returns its run state after the step."""
+    run = prior or CguRun()
+    if not prior:
+        out.trailers.append(
+            (
+                EVENT_TRAILER,
+                f"{key[0]}/{key[1]} CguCreated BuildingRemediationPlan: New ClusterGroupUpgrade found: {key[1]}",
+            )
+        )
+    events = _live(run, inp, key, fleet)
+    if inp.invalid is not None and run.started:
+        inp = CguInput(
+            inp.namespace,
+            inp.name,
+            ClusterGroupUpgradeSpec.model_validate(run.live),
+            inp.annotations,
+        )
+    step = advance(inp, run, ctx)
+    events += step.events
+    for t in run.targets if run.started and not run.finished else []:
+        if t.key in bad_soak:
+            events.append(
+                (
+                    "CguInvalidSoakAnnotation",
+                    "",
+                    f"ignoring invalid soak annotation on placement {t.key}: {bad_soak[t.key]}",
+                )
+            )
+    source = f"ClusterGroupUpgrade/{key[0]}/{key[1]}"
+    out.updates += [
+        ExternalUpdate(p, source, dict(sorted(cs.items())))
+        for p, cs in sorted(step.updates.items())
+    ]
+    out.wakeups += step.wakeups
+    out.trailers += [
+        (EVENT_TRAILER, f"{key[0]}/{key[1]} {reason} {action}: {message}".replace("  ", " "))
+        for reason, action, message in events
+        if action not in _QUIET_ACTIONS
+    ]
+    out.files[state_path(*key)] = yaml_doc(run_doc(key[0], key[1], run))
+    out.files[status_path(*key)] = yaml_doc(_status_doc(fleet, key, run))
+    return run
 
 
 def _status_doc(fleet: FleetSnapshot, key: Key, run: CguRun) -> dict[str, Any]:

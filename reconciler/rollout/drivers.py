@@ -10,7 +10,9 @@ wakeups and trailers, and turns errors into fleet errors.
 
 Registered drivers, in call order: staged update runs (`(Cluster)StagedUpdateRun`, helper
 `staged`) and cluster group upgrades (`ClusterGroupUpgrade`, helper `cgu`) register here by
-adding their entry point to `DRIVERS`. Called by `reconciler.pass_`.
+adding their entry point to `DRIVERS`, and the output folders they own to `OUTPUTS` (a driver
+that fails outside any one run keeps them as they were, see `reconciler.rollout.guard`). Called by
+`reconciler.pass_` and `reconciler.rollstage`.
 """
 
 from __future__ import annotations
@@ -18,11 +20,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from gitfleet.load.model import FleetSnapshot
-from reconciler.rollout.cgu import drive_cluster_group_upgrades
+from reconciler.rollout.cgu import STATE_PREFIX, STATUS_PREFIX, drive_cluster_group_upgrades
 from reconciler.rollout.model import DriverResult, RolloutInputs
 from reconciler.rollout.staged import drive_staged_runs
+from reconciler.rollout.stagedstatus import APPROVAL_PREFIX, RUN_STATUS_PREFIX
 
 Driver = Callable[[FleetSnapshot, RolloutInputs, Mapping[str, bytes]], DriverResult]
 
 DRIVERS: tuple[Driver, ...] = (drive_staged_runs, drive_cluster_group_upgrades)
 """Every registered external driver, in call order."""
+
+OUTPUTS: Mapping[Driver, tuple[str, ...]] = {
+    drive_staged_runs: (RUN_STATUS_PREFIX, APPROVAL_PREFIX),
+    drive_cluster_group_upgrades: (STATE_PREFIX, STATUS_PREFIX),
+}
+"""The output folders each registered driver writes (its status and state documents)."""

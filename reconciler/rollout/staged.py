@@ -20,6 +20,7 @@ from typing import Any
 from gitfleet.api.staged import UpdateRunSpec
 from gitfleet.load.model import FleetSnapshot
 from reconciler.rollout import stagedstatus as st
+from reconciler.rollout.guard import kept, run_fault
 from reconciler.rollout.model import DriverResult, ExternalUpdate, RolloutInputs
 from reconciler.rollout.stagedapproval import Approvals
 from reconciler.rollout.stagedcheck import revalidate
@@ -195,6 +196,29 @@ def _collect(ref: st.RunRef, step: Step, out: _Collected) -> None:
     out.trailers += step.trailers
 
 
+def _faulted(ref: st.RunRef, prior: Mapping[str, bytes], exc: Exception) -> _Collected:
+    """A run whose step raised: its previous documents, a located error, and an empty update
+    so its placement says it waits for this run (`reconciler.rollout.guard`)."""
+    path = st.run_status_path(ref.name, ref.namespace)
+    out = _Collected(files=kept(prior, [path]))
+    out.errors.append(run_fault(ref.source, *ref.where(), exc))
+    try:
+        status = (st.read_doc(prior, path) or {}).get("status") or {}
+        out.files.update(_prior_requests(ref, status, prior))
+        out.updates.append(ExternalUpdate(placement=ref.placement, source=ref.source))
+    except Exception:  # an unreadable prior status keeps the run's own document only
+        return out
+    return out
+
+
+def _merge(out: _Collected, one: _Collected) -> None:
+    out.updates += one.updates
+    out.files.update(one.files)
+    out.errors += one.errors
+    out.wakeups += one.wakeups
+    out.trailers += one.trailers
+
+
 def drive_staged_runs(
     fleet: FleetSnapshot, inputs: RolloutInputs, prior_output: Mapping[str, bytes]
 ) -> DriverResult:
@@ -202,7 +226,12 @@ def drive_staged_runs(
     approvals = approvals_of(fleet)
     out = _Collected()
     for ref in run_refs(fleet):
-        _step_run(ref, inputs, prior_output, approvals, out)
+        one = _Collected()
+        try:
+            _step_run(ref, inputs, prior_output, approvals, one)
+        except Exception as exc:  # one run's fault fails it alone
+            one = _faulted(ref, prior_output, exc)
+        _merge(out, one)
     return DriverResult(
         updates=tuple(out.updates),
         files=dict(sorted(out.files.items())),

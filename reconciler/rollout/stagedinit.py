@@ -34,9 +34,10 @@ class Stage:
 
 
 def selected_clusters(view: PlacementView) -> tuple[list[str], list[str]]:
-    """(selected, to-be-deleted) clusters of the latest policy snapshot (§4.2 step 3)."""
-    selected = sorted(b.cluster for b in view.bindings if b.state != UNSCHEDULED)
-    deleting = sorted(b.cluster for b in view.bindings if b.state == UNSCHEDULED)
+    """(selected, to-be-deleted) clusters of the latest policy snapshot (§4.2 step 3); a
+    binding being deleted (an evicted Bound one too) is to be deleted."""
+    selected = sorted(b.cluster for b in view.bindings if b.state != UNSCHEDULED and not b.deleting)
+    deleting = sorted(b.cluster for b in view.bindings if b.state == UNSCHEDULED or b.deleting)
     return selected, deleting
 
 

@@ -92,14 +92,18 @@ class RunRef:
         return (self.origin.file, self.origin.line) if self.origin else ("", None)
 
 
+RUN_STATUS_PREFIX = "status/updateruns/"
+APPROVAL_PREFIX = "status/approvals/"
+
+
 def run_status_path(name: str, namespace: str = "") -> str:
     """Output path of a run's status document."""
-    return f"status/updateruns/{namespace + '/' if namespace else ''}{name}.yaml"
+    return f"{RUN_STATUS_PREFIX}{namespace + '/' if namespace else ''}{name}.yaml"
 
 
 def approval_status_path(name: str, namespace: str = "") -> str:
     """Output path of an approval request the hub created."""
-    return f"status/approvals/{namespace + '/' if namespace else ''}{name}.yaml"
+    return f"{APPROVAL_PREFIX}{namespace + '/' if namespace else ''}{name}.yaml"
 
 
 def request_name(run: str, stage: str, before: bool) -> str:

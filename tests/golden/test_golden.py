@@ -1,22 +1,34 @@
 """Golden fleets: each case folder holds an input fleet and the expected output tree.
 
-`case.yaml` names the fleet folder (default `fleet/`), an optional cluster-status folder and the
-pass clock. The rendered tree (plus `errors.txt`, the sorted error lines, and `warnings.txt`, the
-notes and warnings of `gitfleet validate` when there are any) must equal `expected/`
-byte for byte, and a second pass fed with the first pass's output must give identical bytes (a
-no-op pass). Regenerate with `make golden-update` after an intended change, and review the diff.
+`case.yaml` names the fleet folder (default `fleet/`), an optional cluster-status folder, an
+optional agent-reports folder (`reports:`, files as agents push them, as `gitfleet render
+--reports`) and the pass clock. The rendered tree (plus `errors.txt`, the sorted error lines, and
+`warnings.txt`, the notes and warnings of `gitfleet validate` when there are any) must equal
+`expected/` byte for byte, and a second pass fed with the first pass's output must give identical
+bytes (a no-op pass). Regenerate with `make golden-update` after an intended change, and review
+the diff.
+
+Stepped cases (a rollout through several passes) add `steps:`, each `{name, now, reports,
+fleet}` (`reports` defaults to `steps/<name>/reports`, `fleet` to the case's fleet): step i starts
+from step i-1's output (the first from the base pass) and its tree must equal
+`steps/<name>/expected/`. Each step rendered twice from the same prior gives identical bytes.
+Step reports are what agents that applied their index would push; `make_step_reports.py` writes
+them from the previous step's tree (needed again only if the content hashes change).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from gitfleet.api import parse_time
+from gitfleet.cli.app import read_reports_dir
 from gitfleet.load.statusdir import read_cluster_statuses
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler.pass_ import reconcile
@@ -28,17 +40,33 @@ CASES = sorted(p for p in HERE.iterdir() if (p / "case.yaml").is_file())
 UPDATE = os.environ.get("GITFLEET_UPDATE_GOLDEN") == "1"
 
 
-def render_case(case: Path, prior: State) -> dict[str, bytes]:
-    spec = yaml.safe_load((case / "case.yaml").read_text()) or {}
+def case_spec(case: Path) -> dict[str, Any]:
+    spec: dict[str, Any] = yaml.safe_load((case / "case.yaml").read_text()) or {}
     for tool in spec.get("requires", []):
         if shutil.which(tool) is None:
             pytest.skip(f"{case.name} needs {tool}, which is not on PATH")
+    return spec
+
+
+def render_case(
+    case: Path, prior: State, step: Mapping[str, Any] | None = None
+) -> dict[str, bytes]:
+    """The base pass of `case`, or (with `step`, one entry of `steps:`) one of its steps."""
+    spec = case_spec(case)
+    if step is not None:
+        reports = step.get("reports", f"steps/{step['name']}/reports")
+        spec = {**spec, "reports": reports, **{k: step[k] for k in ("now", "fleet") if k in step}}
     fleet = load_fleet(WorkdirTree((case / spec.get("fleet", "fleet")).resolve()), lint=True)
     statuses = None
     if "clusterStatus" in spec:
         statuses, errors = read_cluster_statuses(WorkdirTree(case / spec["clusterStatus"]))
         assert not errors, errors
-    result = reconcile(fleet, prior, statuses, parse_time(spec.get("now", "2026-11-21T10:00:00Z")))
+    reports = None
+    if "reports" in spec:
+        reports, problems = read_reports_dir(case / spec["reports"])
+        assert not problems, problems
+    now = parse_time(spec.get("now", "2026-11-21T10:00:00Z"))
+    result = reconcile(fleet, prior, statuses, now, reports)
     files = dict(result.files)
     files["errors.txt"] = "".join(f"{e}\n" for e in result.errors).encode()
     lines = [f"note: {n}\n" for n in fleet.notes] + [f"warning: {w}\n" for w in fleet.warnings]
@@ -84,6 +112,32 @@ def test_second_pass_is_byte_identical(case: Path) -> None:
     assert not problems
     second = render_case(case, prior)
     assert second == first
+
+
+STEPPED = [c for c in CASES if (yaml.safe_load((c / "case.yaml").read_text()) or {}).get("steps")]
+
+
+def next_prior(files: Mapping[str, bytes]) -> State:
+    prior, problems = read_state({k: v for k, v in files.items() if not k.endswith(".txt")})
+    assert not problems
+    return prior
+
+
+@pytest.mark.parametrize("case", STEPPED, ids=lambda p: p.name)
+def test_golden_steps(case: Path) -> None:
+    """Each step's tree, from the previous step's output; rendering a step twice is identical."""
+    files = render_case(case, State())
+    for step in case_spec(case)["steps"]:
+        prior = next_prior(files)
+        files = render_case(case, prior, step)
+        assert render_case(case, prior, step) == files, f"{step['name']}: not reproducible"
+        expected_dir = case / "steps" / step["name"] / "expected"
+        if UPDATE:
+            write_tree(expected_dir, files)
+        expected = read_tree(expected_dir)
+        assert sorted(files) == sorted(expected), f"{step['name']}: the set of files differs"
+        for path in sorted(expected):
+            assert files[path] == expected[path], f"{case.name} {step['name']}: {path} differs"
 
 
 def test_there_are_at_least_six_golden_fleets() -> None:
