@@ -5,7 +5,8 @@ binding, KubeFleet sets the binding's deletionTimestamp and keeps it until the m
 gone. Here `begin` moves such a binding to `PlacementState.deleting` with the number of objects
 its cluster had for the placement: the cluster's files leave the output (its agent prunes them),
 the scheduler no longer sees the binding, and the rollout still counts it (a deleting binding is
-never a candidate; ready ones are canBeUnavailable; healthy ones take a maxSurge slot, §2.3).
+never a candidate, never ready, and takes a maxSurge slot, §2.3: deleting a binding bumps its
+generation, so its conditions no longer count).
 `settle` ends the phase once the cluster's agent reports no entry for the placement (and no
 failed prune), or the cluster left the fleet; clusters taken as applying what they are given
 (a dry run, AssumeJoined clusters without a report) and clusters that had no objects end it at
@@ -45,7 +46,7 @@ def begin(
         entry = prior_index.get(b.cluster, {}).get(plan.key) or {}
         count = len(entry.get("objects") or [])
         if count and b.cluster not in immediate:
-            deleting.append(replace(b, removing=count))
+            deleting.append(replace(b, removing=count, conditions=()))
     plan.state = replace(plan.state, bindings=tuple(kept), deleting=tuple(deleting))
 
 

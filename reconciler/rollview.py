@@ -180,8 +180,10 @@ def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) ->
 
 
 def deleting_views(plan: PlacementPlan) -> list[BindingView]:
-    """The bindings being deleted (`reconciler.rolldelete`), as the drivers see them: their
-    conditions as they last were."""
+    """The bindings being deleted (`reconciler.rolldelete`), as the drivers see them: without
+    conditions, as deleting a binding bumps its generation and KubeFleet counts a condition only
+    at the current one. So a deleting binding is never ready or available (an eviction budget
+    counts it unavailable) and never failed (it keeps a maxSurge slot), §2.3 and §5.2."""
     return [
         BindingView(
             cluster=b.cluster,
@@ -190,7 +192,6 @@ def deleting_views(plan: PlacementPlan) -> list[BindingView]:
             content=b.content,
             previous_state=b.previous_state,
             deleting=True,
-            conditions=b.conditions,
         )
         for b in plan.state.deleting
     ]

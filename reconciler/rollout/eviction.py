@@ -194,8 +194,14 @@ def eviction_path(name: str) -> str:
     return f"status/evictions/{name}.yaml"
 
 
-def _without(view: PlacementView, cluster: str) -> PlacementView:
-    return replace(view, bindings=tuple(b for b in view.bindings if b.cluster != cluster))
+def _deleting(view: PlacementView, cluster: str) -> PlacementView:
+    """The view after the eviction deleted the cluster's binding: it stays, deleting, without
+    conditions (deletion bumps the binding's generation), for the evictions after it."""
+    bindings = tuple(
+        replace(b, deleting=True, conditions=()) if b.cluster == cluster else b
+        for b in view.bindings
+    )
+    return replace(view, bindings=bindings)
 
 
 def process_evictions(
@@ -226,5 +232,5 @@ def process_evictions(
         if verdict.evict and view is not None:
             cluster = eviction.spec.cluster_name
             deleted.setdefault(key, set()).add(cluster)
-            current[key] = _without(view, cluster)
+            current[key] = _deleting(view, cluster)
     return EvictionOutcome({k: frozenset(v) for k, v in deleted.items()}, files)

@@ -15,6 +15,7 @@ from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import read_state
 from renderers import load_fleet
 from tests.unit.rollout.test_pass_rollout import (
+    BUDGET,
     CLUSTERS,
     EVICT,
     Stepper,
@@ -123,3 +124,60 @@ def test_an_evicted_cluster_is_rescheduled_only_after_its_objects_are_gone(
     assert state_deleting(s) == []
     s.step()
     assert s.on(0) == CLUSTERS
+
+
+def _executed(s: Stepper, name: str) -> tuple[str, str]:
+    doc = yaml.safe_load(s.files[f"status/evictions/{name}.yaml"])
+    cond = next(c for c in doc["status"]["conditions"] if c["type"] == "Executed")
+    return cond["status"], cond["message"]
+
+
+def _eviction(name: str, cluster: str) -> str:
+    return EVICT.format(name=name).replace("clusterName: c3", f"clusterName: {cluster}")
+
+
+def test_a_deleting_binding_counts_as_unavailable_for_the_disruption_budget(
+    tmp_path: Path,
+) -> None:
+    s = started(tmp_path)
+    old = dict(s.files)
+    evictions = _eviction("a", "c3") + "---\n" + _eviction("b", "c4")
+    write_fleet(tmp_path, extra=evictions + BUDGET.format(n=7))
+    lagging_step(s, {"c3": old})
+    assert _executed(s, "a") == (
+        "True",
+        "Eviction is allowed by specified ClusterResourcePlacementDisruptionBudget, "
+        "availablePlacements: 8, totalPlacements: 8",
+    )
+    # In the same pass c3 is deleting: not available any more.
+    assert _executed(s, "b") == (
+        "False",
+        "Eviction is blocked by specified ClusterResourcePlacementDisruptionBudget, "
+        "availablePlacements: 7, totalPlacements: 8",
+    )
+    # The next pass: c3 still deleting (its agent lags) and picked again (Scheduled).
+    write_fleet(tmp_path, extra=evictions + "---\n" + _eviction("c", "c5") + BUDGET.format(n=7))
+    lagging_step(s, {"c3": old})
+    assert _executed(s, "c") == (
+        "False",
+        "Eviction is blocked by specified ClusterResourcePlacementDisruptionBudget, "
+        "availablePlacements: 7, totalPlacements: 9",
+    )
+
+
+def test_a_second_eviction_of_a_deleting_cluster_says_it_is_being_removed(
+    tmp_path: Path,
+) -> None:
+    s = started(tmp_path, "  policy:\n    placementType: PickN\n    numberOfClusters: 8\n")
+    old = dict(s.files)
+    write_fleet(
+        tmp_path,
+        "  policy:\n    placementType: PickN\n    numberOfClusters: 8\n",
+        extra=_eviction("a", "c3") + "---\n" + _eviction("b", "c3"),
+    )
+    lagging_step(s, {"c3": old})
+    assert _executed(s, "b") == (
+        "True",
+        "Eviction is allowed, resources propagated by placement is currently being removed "
+        "from cluster targeted by eviction",
+    )
