@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the real Kubernetes programs the tests run against -- kube-apiserver, kubectl, etcd, helm,
-# kustomize -- from their Go modules at pinned versions, into a cache outside the source tree.
+# kustomize, sops -- from their Go modules at pinned versions, into a cache outside the source tree.
 #
 # Called by .ci/run when `go` is present, and by hand:  hack/tools.sh        (build what is missing)
 #                                                       hack/tools.sh --bin  (print the bin dir only)
@@ -17,6 +17,7 @@ STAGING_VERSION=v0.36.3    # the k8s.io/<staging module> release matching K8S_VE
 ETCD_VERSION=v3.6.8        # the etcd server that k8s v1.36.3 itself pins in its go.mod
 HELM_VERSION=v3.22.0
 KUSTOMIZE_VERSION=v5.8.2   # v5.8.3 needs go 1.27
+SOPS_VERSION=v3.13.3       # SOPS files encrypted with age (renderers/sops.py); its go.mod says go 1.25.8
 TOOL_SET="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_helm-${HELM_VERSION}_kustomize-${KUSTOMIZE_VERSION}"
 
 CACHE="${GITFLEET_TOOLS_CACHE:-$HOME/.cache/gitfleet-tools}"
@@ -85,10 +86,20 @@ build_kustomize() {
   GOBIN="$BIN" $NICE "$GO" install -ldflags "-s -w" "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
 }
 
+# sops is not part of TOOL_SET (adding it would rebuild every other tool in existing caches); the
+# binary is rebuilt when its recorded version differs.
+build_sops() {
+  if have sops && [ "$(cat "$BIN/.sops.version" 2>/dev/null)" = "$SOPS_VERSION" ]; then return; fi
+  log "building sops $SOPS_VERSION"
+  GOBIN="$BIN" $NICE "$GO" install -ldflags "-s -w" "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"
+  echo "$SOPS_VERSION" > "$BIN/.sops.version"
+}
+
 start=$(date +%s)
 build_etcd
 build_helm
 build_kustomize
+build_sops
 build_kubernetes
 log "tools ready in $BIN ($(( $(date +%s) - start )) s)"
 echo "$BIN"

@@ -33,6 +33,7 @@ from reconciler.rollview import record_sync
 from reconciler.schedule.clusters import ClusterView, EligibilityPolicy
 from reconciler.schedule.inventory import build_cluster_views
 from reconciler.schedule.outcome import ClusterExplanation
+from reconciler.sealing import seal_secrets
 from reconciler.select import build_index
 from reconciler.state import PlacementState, Snapshot, State, state_files
 from reconciler.statusdocs import cluster_status_files, placement_status_files
@@ -185,6 +186,7 @@ def reconcile(
     kept = _kept_states(fleet, prior, plans)
     distributed = apply_distributions(fleet, plans, views, prior.output, now)
     errors += distributed.errors
+    seal_secrets(plans, fleet, views, prior.output)  # after every manifest change, before rollout
     prior_index = read_prior_index(prior.output) if prior.output else {}
     rollout = roll_out(
         plans,

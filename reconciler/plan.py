@@ -5,7 +5,8 @@
 clusters gained and lost and, per cluster, the objects added, changed and removed with unified
 diffs of the rendered manifests, and for every ClusterGroupUpgrade whose status changes its
 batches, the label ops it would record and whether merging starts it. Secret values never appear: Secret manifests are diffed with their
-values replaced by markers that say which keys changed (no digest of a value either). Pure; the CLI formats.
+values replaced by markers that say which keys changed (no digest of a value either), and an
+EncryptedSecret's armored payload by a marker saying whether it changed. Pure; the CLI formats.
 """
 
 from __future__ import annotations
@@ -125,11 +126,31 @@ def _is_secret(doc: Any) -> bool:
     return isinstance(doc, dict) and doc.get("kind") == "Secret" and doc.get("apiVersion") == "v1"
 
 
+def _is_encrypted(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("kind") == "EncryptedSecret"
+
+
+def _mark_ciphertext(doc: dict[str, Any], other: bytes | None) -> bytes:
+    """An EncryptedSecret with its armored payload replaced by a one-line marker (the payload
+    changes whenever the Secret or its recipients change; its bytes tell a reviewer nothing)."""
+    spec = doc.get("spec")
+    if isinstance(spec, dict) and "ciphertext" in spec:
+        theirs: Any = load_bounded(other) if other is not None else None
+        same = (
+            _is_encrypted(theirs)
+            and (theirs.get("spec") or {}).get("ciphertext") == spec["ciphertext"]
+        )
+        spec["ciphertext"] = "(age ciphertext)" if same else "(age ciphertext, changed)"
+    return yaml_bytes(doc)
+
+
 def redact_secret(data: bytes, other: bytes | None = None, side: str = "") -> bytes:
     """A Secret manifest with every data/stringData value replaced by a marker. A value that
     differs from the same key in `other` (the other side of the diff) is marked as changed, so a
     reviewer sees which keys changed; no digest or part of any value is ever shown."""
     doc: Any = load_bounded(data)
+    if _is_encrypted(doc):
+        return _mark_ciphertext(doc, other)
     if not _is_secret(doc):
         return data
     theirs = load_bounded(other) if other is not None else None

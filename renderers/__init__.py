@@ -8,11 +8,15 @@ the cluster inventory) declared by the plain and kustomize files. Clusters that 
 other templates (there is one template pass, no fixed point). Everything ends in
 `gitfleet.load.snapshot.build_snapshot`, with the tree's own listing errors. Templates see the
 Fleet object wherever it is declared (outside templates), but only `fleet.yaml` sets limits.
+Files whose documents carry SOPS metadata are taken from the plain results and decrypted by
+`renderers.sops` with the hub's age key (their Secrets hold placeholders; values in `sealed`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from gitfleet.api import Fleet
@@ -20,17 +24,19 @@ from gitfleet.api.errors import FleetError
 from gitfleet.api.limits import DEFAULT_LIMITS
 from gitfleet.load.lists import expand_lists
 from gitfleet.load.model import FleetSnapshot, SourceDoc
+from gitfleet.load.sealedvalues import SealedValues
 from gitfleet.load.snapshot import build_snapshot, read_fleet_settings
 from gitfleet.load.yamlio import parse_documents
 from gitfleet.repo.tree import Tree
-from renderers.base import RenderContext, TemplateContext, read_source
+from renderers.base import RenderContext, TemplateContext, Unit, read_source
 from renderers.registry import default_renderers, plan_units
+from renderers.sops import SopsRenderer, is_sops_document
 
 FLEET_FILE = "fleet.yaml"
 INVENTORY_KINDS = ("MemberCluster", "ClusterProfile")
 PAYLOAD_DIR = "resources/"
 
-__all__ = ["FLEET_FILE", "build_template_context", "load_fleet", "read_settings"]
+__all__ = ["FLEET_FILE", "build_template_context", "hub_key_file", "load_fleet", "read_settings"]
 
 
 def read_settings(tree: Tree) -> tuple[list[SourceDoc], list[FleetError]]:
@@ -79,8 +85,28 @@ def build_template_context(
     )
 
 
-def load_fleet(tree: Tree, *, lint: bool = False) -> FleetSnapshot:
-    """Render every source file of `tree` and build the validated snapshot."""
+def hub_key_file(given: Path | None = None) -> Path | None:
+    """The hub's age key file: `given`, else `SOPS_AGE_KEY_FILE` from the environment."""
+    if given is not None:
+        return given
+    configured = os.environ.get("SOPS_AGE_KEY_FILE")
+    return Path(configured) if configured else None
+
+
+def _sops_units(docs: list[SourceDoc]) -> tuple[list[SourceDoc], list[Unit]]:
+    """Plain documents minus those of SOPS-encrypted files, and those files as sops units."""
+    files = sorted({d.file for d in docs if is_sops_document(d.body)})
+    if not files:
+        return docs, []
+    kept = [d for d in docs if d.file not in files]
+    return kept, [Unit("sops", f, (f,)) for f in files]
+
+
+def load_fleet(
+    tree: Tree, *, lint: bool = False, age_key_file: Path | None = None
+) -> FleetSnapshot:
+    """Render every source file of `tree` and build the validated snapshot. SOPS files are
+    decrypted with `age_key_file` (default: `SOPS_AGE_KEY_FILE`)."""
     settings, errors = read_settings(tree)
     fleet, _ = read_fleet_settings(settings)  # problems are reported by build_snapshot
     limits = fleet.limits()
@@ -97,6 +123,11 @@ def load_fleet(tree: Tree, *, lint: bool = False) -> FleetSnapshot:
         found, problems = renderers[name].render(units, ctx)
         docs.extend(found)
         errors.extend(problems)
+    docs, sops_units = _sops_units(docs)
+    sealed = SealedValues()
+    found, problems = SopsRenderer(hub_key_file(age_key_file), sealed).render(sops_units, ctx)
+    docs.extend(found)
+    errors.extend(problems)
     declared, _ = read_fleet_settings(docs)  # the Fleet may live outside fleet.yaml
     template = build_template_context(declared, docs, tree.commit)
     for name in ("jinja", "helm"):
@@ -106,4 +137,6 @@ def load_fleet(tree: Tree, *, lint: bool = False) -> FleetSnapshot:
         docs.extend(found)
         errors.extend(problems)
     docs.sort(key=lambda d: (d.file, d.doc))
-    return build_snapshot(docs, [*errors, *tree.errors], commit=tree.commit, lint=lint)
+    return build_snapshot(
+        docs, [*errors, *tree.errors], commit=tree.commit, lint=lint, sealed=sealed
+    )

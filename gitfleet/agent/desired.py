@@ -4,11 +4,16 @@
 segments), parses `index.yaml` as a `ClusterIndex` and each listed file as exactly one object
 whose identity and content hash match its index entry. A bad path or a missing/invalid index is
 a `DirectoryError` (the agent then applies nothing and keeps the last state); a bad object file
-only fails that object (`Desired.error`). Called by `gitfleet.agent.run`.
+only fails that object (`Desired.error`). A Secret arrives as an `EncryptedSecret` document
+(`gitfleet.api.sealed`): its hash is checked on the ciphertext document, then it is decrypted
+with the agent's age key and must hold exactly the Secret the index names; without a key, or
+with a key that cannot open it, that object fails (no value is ever part of a message). Called
+by `gitfleet.agent.run`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,7 +24,9 @@ from pydantic import Field, ValidationError
 from gitfleet.agent.client import identity_of
 from gitfleet.api import DEFAULT_LIMITS, ApplyStrategy, KubeModel
 from gitfleet.api.canonical import content_hash
+from gitfleet.api.sealed import ENCRYPTED_SECRET_KIND, EncryptedSecret
 from gitfleet.load import decode_text, parse_documents
+from gitfleet.load.agecrypt import AgeKey
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _KEY = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)?$")
@@ -110,8 +117,11 @@ def check_paths(cluster: str, files: Mapping[str, bytes]) -> None:
             raise DirectoryError(f'unexpected file name "{path}"')
 
 
-def load_directory(cluster: str, files: Mapping[str, bytes]) -> Directory:
-    """The validated directory; `DirectoryError` when paths or the index are bad."""
+def load_directory(
+    cluster: str, files: Mapping[str, bytes], key: AgeKey | None = None
+) -> Directory:
+    """The validated directory; `DirectoryError` when paths or the index are bad. `key`: the
+    agent's age identity, which opens the cluster's EncryptedSecret files."""
     check_paths(cluster, files)
     index_path = f"clusters/{cluster}/index.yaml"
     if index_path not in files:
@@ -128,7 +138,7 @@ def load_directory(cluster: str, files: Mapping[str, bytes]) -> Directory:
     seen: dict[tuple[str, str, str, str], str] = {}
     for placement in index.placements:
         for entry in placement.objects:
-            desired = _object(cluster, placement, entry, files)
+            desired = _object(cluster, placement, entry, files, key)
             if desired.identity in seen:
                 message = f"the object is listed twice (also by placement {seen[desired.identity]})"
                 desired = Desired(placement, entry, None, message)
@@ -160,7 +170,11 @@ def _single_document(path: str, data: bytes) -> dict[str, Any]:
 
 
 def _object(
-    cluster: str, placement: IndexPlacement, entry: IndexObject, files: Mapping[str, bytes]
+    cluster: str,
+    placement: IndexPlacement,
+    entry: IndexObject,
+    files: Mapping[str, bytes],
+    key: AgeKey | None = None,
 ) -> Desired:
     path = f"clusters/{cluster}/{placement.key}/{entry.file}"
     if path not in files:
@@ -169,8 +183,36 @@ def _object(
         body = _single_document(path, files[path])
     except DirectoryError as exc:
         return Desired(placement, entry, None, str(exc))
-    if identity_of(body) != (entry.api_version, entry.kind, entry.namespace or "", entry.name):
-        return Desired(placement, entry, None, f"{path}: object identity differs from index.yaml")
     if content_hash(body) != entry.hash:
         return Desired(placement, entry, None, f"{path}: content hash differs from index.yaml")
+    if body.get("kind") == ENCRYPTED_SECRET_KIND:
+        opened = _decrypt(path, body, key)
+        if isinstance(opened, str):
+            return Desired(placement, entry, None, opened)
+        body = opened
+    if identity_of(body) != (entry.api_version, entry.kind, entry.namespace or "", entry.name):
+        return Desired(placement, entry, None, f"{path}: object identity differs from index.yaml")
     return Desired(placement, entry, body)
+
+
+def _decrypt(path: str, body: Mapping[str, Any], key: AgeKey | None) -> dict[str, Any] | str:
+    """The Secret inside an EncryptedSecret document, or why it cannot be had."""
+    try:
+        doc = EncryptedSecret.model_validate(body)
+    except ValidationError:
+        return f"{path}: not a valid EncryptedSecret document"
+    if key is None:
+        return f"{path}: an encrypted Secret, and this agent has no age key (--age-key-file)"
+    plaintext = key.decrypt(doc.spec.ciphertext)
+    if plaintext is None:
+        return (
+            f"{path}: this agent's age key ({key.recipient}) cannot decrypt it; it is "
+            f"encrypted to {', '.join(doc.spec.recipients)}"
+        )
+    try:
+        secret = json.loads(plaintext)
+    except ValueError:
+        return f"{path}: the decrypted Secret is not JSON"
+    if not isinstance(secret, dict) or secret.get("kind") != "Secret":
+        return f"{path}: the decrypted document is not a Secret"
+    return secret

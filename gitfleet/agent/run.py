@@ -35,6 +35,7 @@ from gitfleet.api import (
     format_time,
 )
 from gitfleet.api.report import REPORT_API_VERSION
+from gitfleet.load.agecrypt import AgeKey
 
 DIRECTORY_VALID = "gitfleet.io/DirectoryValid"
 PASS_COMPLETED = "gitfleet.io/PassCompleted"
@@ -48,6 +49,8 @@ class AgentOptions:
     version: str = __version__
     backoff: Backoff = field(default_factory=Backoff)
     crd_wait: CrdWait = field(default_factory=CrdWait)
+    age_key: AgeKey | None = None
+    """This agent's age identity (`--age-key-file`): opens the cluster's encrypted Secrets."""
 
 
 def run_once(
@@ -66,7 +69,7 @@ def run_once(
     api = RetryingClient(client, options.backoff)
     observed = _observe(api, now, previous_report)
     try:
-        directory = load_directory(cluster, files)
+        directory = load_directory(cluster, files, options.age_key)
     except DirectoryError as exc:
         bad = _condition(DIRECTORY_VALID, False, "DirectoryInvalid", f"{output_commit}: {exc}")
         return _keep(cluster, previous_report, now, options, observed, [bad])

@@ -65,6 +65,14 @@ def signers_path_problem(path: str) -> str | None:
     return None
 
 
+class SecretSettings(KubeModel):
+    """`spec.secrets`: how Secret objects may enter the fleet repository."""
+
+    allow_plaintext: bool = False
+    """Accept plaintext `v1/Secret` objects (a warning per object, and they reach the output
+    branch in clear). Default: refused; use SOPS files encrypted with age."""
+
+
 class FleetSpec(KubeModel):
     """Fleet settings with their defaults."""
 
@@ -75,6 +83,7 @@ class FleetSpec(KubeModel):
     health_timeout: str = "5m"
     cluster_eligibility: Literal["RequireAgent", "AssumeJoined"] = "RequireAgent"
     verification: FleetVerification | None = None
+    secrets: SecretSettings = Field(default_factory=SecretSettings)
 
     def heartbeat_timeout_delta(self) -> timedelta:
         """heartbeatTimeout as a timedelta (DurationError if invalid; validation prevents it)."""

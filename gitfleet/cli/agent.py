@@ -26,6 +26,7 @@ from gitfleet.cli.app import (
     output_branch_option,
     output_option,
 )
+from gitfleet.load.agecrypt import AgeKeyError, read_key
 from gitfleet.repo.gitcmd import GitError
 
 ONCE_ATTEMPTS = 3
@@ -114,6 +115,12 @@ def _stamp() -> str:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="SSH allowed-signers file (or ASCII-armored GPG keys) for --require-signed-output.",
 )
+@click.option(
+    "--age-key-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="This cluster's age key file: decrypts the Secrets the hub encrypted for it "
+    "(its public key goes on the MemberCluster annotation gitfleet.io/age-recipient).",
+)
 @cache_option
 @output_option
 @click.pass_context
@@ -129,6 +136,7 @@ def agent_cmd(
     heartbeat: str,
     require_signed_output: bool,
     allowed_signers: Path | None,
+    age_key_file: Path | None,
     cache: Path | None,
     fmt: str,
 ) -> None:
@@ -141,6 +149,7 @@ def agent_cmd(
     if require_signed_output != (allowed_signers is not None):
         raise click.UsageError("--require-signed-output and --allowed-signers go together.")
     from gitfleet.agent.gitloop import Agent, AgentConfig
+    from gitfleet.agent.run import AgentOptions
 
     url = _repo_url(repo)
     client = connect(client_factory(kubeconfig, context), once)
@@ -154,8 +163,9 @@ def agent_cmd(
             require_signed_output=require_signed_output,
             allowed_signers=allowed_signers,
         )
-        agent = Agent(config, client)
-    except (GitError, ValueError, OSError) as exc:
+        key = read_key(age_key_file) if age_key_file is not None else None
+        agent = Agent(config, client, options=AgentOptions(age_key=key))
+    except (GitError, ValueError, OSError, AgeKeyError) as exc:
         raise click.ClickException(str(exc)) from None
 
     def show(result: Any) -> None:

@@ -5,6 +5,7 @@ and printing its errors. The command modules (`fleet`, `hub`, `agent`) register 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -165,6 +166,22 @@ reports_option = click.option(
 now_option = click.option("--now", help="The pass's clock, RFC 3339 (makes output reproducible).")
 output_option = click.option(
     "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+
+
+def _set_hub_key(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    """`--age-key-file` is the hub's SOPS key: sops and the loader read SOPS_AGE_KEY_FILE."""
+    if value is not None:
+        os.environ["SOPS_AGE_KEY_FILE"] = str(value.resolve())
+
+
+hub_key_option = click.option(
+    "--age-key-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    callback=_set_hub_key,
+    expose_value=False,
+    help="The hub's age key file: decrypts SOPS files and re-encrypts each Secret per cluster "
+    "(default: $SOPS_AGE_KEY_FILE).",
 )
 
 

@@ -16,6 +16,7 @@ from gitfleet.cli.app import (
     _print_errors,
     _summary,
     fleet_argument,
+    hub_key_option,
     main,
     now_option,
     output_option,
@@ -39,6 +40,7 @@ from reconciler.state import State, read_state
 @output_option
 @quiet_option
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1), e.g. in CI.")
+@hub_key_option
 def validate(
     fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str, strict: bool
 ) -> None:
@@ -77,6 +79,7 @@ def _print_held(run: Run, fmt: str) -> None:
 @output_option
 @quiet_option
 @click.option("--fresh", is_flag=True, help="Ignore the state/ a previous render left in --out.")
+@hub_key_option
 def render(
     fleet: Path,
     out_dir: Path,
@@ -179,6 +182,7 @@ def _report_errors(run: Run, fmt: str, verb: str) -> None:
     "--output", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @quiet_option
+@hub_key_option
 def explain(
     what: str,
     name: str,

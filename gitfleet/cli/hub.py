@@ -20,6 +20,7 @@ from gitfleet.cli.app import (
     _print_pass,
     cache_option,
     checked_branch,
+    hub_key_option,
     main,
     output_branch_option,
     output_option,
@@ -63,6 +64,7 @@ from reconciler.loop import Hub
 @cache_option
 @output_option
 @click.pass_context
+@hub_key_option
 def reconcile_cmd(
     ctx: click.Context,
     repo: str | None,
@@ -136,6 +138,7 @@ def reconcile_cmd(
     help="Markdown: cut between sections to stay under this size (GitHub comments); 0: no limit.",
 )
 @quiet_option
+@hub_key_option
 def plan(repo: Path, base: str, head: str, now: str | None, fmt: str, max_chars: int) -> None:
     """Show which clusters gain or lose what between two revisions, without cluster credentials."""
     try:

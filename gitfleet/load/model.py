@@ -30,6 +30,7 @@ from gitfleet.api import (
 from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.errors import FleetError
+from gitfleet.load.sealedvalues import SealedValues
 
 
 @dataclass(frozen=True)
@@ -134,4 +135,8 @@ class FleetSnapshot:
     """Accepted input that probably does not do what was meant (`gitfleet.load.lint`); errors
     only under `gitfleet validate --strict`. Computed only when the loader is asked to lint."""
     notes: tuple[FleetError, ...] = ()
-    """Information about how input was read (e.g. manifests found outside `resources/`)."""
+    """Information about how input was read (e.g. manifests found outside `resources/`), and
+    warnings about accepted input (plaintext Secrets under `spec.secrets.allowPlaintext`)."""
+    sealed: SealedValues = field(default_factory=SealedValues, compare=False, repr=False)
+    """The values of Secrets decrypted from SOPS files (their resources hold placeholders) and
+    the hub's age key; only `reconciler.sealing` opens it."""

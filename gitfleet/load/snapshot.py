@@ -26,11 +26,16 @@ from gitfleet.load.lint import lint as lint_snapshot
 from gitfleet.load.lists import expand_lists
 from gitfleet.load.model import FleetSnapshot, Origin, Resource, SourceDoc
 from gitfleet.load.payload import PayloadIdentity, payload_identity
+from gitfleet.load.sealedvalues import SealedValues, plaintext_fields, recipient_issue
 from gitfleet.load.yamlio import locate
 
 PAYLOAD_PREFIX = "resources/"
 SETTINGS_FILE = "fleet.yaml"
 """Where the settings read before rendering live (limits, `spec.verification`)."""
+PLAINTEXT_RULE = (
+    "plaintext Secret refused: encrypt it with SOPS and age (a file whose documents carry "
+    "SOPS metadata, e.g. <name>.sops.yaml), or set Fleet spec.secrets.allowPlaintext: true"
+)
 
 SLOTS: dict[str, str] = {
     "MemberCluster": "clusters",
@@ -143,6 +148,7 @@ def build_snapshot(
     commit: str | None = None,
     *,
     lint: bool = False,
+    sealed: SealedValues | None = None,
 ) -> FleetSnapshot:
     """Validate and index every document; invalid ones are left out and reported. With `lint`,
     also the warnings of `gitfleet.load.lint` (locating each one re-reads its file, so only
@@ -164,7 +170,8 @@ def build_snapshot(
             builder.add_fleet(doc)
     snapshot = builder.snapshot(commit)
     warnings = lint_snapshot(snapshot, ordered) if lint else ()
-    return replace(snapshot, notes=mixed_notes(snapshot), warnings=warnings)
+    notes = (*mixed_notes(snapshot), *builder.notes)
+    return replace(snapshot, notes=notes, warnings=warnings, sealed=sealed or SealedValues())
 
 
 def mixed_files(docs: Sequence[SourceDoc]) -> frozenset[str]:
@@ -233,6 +240,23 @@ class _Builder:
         self.origins: dict[tuple[str, str, str], Origin] = {}
         self.resources: list[Resource] = []
         self.payload_keys: dict[tuple[str, str, str, str], Origin] = {}
+        self.notes: list[FleetError] = []
+
+    def plaintext_refused(self, doc: SourceDoc) -> bool:
+        """A Secret with values in clear is an error (naming file, line and field, never the
+        value) unless `spec.secrets.allowPlaintext`, which makes it a warning."""
+        found = plaintext_fields(doc.body)
+        if not found:
+            return False
+        if self.fleet.spec.secrets.allow_plaintext:
+            message = (
+                "plaintext Secret accepted because Fleet spec.secrets.allowPlaintext is true: "
+                "its values reach the output branch in clear"
+            )
+            self.notes.append(error_at(doc, FieldIssue(found[0], message)))
+            return False
+        self.errors.append(error_at(doc, FieldIssue(found[0], PLAINTEXT_RULE)))
+        return True
 
     def add_fleet(self, doc: SourceDoc) -> None:
         model, issues = _parse_once(doc.body)
@@ -254,6 +278,9 @@ class _Builder:
         key = (namespace, model.name) if slot in _NAMESPACED_SLOTS else model.name
         value = to_member_cluster(model) if isinstance(model, ClusterProfile) else model
         self.slots[slot][key] = value
+        bad_key = recipient_issue(model.metadata.annotations) if slot == "clusters" else None
+        if bad_key is not None:  # a note, not an error: the cluster stays in the fleet
+            self.notes.append(error_at(doc, FieldIssue(*bad_key)))
 
     def _claim(self, doc: SourceDoc, model: KubeObject, origin: Origin) -> bool:
         """Record the object's origin; False (and an error) when it is declared already."""
@@ -273,9 +300,12 @@ class _Builder:
         return True
 
     def add_payload(self, doc: SourceDoc) -> None:
+        refused = self.plaintext_refused(doc)
         identity = payload_identity(doc.body, self.limits)
         if not isinstance(identity, PayloadIdentity):
             self.errors += [error_at(doc, issue) for issue in identity]
+            return
+        if refused:
             return
         first = self.payload_keys.get(identity.key())
         if first is not None:

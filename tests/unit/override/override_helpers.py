@@ -171,10 +171,22 @@ APP_RESOURCES = dump(
 )
 
 
+PLAINTEXT_FLEET = """apiVersion: gitfleet.io/v1alpha1
+kind: Fleet
+metadata:
+  name: fleet
+spec:
+  secrets:
+    allowPlaintext: true
+"""
+
+
 def app_fleet(tmp_path: Path, *overrides: Mapping[str, Any], extra: str = "") -> FleetSnapshot:
     """Namespace `app` (Deployment web, ConfigMap settings, Secret creds), ClusterRole reader,
     placement `app` (namespace app + reader), and `overrides` in overrides/main.yaml."""
     files = {
+        # The Secret is plaintext on purpose (override tests on Secrets): the fleet opts in.
+        "fleet.yaml": PLAINTEXT_FLEET,
         "resources/app.yaml": APP_RESOURCES,
         "placements/app.yaml": dump(
             crp(

@@ -1,0 +1,289 @@
+"""A SOPS/age Secret through hub and agents, with real Git, the real `sops` and in-memory clusters.
+
+The fleet holds a Secret encrypted with `sops --age` to the hub's key. The hub decrypts it and
+re-encrypts it per cluster (EncryptedSecret on the output branch); each agent decrypts with its
+own key and applies the Secret. Then every blob of every commit of every ref of the remote,
+every commit message, the hub's and agents' results and logs, and the output of `gitfleet
+render` and `gitfleet plan` are scanned for the plaintext values (as written, base64 and
+decoded). Skipped (with the reason) only where the `sops` binary is missing: hack/tools.sh
+builds it.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import shutil
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from gitfleet.agent.gitloop import Agent, AgentConfig
+from gitfleet.agent.memory import InMemoryCluster
+from gitfleet.agent.retry import Backoff
+from gitfleet.agent.run import AgentOptions
+from gitfleet.agent.sync import CrdWait
+from gitfleet.cli import main
+from gitfleet.load.agecrypt import AgeKey, generate_identity, read_key
+from reconciler.loop import Hub, HubConfig
+from tests.integration.test_hub_agent import Clock, git, output_file
+
+SOPS = shutil.which("sops")
+pytestmark = pytest.mark.skipif(
+    SOPS is None, reason="the sops binary is not installed (hack/tools.sh builds it)"
+)
+
+PASSWORD = "zebra-quokka-7731-stringdata"
+TOKEN = "PLATYPUS-9f3e-data-value"
+VALUES = (PASSWORD, TOKEN)
+
+CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
+kind: MemberCluster
+metadata:
+  name: {name}
+  labels: {{env: prod}}
+"""
+RECIPIENT = "  annotations:\n    gitfleet.io/age-recipient: {recipient}\n"
+RESOURCES = """apiVersion: v1
+kind: Namespace
+metadata:
+  name: app
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: app
+data:
+  mode: live
+"""
+SECRET = """apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+  namespace: app
+type: Opaque
+stringData:
+  password: {password}
+data:
+  token: {token}
+"""
+PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata:
+  name: app
+spec:
+  resourceSelectors:
+    - {group: "", version: v1, kind: Namespace, name: app}
+"""
+SECRET_FILE = "secret_app_db.yaml"
+
+
+def encodings(value: str) -> list[bytes]:
+    """The forms a value could leak in: as written, base64 (with and without padding)."""
+    encoded = base64.b64encode(value.encode())
+    return [value.encode(), encoded, encoded.rstrip(b"=")]
+
+
+def sops_encrypt(path: Path, recipient: str) -> None:
+    assert SOPS is not None
+    argv = [SOPS, "--encrypt", "--age", recipient, "--encrypted-regex", "^(data|stringData)$"]
+    subprocess.run([*argv, "--in-place", str(path)], check=True, capture_output=True)
+
+
+def keys(tmp: Path) -> dict[str, Path]:
+    out = {}
+    for name in ("hub", "c1", "c2", "other"):
+        identity, _ = generate_identity()
+        out[name] = tmp / f"{name}.key"
+        out[name].write_text(f"# {name}\n{identity}\n")
+    return out
+
+
+def recipient(key_file: Path) -> str:
+    return read_key(key_file).recipient
+
+
+@pytest.fixture()
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    key_files = keys(tmp_path)
+    monkeypatch.setenv("SOPS_AGE_KEY_FILE", str(key_files["hub"]))
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    work = tmp_path / "work"
+    for folder in ("clusters", "resources", "placements"):
+        (work / folder).mkdir(parents=True)
+    git(work, "init", "-q", "-b", "main")
+    for name in ("c1", "c2"):
+        text = CLUSTER.format(name=name) + RECIPIENT.format(recipient=recipient(key_files[name]))
+        (work / "clusters" / f"{name}.yaml").write_text(text)
+    (work / "clusters/c3.yaml").write_text(CLUSTER.format(name="c3"))  # no recipient
+    (work / "resources/app.yaml").write_text(RESOURCES)
+    secret = work / "resources/db.sops.yaml"
+    token = base64.b64encode(TOKEN.encode()).decode()
+    secret.write_text(SECRET.format(password=PASSWORD, token=token))
+    sops_encrypt(secret, recipient(key_files["hub"]))
+    (work / "placements/app.yaml").write_text(PLACEMENT)
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "fleet with a SOPS secret")
+    git(work, "push", "-q", str(remote), "main")
+    return {"remote": remote, "work": work, "tmp": tmp_path, **key_files}
+
+
+def make_agent(world: dict[str, Path], name: str, clock: Clock, cluster: InMemoryCluster) -> Agent:
+    key: AgeKey | None = read_key(world[name]) if name in world else None
+    options = AgentOptions(
+        version="test",
+        backoff=Backoff(sleep=lambda s: None),
+        crd_wait=CrdWait(sleep=lambda s: None),
+        age_key=key,
+    )
+    config = AgentConfig(
+        str(world["remote"]), name, world["tmp"] / f"agent-{name}", heartbeat=timedelta(hours=9)
+    )
+    return Agent(config, cluster, clock=clock, options=options)
+
+
+def all_blobs_and_messages(remote: Path) -> list[bytes]:
+    """Every object (blobs, trees, commits with their messages) reachable from any ref."""
+    listed = subprocess.run(
+        ["git", "--git-dir", str(remote), "rev-list", "--all", "--objects"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    ids = sorted({line for line in listed if len(line) == 40})
+    batch = subprocess.run(
+        ["git", "--git-dir", str(remote), "cat-file", "--batch"],
+        input="\n".join(ids).encode() + b"\n",
+        check=True,
+        capture_output=True,
+    ).stdout
+    assert len(ids) > 20
+    assert b"EncryptedSecret" in batch and b"sops:" in batch  # the scan sees the output and source
+    return [batch]
+
+
+def assert_no_values(where: str, chunks: list[bytes] | list[str]) -> None:
+    for chunk in chunks:
+        data = chunk.encode() if isinstance(chunk, str) else chunk
+        for value in VALUES:
+            for form in encodings(value):
+                assert form not in data, f"{where} holds a Secret value"
+
+
+def converge(hub: Hub, agents: dict[str, Agent], rounds: int = 6) -> list[str]:
+    """Hub and agents in turn until quiet; their results as text (the logs)."""
+    logs = []
+    for _ in range(rounds):
+        logs.append(repr(hub.run_once()))
+        logs += [repr(a.run_once()) for a in agents.values()]
+    return logs
+
+
+def test_sops_secret_round_trip_never_leaks(
+    world: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    remote, tmp = world["remote"], world["tmp"]
+    clock = Clock()
+    hub = Hub(HubConfig(str(remote), tmp / "hub"), clock=clock, sleep=lambda s: None)
+    clusters = {n: InMemoryCluster() for n in ("c1", "c2", "c3")}
+    agents = {n: make_agent(world, n, clock, clusters[n]) for n in clusters}
+    logs = converge(hub, agents)
+
+    # Each agent with a key applied the real Secret; the output holds ciphertext only.
+    for name in ("c1", "c2"):
+        secret = next(o for o in clusters[name].objects() if o["kind"] == "Secret")
+        assert base64.b64decode(secret["data"]["password"]).decode() == PASSWORD
+        assert base64.b64decode(secret["data"]["token"]).decode() == TOKEN
+        doc = yaml.safe_load(output_file(remote, f"clusters/{name}/app/{SECRET_FILE}"))
+        assert doc["kind"] == "EncryptedSecret"
+        assert doc["spec"]["keys"] == ["password", "token"]
+        assert doc["spec"]["recipients"] == [recipient(world[name]), recipient(world["hub"])]
+        index = yaml.safe_load(output_file(remote, f"clusters/{name}/index.yaml"))
+        entry = next(o for o in index["placements"][0]["objects"] if o["file"] == SECRET_FILE)
+        assert (entry["kind"], entry["name"]) == ("Secret", "db")
+
+    # Each cluster can read only its own copy.
+    c1_doc = yaml.safe_load(output_file(remote, f"clusters/c1/app/{SECRET_FILE}"))
+    assert read_key(world["c2"]).decrypt(c1_doc["spec"]["ciphertext"]) is None
+    assert read_key(world["c1"]).decrypt(c1_doc["spec"]["ciphertext"]) is not None
+
+    # c3 declares no recipient: an error for that cluster, never a file in clear.
+    placed = {o["metadata"]["name"] for o in clusters["c3"].objects()}
+    assert "settings" in placed and "db" not in placed
+    status = output_file(remote, "status/placements/app.yaml")
+    assert "is not sent to cluster c3" in status
+    with pytest.raises(subprocess.CalledProcessError):
+        output_file(remote, f"clusters/c3/app/{SECRET_FILE}")
+
+    # Determinism: a quiet hub commits nothing, and a fresh hub (new process, empty memory
+    # caches) reuses the ciphertext byte for byte.
+    tip = git(remote, "rev-parse", "gitfleet/rendered")
+    assert hub.run_once().outcome in ("skipped", "unchanged")
+    fresh = Hub(HubConfig(str(remote), tmp / "hub2"), clock=clock, sleep=lambda s: None)
+    assert fresh.run_once().outcome in ("skipped", "unchanged")
+    assert git(remote, "rev-parse", "gitfleet/rendered") == tip
+
+    # The CLI's render and plan show no value either.
+    runner = CliRunner()
+    rendered = runner.invoke(main, ["render", str(world["work"]), "--out", str(tmp / "out")])
+    assert rendered.exit_code == 1, rendered.output  # c3's missing recipient is an error
+    assert "c3" in rendered.output
+    planned = runner.invoke(
+        main, ["plan", "--repo", str(world["work"]), "--base", "HEAD", "--head", "HEAD"]
+    )
+    written = [p.read_bytes() for p in (tmp / "out").rglob("*") if p.is_file()]
+    assert_no_values("render output", [rendered.output, planned.output, *written])
+
+    assert PASSWORD.encode() not in b"".join(written)
+    assert_no_values("the remote's objects", all_blobs_and_messages(remote))
+    assert_no_values("hub and agent results", logs)
+    assert_no_values("logs", [r.getMessage() for r in caplog.records])
+
+
+def test_agent_without_the_right_key_fails_that_object_only(world: dict[str, Path]) -> None:
+    remote, tmp = world["remote"], world["tmp"]
+    clock = Clock()
+    hub = Hub(HubConfig(str(remote), tmp / "hub"), clock=clock, sleep=lambda s: None)
+    clusters = {n: InMemoryCluster() for n in ("c1", "c2")}
+    agents = {
+        "c1": make_agent({**world, "c1": world["other"]}, "c1", clock, clusters["c1"]),
+        "c2": make_agent(
+            {k: v for k, v in world.items() if k != "c2"}, "c2", clock, clusters["c2"]
+        ),
+    }
+    logs = converge(hub, agents, rounds=4)
+    for name in ("c1", "c2"):
+        names = {o["metadata"]["name"] for o in clusters[name].objects()}
+        assert "settings" in names and "db" not in names
+    report = git(remote, "show", "gitfleet/status/c1:report.yaml")
+    assert "cannot decrypt it" in report
+    report = git(remote, "show", "gitfleet/status/c2:report.yaml")
+    assert "this agent has no age key" in report
+    assert_no_values("agent reports and results", [*logs, report])
+
+
+def test_hub_without_its_key_keeps_the_last_good_output(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remote, tmp = world["remote"], world["tmp"]
+    clock = Clock()
+    hub = Hub(HubConfig(str(remote), tmp / "hub"), clock=clock, sleep=lambda s: None)
+    agents = {"c1": make_agent(world, "c1", clock, InMemoryCluster())}
+    converge(hub, agents, rounds=3)
+    before = output_file(remote, f"clusters/c1/app/{SECRET_FILE}")
+    monkeypatch.delenv("SOPS_AGE_KEY_FILE")
+    (world["work"] / "resources/app.yaml").write_text(RESOURCES.replace("live", "maintenance"))
+    git(world["work"], "commit", "-qam", "maintenance")
+    git(world["work"], "push", "-q", str(remote), "main")
+    fresh = Hub(HubConfig(str(remote), tmp / "hub-nokey"), clock=clock, sleep=lambda s: None)
+    report = fresh.run_once()
+    assert any("has no age key" in str(e) for e in report.errors), report
+    assert any(e.file == "resources/db.sops.yaml" for e in report.errors)
+    assert output_file(remote, f"clusters/c1/app/{SECRET_FILE}") == before
