@@ -24,8 +24,9 @@ from gitfleet.repo.branches import commit_on_new_branch, resolve_first, user_ide
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.workdir import WorkdirTree
+from reconciler.output import placement_key
 from reconciler.rollout import stagedstatus as st
-from reconciler.rollout.stagedreport import describe_updaterun
+from reconciler.rollout.stagedreport import current_indexes, describe_updaterun, rollback_line
 from renderers import load_fleet
 
 FORBIDDEN = {("Initialize", "Stop"), ("Run", "Initialize"), ("Stop", "Initialize")}
@@ -170,8 +171,10 @@ def set_run_state(repo: Path, name: str, namespace: str, state: str) -> tuple[st
     return origin.file, old
 
 
-def describe_run(files: dict[str, bytes], name: str, namespace: str) -> str:
-    """`gitfleet status updaterun NAME` from the output files."""
+def run_document(files: dict[str, bytes], name: str, namespace: str) -> dict[str, Any]:
+    """`gitfleet status updaterun NAME --output json`: the run's status document, the approval
+    requests it created (by name), each cluster's resource snapshot index of its placement now,
+    and the rollback line (None unless the run deploys an older snapshot than clusters have)."""
     data = files.get(st.run_status_path(name, namespace))
     if data is None:
         raise LookupError(f"update run {name} has no status in the output (is it declared?)")
@@ -179,7 +182,26 @@ def describe_run(files: dict[str, bytes], name: str, namespace: str) -> str:
     prefix = st.approval_status_path("", namespace).removesuffix(".yaml")
     requests = {
         path.removeprefix(prefix).removesuffix(".yaml"): yaml.safe_load(body)
-        for path, body in files.items()
+        for path, body in sorted(files.items())
         if path.startswith(prefix) and "/" not in path.removeprefix(prefix)
     }
-    return describe_updaterun(doc, requests)
+    spec, meta = doc.get("spec") or {}, doc.get("metadata") or {}
+    key = placement_key(str(spec.get("placementName", "")), str(meta.get("namespace") or ""))
+    current = current_indexes(files, key)
+    mine = {
+        r for r in requests if (requests[r].get("spec") or {}).get("parentStageRollout") == name
+    }
+    return {
+        "status": doc,
+        "approvalRequests": {r: requests[r] for r in sorted(mine)},
+        "clusterResourceSnapshotIndexes": dict(sorted(current.items())),
+        "rollback": rollback_line(doc, current),
+    }
+
+
+def describe_run(files: dict[str, bytes], name: str, namespace: str) -> str:
+    """`gitfleet status updaterun NAME` from the output files."""
+    doc = run_document(files, name, namespace)
+    return describe_updaterun(
+        doc["status"], doc["approvalRequests"], doc["clusterResourceSnapshotIndexes"]
+    )

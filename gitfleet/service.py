@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gitfleet.load.model import FleetSnapshot
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
@@ -23,6 +24,13 @@ from gitfleet.repo.signatures import CommitFiles
 from gitfleet.repo.trust import verify_source
 from gitfleet.repo.userrepo import is_repository, origin_url
 from reconciler.describe import describe_cluster, describe_group_upgrade, describe_placement
+from reconciler.history import (
+    NO_HISTORY,
+    HistoricalSources,
+    SourceUnavailable,
+    collect_sources,
+    needed_snapshots,
+)
 from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.plan import Plan, plan_changes
@@ -45,11 +53,29 @@ def open_mirror(url: str, branches: list[str], cache: Path | None = None) -> Mir
     return mirror
 
 
+def revision_history(repo: Path, fleet: FleetSnapshot, prior: State) -> HistoricalSources:
+    """Older resource snapshots the pass may render (rollback, pins), read from `repo` at
+    their recorded commits; a commit that is not there is that snapshot's error only."""
+    needed = needed_snapshots(fleet, prior)
+    if not needed:
+        return NO_HISTORY
+
+    def open_at(commit: str) -> FleetSnapshot:
+        try:
+            tree = GitTree.open(repo, commit)
+        except GitError:
+            raise SourceUnavailable("is not in this repository") from None
+        with tree:
+            return load_fleet(tree)
+
+    return collect_sources(needed, open_at, current=fleet)
+
+
 def render_revision(repo: Path, ref: str, prior: State, now: datetime) -> PassResult:
     """The pure pass over the fleet as committed at `ref` (read from Git objects)."""
     with GitTree.open(repo, ref) as tree:
         fleet = load_fleet(tree)
-    return reconcile(fleet, prior, None, now)
+    return reconcile(fleet, prior, None, now, history=revision_history(repo, fleet, prior))
 
 
 @dataclass(frozen=True)
@@ -96,12 +122,20 @@ def plan_revisions(
     head: str,
     now: datetime,
     stage: Callable[[str], None] = lambda _name: None,
+    state_from: str | None = None,
 ) -> PlanResult:
     """Render `base`, then `head` continuing from base's state, and compare the two outputs.
     No cluster credentials are used: cluster status is assumed joined and healthy. `stage` is
-    told when each step starts (progress display)."""
+    told when each step starts (progress display). `state_from`: a revision of the output
+    branch whose tree the base render continues from (its snapshot history: what a rollback
+    needs), instead of a fresh start."""
+    start = State()
+    if state_from is not None:
+        stage(f"read the reconciler's state at {state_from}")
+        with GitTree.open(repo, state_from) as out:
+            start, _ = read_state({p: out.read(p) for p in out.files()})
     stage(f"load, schedule and render the base ({base})")
-    before = render_revision(repo, base, State(), now)
+    before = render_revision(repo, base, start, now)
     prior, _ = read_state(before.files)
     stage(f"load, schedule and render the head ({head})")
     first = render_revision(repo, head, State(prior.placements, before.files, prior.overrides), now)

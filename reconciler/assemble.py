@@ -96,13 +96,15 @@ def _rollout_kept(
     return out
 
 
-def _live_entry(plan: PlacementPlan) -> dict[str, Any]:
+def _live_entry(plan: PlacementPlan, index: int | None = None) -> dict[str, Any]:
+    """The index entry header of a placement on a cluster (`index`: an older snapshot the
+    cluster was moved to, else the placement's target)."""
     entry: dict[str, Any] = {"key": plan.key, "name": plan.name}
     if plan.namespace:
         entry["namespace"] = plan.namespace
-    latest = plan.state.latest_resources()
+    latest = plan.target()
     policy = plan.state.latest_policy()
-    entry["resourceSnapshotIndex"] = latest.index if latest else 0
+    entry["resourceSnapshotIndex"] = index if index is not None else (latest.index if latest else 0)
     entry["policySnapshotIndex"] = policy.index if policy else 0
     entry["applyStrategy"] = dict(plan.apply_strategy)
     return entry
@@ -129,7 +131,7 @@ def _owners(
     shared |= {ident for _, ident in claims}
     for ident in shared:
         for key in sorted(by_object.get(ident, ())):
-            for cluster in plans[key].live_clusters():
+            for cluster in plans[key].written_clusters():
                 claims[(cluster, ident)].append(key)
     owners = {}
     for claim, keys in claims.items():
@@ -240,12 +242,16 @@ def _write_one(
     lost: dict[tuple[str, str, str], list[str]],
     limits: Limits,
 ) -> None:
-    key, header = plan.key, _live_entry(plan)
+    key, base = plan.key, _live_entry(plan)
     refused: dict[str, str] = {}
-    for cluster in plan.live_clusters():
+    for cluster in plan.written_clusters():
+        older = plan.renders.get(plan.moved_to.get(cluster, -1))
+        header = base if older is None else _live_entry(plan, older.index)
         objects = []
         taken: dict[str, Mapping[str, str]] = {}
-        for m in plan.manifests_for(cluster):
+        custom = older.cluster(cluster) if older is not None else plan.cluster(cluster)
+        mine = older.manifests_for(cluster) if older is not None else plan.manifests_for(cluster)
+        for m in mine:
             problem = _refusal(m, taken, limits)
             if problem is not None:
                 refused.setdefault(describe(m.identity), problem[0])
@@ -265,7 +271,7 @@ def _write_one(
                 continue
             files[cluster_path(cluster, key, m.file)] = m.data
             objects.append(m.entry)
-        failed = plan.cluster(cluster).failures
+        failed = custom.failures
         if failed:
             objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
         content = placement_content_hash(objects)

@@ -38,9 +38,18 @@ from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import BlobIdMemo, TreeFiles
 from gitfleet.repo.trust import Verdict, verify_source
 from reconciler.commitmsg import describe_changes
+from reconciler.history import (
+    NO_HISTORY,
+    HistoricalResources,
+    HistoricalSources,
+    SnapshotRef,
+    SourceUnavailable,
+    collect_sources,
+    needed_snapshots,
+)
 from reconciler.pass_ import reconcile
 from reconciler.sourcepolicy import PolicyError, SourcePolicies
-from reconciler.state import read_state
+from reconciler.state import State, read_state
 from renderers import load_fleet
 
 SOURCE_TRAILER = "Gitfleet-Source"
@@ -48,6 +57,8 @@ REPORTS_TRAILER = "Gitfleet-Reports"
 WAKEUP_TRAILER = "Gitfleet-Wakeup"
 """When a rollout timer of this output is due (the hub passes again then, even without input)."""
 STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
+MAX_HISTORICAL_FLEETS = 4
+"""Fleets loaded at older source commits (rollback) kept by the long-lived hub."""
 MAX_PUSH_ATTEMPTS = 64
 """Push attempts per pass. A rejection means another writer moved the output branch (it only
 moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
@@ -153,6 +164,32 @@ class Hub:
         self._operator = operator_policy(config.allowed_signers) if config.allowed_signers else None
         self._policies: dict[str, TrustPolicy | None] = {}
         self._verdict: tuple[tuple[str | None, str], Verdict] | None = None
+        self._fleets: dict[str, FleetSnapshot] = {}
+        """Fleets read at older source commits, by commit id (rollback renders)."""
+        self._snapshots: dict[SnapshotRef, HistoricalResources | str] = {}
+
+    def _fleet_at(self, commit: str) -> FleetSnapshot:
+        """The fleet as committed at `commit` (a recorded snapshot's), cached by commit id."""
+        if commit in self._fleets:
+            return self._fleets[commit]
+        try:
+            with GitTree.open(self.mirror.path, commit) as tree:
+                fleet = load_fleet(tree)
+        except GitError:
+            raise SourceUnavailable("is not in this repository") from None
+        while len(self._fleets) >= MAX_HISTORICAL_FLEETS:
+            del self._fleets[next(iter(self._fleets))]
+        self._fleets[commit] = fleet
+        return fleet
+
+    def _history(self, fleet: FleetSnapshot, prior: State) -> HistoricalSources:
+        """Older resource snapshots this pass may render (rollback, pins)."""
+        needed = needed_snapshots(fleet, prior)
+        if not needed:
+            return NO_HISTORY
+        if len(self._snapshots) > 256:
+            self._snapshots.clear()
+        return collect_sources(needed, self._fleet_at, current=fleet, memo=self._snapshots)
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -278,7 +315,8 @@ class Hub:
             prior_files: Mapping[str, bytes] = TreeFiles(prior_tree) if prior_tree else {}
             prior, _problems = read_state(prior_files)
             reports, report_errors = self._read_reports(fleet.clusters)
-            result = reconcile(fleet, prior, None, self._clock(), reports)
+            history = self._history(fleet, prior)
+            result = reconcile(fleet, prior, None, self._clock(), reports, history=history)
             self._lap("pass")
             summary = describe_changes(prior_tree, result.files, self._ids)
             listing = self._ids.listing(result.files)

@@ -202,6 +202,14 @@ class OverrideRenderer:
                 manifests.append(self._manifest(applied.obj))
         return manifests, failures
 
+    def applicable_names(self, view: ClusterView) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(ClusterResourceOverride, ResourceOverride) snapshot names applying on a cluster."""
+        cro, ro = self._overrides.applicable(view)
+        return (
+            tuple(self._names.get(k, k) for k in cro),
+            tuple(f"{k.split('/')[1]}/{self._names.get(k, k)}" for k in ro),
+        )
+
     def for_cluster(self, selection: Selection, view: ClusterView) -> ClusterManifests:
         cro, ro = self._overrides.applicable(view)
         if not cro and not ro:

@@ -4,8 +4,11 @@
 Steps: cluster views and eligibility -> resource index -> per placement (`placement.place`) ->
 hold placements whose inputs failed to load (their previous output stays, nothing is pruned) or
 whose own work raised (`reconciler.isolate`: that placement's error, never the pass's) ->
-resolve conflicts between placements -> per-cluster files and index -> status and state files.
-No clock, disk or network in here. Called by the CLI (`render`, `validate`) and the hub loop.
+replica distribution -> Secrets encrypted per cluster (`reconciler.sealing`; age encryption is
+the pass's one source of randomness, and it reuses the previous ciphertext whenever it can) ->
+rollout -> resolve conflicts between placements -> per-cluster files and index -> status and
+state files. No clock, disk or network in here. Called by the CLI (`render`, `validate`) and
+the hub loop.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
 from reconciler.assemble import assemble_clusters, read_prior_index
 from reconciler.distributions import apply_distributions
+from reconciler.history import NO_HISTORY, HistoricalSources
 from reconciler.isolate import failed_plan
 from reconciler.output import placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
@@ -78,7 +82,10 @@ def _placements(fleet: FleetSnapshot) -> dict[str, tuple[AnyPlacement, Origin | 
 
 
 def _plan_all(
-    fleet: FleetSnapshot, prior: State, views: Mapping[str, ClusterView]
+    fleet: FleetSnapshot,
+    prior: State,
+    views: Mapping[str, ClusterView],
+    history: HistoricalSources = NO_HISTORY,
 ) -> tuple[
     dict[str, PlacementPlan],
     dict[str, Origin | None],
@@ -96,6 +103,7 @@ def _plan_all(
         max_objects=fleet.fleet.limits().max_objects_per_placement,
         overrides=overrides.with_snapshots(snapshots),
         override_names={k: snapshot_name(k, v[-1].index) for k, v in snapshots.items() if v},
+        history=history,
     )
     plans: dict[str, PlacementPlan] = {}
     origins: dict[str, Origin | None] = {}
@@ -168,12 +176,15 @@ def reconcile(
     now: datetime,
     reports: Mapping[str, AgentReport] | None = None,
     drivers: Sequence[Driver] = DRIVERS,
+    history: HistoricalSources = NO_HISTORY,
 ) -> PassResult:
     """One pass. `statuses` is None when there is no cluster status source at all (a dry run:
     every declared cluster is taken as joined and healthy, and every cluster as having applied
     what it was given). `reports` are the agents' reports (the running hub, or a dry run with
     `--reports`); when given they are the status source and feed Applied/Available and the
-    rollout. `drivers` move External placements (`reconciler.rollout.drivers`)."""
+    rollout. `drivers` move External placements (`reconciler.rollout.drivers`). `history`:
+    older resource snapshots read at their recorded commits (`reconciler.history`: the shell
+    fills it for `needed_snapshots(fleet, prior)`), for rollbacks and pins."""
     overlay = overlay_entries(fleet, prior.output)  # ClusterGroupUpgrade label/annotation actions
     fleet = with_label_overlay(fleet, prior.output)
     assume_ready = _assumed_ready(fleet, statuses, reports)
@@ -182,7 +193,7 @@ def reconcile(
     views = build_cluster_views(
         fleet.clusters, statuses or {}, _eligibility(fleet, statuses is not None), now
     )
-    plans, origins, errors, override_snapshots = _plan_all(fleet, prior, views)
+    plans, origins, errors, override_snapshots = _plan_all(fleet, prior, views, history)
     kept = _kept_states(fleet, prior, plans)
     distributed = apply_distributions(fleet, plans, views, prior.output, now)
     errors += distributed.errors

@@ -17,6 +17,14 @@ from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.canonical import canonical_json, placement_content_hash
 from gitfleet.api.report import PlacementReport
 from gitfleet.load.model import Resource
+from reconciler.history import (
+    NO_HISTORY,
+    PIN_FIELD,
+    HistoricalSources,
+    SnapshotRender,
+    older_renders,
+    pin_target,
+)
 from reconciler.manifests import (
     NO_OVERRIDES,
     ClusterManifests,
@@ -56,6 +64,8 @@ class PassInputs:
     overrides: OverrideIndex
     override_names: Mapping[str, str]
     """Override key -> its latest snapshot name (`<name>-<index>`)."""
+    history: HistoricalSources = NO_HISTORY
+    """Older resource snapshots read at their recorded commits (`reconciler.history`)."""
 
 
 @dataclass
@@ -100,6 +110,14 @@ class PlacementPlan:
     """cluster -> the agent's report entry about exactly the content the hub gave it."""
     rollout_note: str = ""
     """Placement-wide rollout note (an External placement no driver targets is held)."""
+    target_index: int | None = None
+    """The snapshot the rollout moves clusters to: a RollingUpdate pin, else None (latest)."""
+    renders: dict[int, SnapshotRender] = field(default_factory=dict)
+    """Older snapshots a staged run may deploy, rendered from their recorded commits."""
+    unavailable: dict[int, str] = field(default_factory=dict)
+    """Older snapshots that cannot be rendered, and why."""
+    moved_to: dict[str, int] = field(default_factory=dict)
+    """Clusters the rollout gave an older snapshot (from `renders`) in this pass."""
     cluster_apply_strategies: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     """cluster -> the apply strategy its index entry carries when it is not `apply_strategy`
     (External placements: the one recorded by the driver that last moved the cluster)."""
@@ -119,9 +137,17 @@ class PlacementPlan:
         """Clusters with a Bound binding (whatever content they have)."""
         return sorted(b.cluster for b in self.state.bindings if b.state == BOUND)
 
+    def target(self) -> Snapshot | None:
+        """The snapshot clusters roll to: the pinned one, else the latest."""
+        if self.target_index is None:
+            return self.state.latest_resources()
+        return next(
+            (s for s in self.state.resource_snapshots if s.index == self.target_index), None
+        )
+
     def live_clusters(self) -> list[str]:
-        """Clusters that get this placement's latest content in this pass's output."""
-        latest = self.state.latest_resources()
+        """Clusters that get this placement's target content in this pass's output."""
+        latest = self.target()
         index = latest.index if latest else None
         return sorted(
             b.cluster
@@ -138,12 +164,17 @@ class PlacementPlan:
     def kept_clusters(self) -> list[str]:
         """Clusters that keep their previous files: bindings the rollout has not moved to the
         latest content yet (Bound on older content, Unscheduled not yet removed)."""
-        live = set(self.live_clusters())
+        live = set(self.live_clusters()) | set(self.moved_to)
         return sorted(
             b.cluster
             for b in self.state.bindings
             if b.cluster not in live and (b.state == BOUND or b.state == UNSCHEDULED)
         )
+
+    def written_clusters(self) -> list[str]:
+        """Clusters whose files this pass renders: live ones and those moved to an older
+        snapshot."""
+        return sorted(set(self.live_clusters()) | set(self.moved_to))
 
     def desired_content(self, cluster: str) -> str:
         """`placement_content_hash` of what the cluster would get now."""
@@ -288,15 +319,33 @@ def place(
         return plan
     limit = placement.spec.revision_history_limit or 10
     resources = _next_snapshots(prior.resource_snapshots, selection.hash, limit, inputs.commit)
+    plan.target_index, rendered, problem = pin_target(
+        plan.key, placement, resources, inputs.history
+    )
+    if problem is not None:
+        plan.errors.append((PIN_FIELD, problem))
+        plan.held = True
+        return plan
+    if rendered is not None:
+        selection, index = rendered.selection, rendered.index
     plan.manifests, problems = default_manifests(selection, index)
     plan.errors += problems
     plan.state = replace(
         plan.state,
         resource_snapshots=resources,
         bindings=outcome.bindings,
-        selected=tuple(sorted((resource_id(s), s.origin.file) for s in selection.resources)),
+        selected=tuple(sorted((resource_id(s), s.origin.file) for s in plan.selection.resources)),
     )
     _apply_overrides(plan, placement, selection, views, index, inputs)
+    plan.renders, plan.unavailable = older_renders(
+        plan.key,
+        plan.target(),
+        placement,
+        views,
+        inputs.history,
+        inputs.overrides,
+        inputs.override_names,
+    )
     return plan
 
 

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
+from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
@@ -61,11 +62,20 @@ class RolloutOutcome:
     trailers: tuple[tuple[str, str], ...] = ()
 
 
-def _moved(plan: PlacementPlan, b: Binding, now: datetime) -> Binding:
-    """The binding after the rollout gave it the latest content (§2.4 effects)."""
-    latest = plan.state.latest_resources()
-    content = plan.desired.get(b.cluster)
-    custom = plan.cluster(b.cluster)
+def _moved(plan: PlacementPlan, b: Binding, now: datetime, index: int | None = None) -> Binding:
+    """The binding after the rollout gave it the target content (§2.4 effects), or with
+    `index` an older snapshot rendered from its recorded commit (`plan.renders`)."""
+    target = plan.target()
+    older = plan.renders.get(index) if index is not None else None
+    content: str | None
+    if older is not None:
+        custom = older.cluster(b.cluster)
+        content = placement_content_hash(m.entry for m in older.manifests_for(b.cluster))
+        plan.moved_to[b.cluster] = older.index
+    else:
+        custom = plan.cluster(b.cluster)
+        content = plan.desired.get(b.cluster)
+        plan.moved_to.pop(b.cluster, None)
     kept = [c for c in b.conditions if c.type != "RolloutStarted"] if content == b.content else []
     if not kept:
         plan.reports.pop(b.cluster, None)
@@ -76,7 +86,7 @@ def _moved(plan: PlacementPlan, b: Binding, now: datetime) -> Binding:
         b,
         state=BOUND,
         previous_state=None,
-        resource_index=latest.index if latest else None,
+        resource_index=older.index if older is not None else (target.index if target else None),
         content=content,
         cluster_overrides=custom.cluster_overrides,
         resource_overrides=custom.resource_overrides,
@@ -178,7 +188,8 @@ def _external(
     prior_index: PriorIndex,
     assume: frozenset[str],
 ) -> list[FleetError]:
-    """An External placement: only what a driver asks for moves."""
+    """An External placement: only what a driver asks for moves. A move to an older snapshot
+    than the latest is a rollback, rendered from the snapshot's recorded commit."""
     latest = plan.state.latest_resources()
     errors: list[FleetError] = []
     moves: dict[str, tuple[int, ExternalUpdate]] = {}
@@ -201,6 +212,9 @@ def _external(
             if latest is not None and target == latest.index:
                 b = _moved(plan, b, now)
                 strategy = update.apply_strategy
+            elif target in plan.renders and target != b.resource_index:
+                b = _moved(plan, b, now, target)
+                strategy = update.apply_strategy
             elif target != b.resource_index:
                 errors.append(_rollback_error(plan, updates, b.cluster, target))
         _record_strategy(plan, b.cluster, strategy)
@@ -209,12 +223,19 @@ def _external(
     sources = ", ".join(sorted({u.source for u in updates}))
     if not updates:
         plan.rollout_note = HELD
+    live = set(plan.live_clusters())
     for b in plan.state.bindings:
-        if b.cluster not in set(plan.live_clusters()) and b.state != UNSCHEDULED:
-            plan.waits[b.cluster] = (
-                f"held: External strategy, waiting for {sources}" if updates else HELD
-            )
+        if b.cluster not in live and b.state != UNSCHEDULED:
+            plan.waits[b.cluster] = _held_message(plan, b, sources)
     return errors
+
+
+def _held_message(plan: PlacementPlan, b: Binding, sources: str) -> str:
+    latest = plan.state.latest_resources()
+    if latest is not None and b.resource_index is not None and b.resource_index < latest.index:
+        by = f" by {sources}" if sources else ""
+        return f"rollback: at resource snapshot {b.resource_index}{by}, latest is {latest.index}"
+    return f"held: External strategy, waiting for {sources}" if sources else HELD
 
 
 def _record_strategy(plan: PlacementPlan, cluster: str, strategy: object) -> None:
@@ -229,13 +250,11 @@ def _rollback_error(
     plan: PlacementPlan, updates: Sequence[ExternalUpdate], cluster: str, index: int
 ) -> FleetError:
     source = next(u.source for u in updates if cluster in u.clusters)
-    return FleetError(
-        "",
-        None,
-        "",
-        f"{source}: cannot deploy resource snapshot {index} of placement {plan.key} to cluster "
-        f"{cluster}: only the latest snapshot (or the one a cluster already has) can be rendered",
+    why = plan.unavailable.get(index) or (
+        f"resource snapshot index {index} of placement `{plan.key}` was not read from its "
+        "recorded commit"
     )
+    return FleetError("", None, "", f"{source}: cannot deploy to cluster {cluster}: {why}")
 
 
 def _drop_departed(plan: PlacementPlan, clusters: frozenset[str]) -> None:

@@ -17,6 +17,7 @@ from reconciler.placement import PlacementPlan
 from reconciler.rollout.model import (
     BOUND,
     SCHEDULED,
+    UNSCHEDULED,
     BindingView,
     ObservedCondition,
     PlacementView,
@@ -75,7 +76,7 @@ def observe(
 ) -> None:
     """Desired content per targeted cluster, and each binding's reported conditions."""
     plan.desired = {c: plan.desired_content(c) for c in plan.targeted_clusters()}
-    latest = plan.state.latest_resources()
+    latest = plan.target()
     index = latest.index if latest else None
     bindings = []
     for b in plan.state.bindings:
@@ -133,7 +134,7 @@ def binding_view(
 ) -> BindingView:
     """The rollout's view of one binding (`assume`: clusters taken as having applied and made
     available what they were given - a dry run, or AssumeJoined clusters without agents)."""
-    latest = plan.state.latest_resources()
+    latest = plan.target()
     conds = list(b.conditions)
     if b.cluster in assume and b.content is not None and b.state != SCHEDULED:
         conds = [c for c in conds if c.type == "RolloutStarted"] + _assumed(plan)
@@ -151,6 +152,23 @@ def binding_view(
         conditions=tuple(conds),
         desired_resource_index=latest.index if latest else None,
     )
+
+
+def _override_names(
+    plan: PlacementPlan,
+) -> dict[int, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]]:
+    """Per renderable index and selected cluster: the override snapshot names it renders with."""
+    clusters = [b.cluster for b in plan.state.bindings if b.state != UNSCHEDULED]
+    out: dict[int, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    latest = plan.target()
+    if latest is not None:
+        mine = {c: plan.cluster(c) for c in clusters}
+        out[latest.index] = {
+            c: (m.cluster_overrides, m.resource_overrides) for c, m in mine.items()
+        }
+    for index, render in plan.renders.items():
+        out[index] = {c: render.names(c) for c in clusters}
+    return out
 
 
 def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) -> PlacementView:
@@ -172,6 +190,9 @@ def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) ->
         policy_fulfilled=plan.scheduled.status == "True",
         latest_resource_index=latest.index if latest else None,
         resource_indexes=tuple(s.index for s in plan.state.resource_snapshots),
+        resource_commits={s.index: s.commit for s in plan.state.resource_snapshots if s.commit},
+        unavailable=dict(plan.unavailable),
+        override_snapshots=_override_names(plan),
         bindings=(
             *(binding_view(plan, b, assume) for b in plan.state.bindings),
             *deleting_views(plan),

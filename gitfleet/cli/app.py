@@ -25,7 +25,15 @@ from gitfleet.load.statusdir import read_cluster_statuses
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import open_fleet_at
 from gitfleet.repo.tree import Tree
+from gitfleet.repo.userrepo import is_repository
 from gitfleet.repo.workdir import WorkdirTree
+from reconciler.history import (
+    NO_HISTORY,
+    HistoricalSources,
+    SourceUnavailable,
+    collect_sources,
+    needed_snapshots,
+)
 from reconciler.loop import HubConfig, PassReport
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State
@@ -96,6 +104,31 @@ def read_reports_dir(
     return reports, errors
 
 
+def fleet_history(fleet_dir: Path, fleet: FleetSnapshot, prior: State) -> HistoricalSources:
+    """Older resource snapshots the pass may render (rollback, pins), read from the Git
+    repository the fleet directory is in at their recorded commits; a commit that cannot be
+    read is that snapshot's error only."""
+    needed = needed_snapshots(fleet, prior)
+    if not needed:
+        return NO_HISTORY
+
+    def open_at(commit: str) -> FleetSnapshot:
+        try:
+            tree = open_fleet_at(fleet_dir, commit)
+        except (GitError, ValueError, OSError):
+            if not is_repository(fleet_dir):
+                raise SourceUnavailable(
+                    f"cannot be read: {fleet_dir} is not inside a Git repository"
+                ) from None
+            raise SourceUnavailable("is not in this repository") from None
+        try:
+            return load_fleet(tree)
+        finally:
+            tree.close()
+
+    return collect_sources(needed, open_at, current=fleet)
+
+
 def run_pass(
     fleet_dir: Path,
     ref: str | None,
@@ -117,8 +150,9 @@ def run_pass(
                 close()
         statuses, status_errors = _statuses(status_dir)
         reports, report_errors = read_reports_dir(reports_dir)
+        history = fleet_history(fleet_dir, fleet, prior)
         stage("schedule and render")
-        result = reconcile(fleet, prior, statuses, now, reports)
+        result = reconcile(fleet, prior, statuses, now, reports, history=history)
     errors = set(result.errors) | set(status_errors) | set(report_errors)
     return Run(fleet, result, tuple(sorted(errors)))
 

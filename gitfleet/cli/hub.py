@@ -137,13 +137,27 @@ def reconcile_cmd(
     show_default=True,
     help="Markdown: cut between sections to stay under this size (GitHub comments); 0: no limit.",
 )
+@click.option(
+    "--state-from",
+    help="Continue from the reconciler's state on this output revision (e.g. "
+    "origin/gitfleet/rendered): the plan then knows the resource snapshot history, so it can "
+    "preview a rollback to an older snapshot.",
+)
 @quiet_option
 @hub_key_option
-def plan(repo: Path, base: str, head: str, now: str | None, fmt: str, max_chars: int) -> None:
+def plan(
+    repo: Path,
+    base: str,
+    head: str,
+    now: str | None,
+    fmt: str,
+    max_chars: int,
+    state_from: str | None,
+) -> None:
     """Show which clusters gain or lose what between two revisions, without cluster credentials."""
     try:
         with stages() as stage:
-            result = service.plan_revisions(repo, base, head, _now(now), stage)
+            result = service.plan_revisions(repo, base, head, _now(now), stage, state_from)
     except (GitError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     render = {
@@ -209,9 +223,11 @@ def status(
     """Describe a placement, a cluster, a ClusterGroupUpgrade (cgu) or a staged update run from
     the output branch, like `kubectl describe` (`updaterun`: stages, gates, clusters, progress)."""
     if what == "updaterun":
-        if fmt == "json":
-            raise click.UsageError("--output json is not available for updaterun yet")
         try:
+            if fmt == "json":
+                doc = rollout.updaterun_document(name, namespace, repo, output_branch, cache, fetch)
+                click.echo(json.dumps(doc, indent=2, sort_keys=True))
+                return
             text = rollout.describe_updaterun(name, namespace, repo, output_branch, cache, fetch)
         except (GitError, LookupError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None

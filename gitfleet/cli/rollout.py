@@ -4,6 +4,7 @@ Registered on `gitfleet.cli.app.main` (`status updaterun` is a choice of the `st
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -118,4 +119,13 @@ def describe_updaterun(
     return rolloutops.describe_run(files, name, namespace)
 
 
-__all__ = ["approve", "cache_option", "describe_updaterun", "updaterun"]
+def updaterun_document(
+    name: str, namespace: str, repo: str, branch: str, cache: Path | None, fetch: bool = False
+) -> dict[str, Any]:
+    """The data of `gitfleet status updaterun NAME --output json` (see `rolloutops.run_document`)."""
+    source = service.output_source(repo, fetch)
+    files = dict(service.output_files(source, branch, cache))
+    return rolloutops.run_document(files, name, namespace)
+
+
+__all__ = ["approve", "cache_option", "describe_updaterun", "updaterun", "updaterun_document"]

@@ -42,8 +42,9 @@ UNIMPLEMENTED_FIELDS: tuple[Unimplemented, ...] = (
     Unimplemented(
         _PLACEMENTS,
         "spec.strategy.resourceSnapshotIndex",
-        "pinning a resource snapshot index is not implemented: the placement rolls out its "
-        "latest resource snapshot (rendering an older index is not built yet)",
+        "this field is not implemented: the placement rolls out its latest resource snapshot; "
+        "to roll back, annotate the placement with gitfleet.io/resource-snapshot-index "
+        "(RollingUpdate) or set a staged update run's spec.resourceSnapshotIndex (External)",
     ),
     Unimplemented(
         _PLACEMENTS,

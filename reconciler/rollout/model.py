@@ -153,6 +153,17 @@ class PlacementView:
     resource_indexes: tuple[int, ...]
     """Resource snapshot indexes still in the history (a run may deploy any of them)."""
     bindings: tuple[BindingView, ...]
+    resource_commits: Mapping[int, str] = field(default_factory=dict)
+    """Resource snapshot index -> the source commit recorded for it (where known)."""
+    unavailable: Mapping[int, str] = field(default_factory=dict)
+    """Older resource snapshot indexes that cannot be rendered from their recorded commit, and
+    why (a complete sentence); a driver must not move clusters to them."""
+    override_snapshots: Mapping[int, Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]] = field(
+        default_factory=dict
+    )
+    """resource snapshot index -> cluster -> (ClusterResourceOverride, ResourceOverride)
+    snapshot names that index is rendered with on that cluster now (the latest and every
+    renderable older index; a staged run freezes them at initialization, §4.2 step 8)."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from gitfleet.api.staged import UpdateRunSpec
 from gitfleet.load.model import FleetSnapshot
 from reconciler.rollout import stagedstatus as st
 from reconciler.rollout.guard import kept, run_fault
-from reconciler.rollout.model import DriverResult, ExternalUpdate, RolloutInputs
+from reconciler.rollout.model import DriverResult, ExternalUpdate, PlacementView, RolloutInputs
 from reconciler.rollout.stagedapproval import Approvals
 from reconciler.rollout.stagedcheck import revalidate
 from reconciler.rollout.stagedexec import Step, execute, fail
@@ -102,10 +102,20 @@ def _prior_requests(
     return out
 
 
-def _new_doc(ref: st.RunRef, generation: int, status: dict[str, Any]) -> dict[str, Any]:
+SNAPSHOT_COMMIT = "gitfleet.io/resource-snapshot-commit"
+"""Annotation of a run's status document: the source commit its resource snapshot renders from."""
+
+
+def _new_doc(
+    ref: st.RunRef, generation: int, status: dict[str, Any], view: PlacementView | None
+) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": ref.name, "generation": generation}
     if ref.namespace:
         meta["namespace"] = ref.namespace
+    used = str(status.get("resourceSnapshotIndexUsed", ""))
+    commit = view.resource_commits.get(int(used)) if view is not None and used.isdigit() else None
+    if commit:
+        meta["annotations"] = {SNAPSHOT_COMMIT: commit}
     return {
         "apiVersion": ref.run.api_version,
         "kind": ref.run.kind,
@@ -175,7 +185,7 @@ def _step_run(
             fail(status, str(exc), generation, now)
             out.errors.append((file, line, "spec", f"{ref.source} failed: {exc}"))
         _collect(ref, step, out)
-    out.files[path] = st.dump(_new_doc(ref, generation, status))
+    out.files[path] = st.dump(_new_doc(ref, generation, status, view))
 
 
 def _collect(ref: st.RunRef, step: Step, out: _Collected) -> None:

@@ -229,14 +229,28 @@ def _finished(step: Step, cluster: str) -> bool | None:
     return bool((available and available.status == "True") or (diff and diff.status == "True"))
 
 
-def _check_renderable(step: Step, cluster: str) -> None:
-    """The pass renders only a placement's latest snapshot (or keeps what a cluster has)."""
-    binding, latest = step.binding(cluster), step.view.latest_resource_index
-    if step.target != latest and (binding is None or binding.resource_index != step.target):
-        raise InitError(
-            f"cannot deploy resource snapshot index {step.target} to cluster `{cluster}`: gitfleet "
-            f"renders only the latest snapshot ({latest}) of placement `{step.view.name}` yet"
+def _blocked(step: Step, cluster: str, entry: Mapping[str, Any]) -> str | None:
+    """Why the cluster cannot start now: its snapshot cannot be rendered from the recorded
+    commit, or the override snapshots frozen at initialization (§4.2 step 8) were replaced."""
+    why = step.view.unavailable.get(step.target)
+    if why is not None:
+        return why
+    frozen = (
+        tuple(entry.get("clusterResourceOverrideSnapshots") or ()),
+        tuple(
+            f"{r['namespace']}/{r['name']}" for r in entry.get("resourceOverrideSnapshots") or ()
+        ),
+    )
+    now = step.view.override_snapshots.get(step.target, {}).get(cluster, ((), ()))
+    if frozen != now:
+        was = ", ".join(frozen[0] + frozen[1]) or "none"
+        are = ", ".join(now[0] + now[1]) or "none"
+        return (
+            f"the override snapshots frozen at initialization for cluster `{cluster}` "
+            f"({was}) are no longer the current ones ({are}); gitfleet renders current "
+            "override content only: restore the override or create a new run"
         )
+    return None
 
 
 def _clusters(step: Step, stage: dict[str, Any], config: StageConfig) -> tuple[list[str], bool]:
@@ -271,7 +285,12 @@ def _clusters(step: Step, stage: dict[str, Any], config: StageConfig) -> tuple[l
                 continue
             flying.append(cluster)
         elif not step.stopping and len(flying) < limit:
-            _check_renderable(step, cluster)
+            why = _blocked(step, cluster, entry)
+            if why is not None:
+                file, line = step.ref.where()
+                message = f"{step.ref.source}: cannot start cluster `{cluster}`: {why}"
+                step.errors.append((file, line, "spec.resourceSnapshotIndex", message))
+                break
             step.moves[cluster] = step.target
             step.cond(entry, st.STARTED, "True", st.CLUSTER_STARTED, "Cluster update started")
             stage.setdefault("startTime", format_time(step.now))

@@ -246,4 +246,21 @@ def initialize(
         "stageName": DELETE_STAGE,
         "clusters": [{"clusterName": c} for c in deleting],
     }
-    status["resourceSnapshotIndexUsed"] = str(resource_index(ref, view))
+    index = resource_index(ref, view)
+    status["resourceSnapshotIndexUsed"] = str(index)
+    freeze_overrides(status, view, index)
+
+
+def freeze_overrides(status: dict[str, Any], view: PlacementView, index: int) -> None:
+    """§4.2 step 8: each cluster's override snapshot names, recorded at initialization
+    (KubeFleet's `clusterResourceOverrideSnapshots` / `resourceOverrideSnapshots`)."""
+    names = view.override_snapshots.get(index, {})
+    for stage in status.get("stagesStatus") or []:
+        for entry in stage.get("clusters") or []:
+            cro, ro = names.get(entry["clusterName"], ((), ()))
+            if cro:
+                entry["clusterResourceOverrideSnapshots"] = list(cro)
+            if ro:
+                entry["resourceOverrideSnapshots"] = [
+                    {"name": n.split("/", 1)[1], "namespace": n.split("/", 1)[0]} for n in ro
+                ]

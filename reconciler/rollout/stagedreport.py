@@ -82,8 +82,32 @@ def _stage_lines(
     return lines
 
 
-def describe_updaterun(doc: Mapping[str, Any], requests: Mapping[str, Any]) -> str:
-    """The run as text; `requests` maps approval request names to their documents."""
+SNAPSHOT_COMMIT = "gitfleet.io/resource-snapshot-commit"
+
+
+def rollback_line(doc: Mapping[str, Any], current: Mapping[str, int]) -> str | None:
+    """`rollback: deploys snapshot 1 (commit abc1234), clusters now at 3` when some cluster of
+    the run has a newer snapshot than the one the run deploys (`current`: cluster -> index)."""
+    status = doc.get("status") or {}
+    target = str(status.get("resourceSnapshotIndexUsed", ""))
+    members = {
+        c["clusterName"] for s in status.get("stagesStatus") or [] for c in s.get("clusters") or []
+    }
+    ahead = [i for c, i in current.items() if c in members]
+    if not target.isdigit() or not ahead or max(ahead) <= int(target):
+        return None
+    commit = ((doc.get("metadata") or {}).get("annotations") or {}).get(SNAPSHOT_COMMIT)
+    where = f" (commit {str(commit)[:7]})" if commit else ""
+    return f"rollback: deploys snapshot {target}{where}, clusters now at {max(ahead)}"
+
+
+def describe_updaterun(
+    doc: Mapping[str, Any],
+    requests: Mapping[str, Any],
+    current: Mapping[str, int] | None = None,
+) -> str:
+    """The run as text; `requests` maps approval request names to their documents, `current`
+    each cluster's resource snapshot index of the run's placement now."""
     spec, status = doc.get("spec") or {}, doc.get("status") or {}
     name = (doc.get("metadata") or {}).get("name", "")
     lines = [
@@ -93,6 +117,9 @@ def describe_updaterun(doc: Mapping[str, Any], requests: Mapping[str, Any]) -> s
         f"Resource snapshot index: {status.get('resourceSnapshotIndexUsed', '-')}   "
         f"Policy snapshot index: {status.get('policySnapshotIndexUsed', '-')}",
     ]
+    rollback = rollback_line(doc, current or {})
+    if rollback is not None:
+        lines.append(rollback)
     for type_ in (st.INITIALIZED, st.PROGRESSING, st.SUCCEEDED):
         found = _cond(status, type_)
         if found is not None:
@@ -153,6 +180,9 @@ def preview_lines(doc: Mapping[str, Any], current: Mapping[str, int]) -> list[st
     failed = _cond(status, st.INITIALIZED)
     if failed is not None and failed["status"] == "False":
         return [*lines, f"  will not start: {failed.get('message', '')}"]
+    rollback = rollback_line(doc, current)
+    if rollback is not None:
+        lines.append(f"  {rollback}")
     configs = (status.get("stagedUpdateStrategySnapshot") or {}).get("stages") or []
     for stage, config in zip(status.get("stagesStatus") or [], configs, strict=False):
         for task in config.get("beforeStageTasks") or []:
@@ -190,7 +220,8 @@ class RunPreview:
     current: Mapping[str, int]
 
 
-def _current_indexes(files: Mapping[str, bytes], key: str) -> dict[str, int]:
+def current_indexes(files: Mapping[str, bytes], key: str) -> dict[str, int]:
+    """cluster -> the resource snapshot index of placement `key` it has (its index.yaml)."""
     out: dict[str, int] = {}
     for path, data in files.items():
         parts = path.split("/")
@@ -220,7 +251,7 @@ def run_previews(base: Mapping[str, bytes], head: Mapping[str, bytes]) -> tuple[
             continue
         meta, spec = doc.get("metadata") or {}, doc.get("spec") or {}
         key = placement_key(str(spec.get("placementName", "")), str(meta.get("namespace") or ""))
-        out.append(RunPreview(path, doc, _current_indexes(base, key)))
+        out.append(RunPreview(path, doc, current_indexes(base, key)))
     return tuple(out)
 
 

@@ -13,7 +13,8 @@ fleet}` (`reports` defaults to `steps/<name>/reports`, `fleet` to the case's fle
 from step i-1's output (the first from the base pass) and its tree must equal
 `steps/<name>/expected/`. Each step rendered twice from the same prior gives identical bytes.
 Step reports are what agents that applied their index would push; `make_step_reports.py` writes
-them from the previous step's tree (needed again only if the content hashes change).
+them from the previous step's tree, and `--refresh CASE` rewrites them if the output format
+changes the content hashes (`assert_reports_follow` fails with that hint).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from gitfleet.api import parse_time
 from gitfleet.cli.app import read_reports_dir
 from gitfleet.load.statusdir import read_cluster_statuses
 from gitfleet.repo.workdir import WorkdirTree
+from reconciler.assemble import given_content, read_prior_index
 from reconciler.pass_ import reconcile
 from reconciler.state import State, read_state
 from renderers import load_fleet
@@ -123,11 +125,31 @@ def next_prior(files: Mapping[str, bytes]) -> State:
     return prior
 
 
+def assert_reports_follow(
+    case: Path, step: Mapping[str, Any], previous: Mapping[str, bytes]
+) -> None:
+    """A step's reports name the content the previous step gave each cluster (an agent that has
+    not pulled a removal yet may still report it); otherwise the rollout would silently stall.
+    Steps that mean to show stale reports say `staleReports: true`."""
+    given = read_prior_index(previous)
+    reports, _ = read_reports_dir(case / step.get("reports", f"steps/{step['name']}/reports"))
+    for cluster, rep in sorted((reports or {}).items()):
+        for entry in rep.placements:
+            had = given.get(cluster, {}).get(entry.key)
+            assert had is None or given_content(had) == entry.content_hash, (
+                f"{case.name} {step['name']}: the report of {cluster} names content the hub "
+                f"never gave it for {entry.key}; if the output format changed the content "
+                f"hashes, run: python -m tests.golden.make_step_reports --refresh {case}"
+            )
+
+
 @pytest.mark.parametrize("case", STEPPED, ids=lambda p: p.name)
 def test_golden_steps(case: Path) -> None:
     """Each step's tree, from the previous step's output; rendering a step twice is identical."""
     files = render_case(case, State())
     for step in case_spec(case)["steps"]:
+        if not step.get("staleReports"):
+            assert_reports_follow(case, step, files)
         prior = next_prior(files)
         files = render_case(case, prior, step)
         assert render_case(case, prior, step) == files, f"{step['name']}: not reproducible"

@@ -238,8 +238,20 @@ def test_sops_secret_round_trip_never_leaks(
     planned = runner.invoke(
         main, ["plan", "--repo", str(world["work"]), "--base", "HEAD", "--head", "HEAD"]
     )
+    assert planned.exit_code == 1 and "not sent to cluster c3" in planned.output, planned.output
     written = [p.read_bytes() for p in (tmp / "out").rglob("*") if p.is_file()]
     assert_no_values("render output", [rendered.output, planned.output, *written])
+    cache = ["--cache-dir", str(tmp / "cli-cache")]
+    shown = [
+        runner.invoke(main, ["status", kind, name, "--repo", str(remote), *cache, *fmt])
+        for kind, name in (("placement", "app"), ("cluster", "c1"))
+        for fmt in ([], ["--output", "json"])
+    ]
+    shown.append(runner.invoke(main, ["history", "--repo", str(remote), *cache]))
+    shown.append(runner.invoke(main, ["reconcile", "--once", "--repo", str(remote), *cache]))
+    assert "Secret app/db is not sent to cluster c3" in shown[-1].output
+    assert all(r.exit_code in (0, 1) for r in shown), [r.output for r in shown]
+    assert_no_values("status, history and reconcile output", [r.output for r in shown])
 
     assert PASSWORD.encode() not in b"".join(written)
     assert_no_values("the remote's objects", all_blobs_and_messages(remote))

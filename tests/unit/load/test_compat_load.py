@@ -192,9 +192,10 @@ def test_warnings_name_file_line_and_field() -> None:
         "the fleet (no MemberCluster or ClusterProfile declares it): nothing is placed there",
         "placements/p.yaml:17: spec.strategy.deleteStrategy.propagationPolicy: Abandon is not "
         "implemented: removing a placement always deletes its resources from the member clusters",
-        "placements/p.yaml:18: spec.strategy.resourceSnapshotIndex: pinning a resource snapshot "
-        "index is not implemented: the placement rolls out its latest resource snapshot "
-        "(rendering an older index is not built yet)",
+        "placements/p.yaml:18: spec.strategy.resourceSnapshotIndex: this field is not "
+        "implemented: the placement rolls out its latest resource snapshot; to roll back, "
+        "annotate the placement with gitfleet.io/resource-snapshot-index (RollingUpdate) or set "
+        "a staged update run's spec.resourceSnapshotIndex (External)",
         'resources/web.yaml:8: metadata.namespace: namespace "orphan" is not declared by any '
         "Namespace in resources/ (1 object(s) use it): a placement selecting the namespace finds "
         "nothing, and member clusters need it to exist already",

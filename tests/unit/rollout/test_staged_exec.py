@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -258,20 +259,44 @@ def test_namespaced_run_of_a_resource_placement() -> None:
     assert "status/updateruns/team-a/run1.yaml" in result.files
 
 
-def test_older_index_fails_clearly_unless_the_cluster_has_it() -> None:
+def test_older_index_is_a_rollback_and_deploys_through_the_stages() -> None:
     stage = {"name": "prod", **PROD, "maxConcurrency": 2}
     sim = Sim(
         fleet(strategy([stage]), run(index="0")), view([binding("a", 0), binding("b", 1)]), LABELS
     )
+    assert dict(sim.step().updates[0].clusters) == {"a": 0, "b": 0}
     sim.step()
-    status = sim.status()
-    assert cond(status, "Succeeded") == ("False", "UpdateRunFailed")
-    message = next(c for c in status["conditions"] if c["type"] == "Succeeded")["message"]
-    assert (
-        message
-        == "cannot deploy resource snapshot index 0 to cluster `b`: gitfleet renders only the latest snapshot (1) of placement `app` yet"
+    assert cond(sim.status(), "Succeeded") == ("True", "UpdateRunSucceeded")
+    assert clusters_at(sim, 0) == ["a", "b"]
+
+
+def test_unrenderable_older_index_blocks_the_cluster_with_the_reason_not_the_run() -> None:
+    stage = {"name": "prod", **PROD, "maxConcurrency": 2}
+    why = (
+        "resource snapshot index 0 of placement `app` was recorded at commit abc1234, "
+        "which is not in this repository"
     )
-    kept = Sim(fleet(strategy([stage]), run(index="0")), view([binding("a", 0)]), LABELS)
-    assert dict(kept.step().updates[0].clusters) == {"a": 0}
-    kept.step()
-    assert cond(kept.status(), "Succeeded") == ("True", "UpdateRunSucceeded")
+    placement = replace(view([binding("a", 1), binding("b", 1)]), unavailable={0: why})
+    sim = Sim(fleet(strategy([stage]), run(index="0")), placement, LABELS)
+    result = sim.step()
+    assert result.updates == ()
+    assert [e[3] for e in result.errors] == [
+        f"ClusterStagedUpdateRun/run1: cannot start cluster `a`: {why}"
+    ]
+    assert cond(sim.status(), "Succeeded") is None, "not terminal: a later pass may read it"
+
+
+def test_overrides_frozen_at_init_must_still_be_current() -> None:
+    stage = {"name": "prod", **PROD}
+    placement = replace(view([binding("a", 0)]), override_snapshots={1: {"a": (("cro-0",), ())}})
+    sim = Sim(fleet(strategy([stage]), run(state="Initialize")), placement, LABELS)
+    sim.step()
+    entry = sim.status()["stagesStatus"][0]["clusters"][0]
+    assert entry["clusterResourceOverrideSnapshots"] == ["cro-0"]
+    sim.fleet = fleet(strategy([stage]), run())
+    sim.placement = replace(placement, override_snapshots={1: {"a": (("cro-1",), ())}})
+    result = sim.step()
+    assert result.updates == ()
+    assert "frozen at initialization for cluster `a` (cro-0)" in result.errors[0][3]
+    sim.placement = placement
+    assert dict(sim.step().updates[0].clusters) == {"a": 1}
