@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from gitfleet.load.model import FleetSnapshot
+from gitfleet.repo.branches import approved_deletions
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
@@ -71,10 +72,17 @@ def revision_history(repo: Path, fleet: FleetSnapshot, prior: State) -> Historic
     return collect_sources(needed, open_at, current=fleet)
 
 
-def render_revision(repo: Path, ref: str, prior: State, now: datetime) -> PassResult:
-    """The pure pass over the fleet as committed at `ref` (read from Git objects)."""
+def render_revision(
+    repo: Path, ref: str, prior: State, now: datetime, since: str | None = None
+) -> PassResult:
+    """The pure pass over the fleet as committed at `ref` (read from Git objects). With
+    `since` (the base of a change), only the change's own commits approve held deletions."""
     with GitTree.open(repo, ref) as tree:
         fleet = load_fleet(tree)
+        commit = tree.commit
+    if since is not None and commit is not None:
+        approved = approved_deletions(repo, since, commit, fleet.approval_files())
+        fleet = replace(fleet, allowed_deletions=approved)
     return reconcile(fleet, prior, None, now, history=revision_history(repo, fleet, prior))
 
 
@@ -138,12 +146,15 @@ def plan_revisions(
     before = render_revision(repo, base, start, now)
     prior, _ = read_state(before.files)
     stage(f"load, schedule and render the head ({head})")
-    first = render_revision(repo, head, State(prior.placements, before.files, prior.overrides), now)
+    base_commit = before_commit(repo, base)
+    first = render_revision(
+        repo, head, State(prior.placements, before.files, prior.overrides), now, base_commit
+    )
     after = first
     for wave in range(MAX_WAVES):  # assumed-ready dry run: step the rollout to its end
         stage(f"step the rollout of the head (wave {wave + 2})")
         state, _ = read_state(after.files)
-        step = render_revision(repo, head, state, now)
+        step = render_revision(repo, head, state, now, base_commit)
         if step.files == after.files:
             break
         after = step
@@ -151,13 +162,16 @@ def plan_revisions(
     errors = tuple(str(e) for e in after.errors)
     with GitTree.open(repo, base) as b, GitTree.open(repo, head) as h:
         base_id, head_id = b.commit or base, h.commit or head
+    plan = plan_changes(before.files, after.files, errors, after.deletion_holds)
     return PlanResult(
-        plan_changes(before.files, after.files, errors),
-        base_id,
-        head_id,
-        _waves(before, first),
-        signature_note(repo, base_id, head_id),
+        plan, base_id, head_id, _waves(before, first), signature_note(repo, base_id, head_id)
     )
+
+
+def before_commit(repo: Path, ref: str) -> str | None:
+    """The commit id of `ref` (None when it names none)."""
+    with GitTree.open(repo, ref) as tree:
+        return tree.commit
 
 
 def signature_note(repo: Path, base: str, head: str) -> str:

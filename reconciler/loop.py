@@ -28,7 +28,7 @@ from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, PathCommit
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
-from gitfleet.repo.branches import last_changes
+from gitfleet.repo.branches import approved_deletions, last_changes
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, commit_files
@@ -309,6 +309,9 @@ class Hub:
         with GitTree.open(self.mirror.path, source) as tree:
             fleet = load_fleet(tree)
         fleet = with_approval_commits(fleet, self.mirror.path, source)
+        since = _last(self._recorded(output), SOURCE_TRAILER)  # approvals come after it
+        approved = approved_deletions(self.mirror.path, since, source, fleet.approval_files())
+        fleet = replace(fleet, allowed_deletions=approved)
         self._lap("load")
         prior_tree = self._open_output(output)
         try:

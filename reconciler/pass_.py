@@ -13,6 +13,7 @@ the hub loop.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -23,6 +24,15 @@ from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
 from reconciler.assemble import assemble_clusters, read_prior_index
 from reconciler.distributions import apply_distributions
+from reconciler.govern.checks import Governance
+from reconciler.govern.deletion import (
+    HELD_TRAILER,
+    DeletionHold,
+    approved_keys,
+    deleted_holds,
+    held_status_file,
+)
+from reconciler.govern.tenancy import NO_TENANCY, Tenancy, govern_fleet
 from reconciler.history import NO_HISTORY, HistoricalSources
 from reconciler.isolate import failed_plan
 from reconciler.output import placement_key
@@ -60,6 +70,8 @@ class PassResult:
     """Commit trailers the rollout drivers ask for."""
     plans: Mapping[str, PlacementPlan] = field(default_factory=dict)
     """The placements' plans after the rollout (CLI summaries: held placements, waits)."""
+    deletion_holds: tuple[DeletionHold, ...] = ()
+    """Placements the mass-deletion guard holds (deleted placements included), by key."""
 
 
 def _eligibility(fleet: FleetSnapshot, has_status: bool) -> EligibilityPolicy:
@@ -85,6 +97,7 @@ def _plan_all(
     fleet: FleetSnapshot,
     prior: State,
     views: Mapping[str, ClusterView],
+    tenancy: Tenancy = NO_TENANCY,
     history: HistoricalSources = NO_HISTORY,
 ) -> tuple[
     dict[str, PlacementPlan],
@@ -103,6 +116,15 @@ def _plan_all(
         max_objects=fleet.fleet.limits().max_objects_per_placement,
         overrides=overrides.with_snapshots(snapshots),
         override_names={k: snapshot_name(k, v[-1].index) for k, v in snapshots.items() if v},
+        governance=Governance(
+            tenancy,
+            fleet.fleet.spec.deletion_budget,
+            approved_keys(fleet),
+            frozenset(
+                (placement_key(e.spec.placement_name), e.spec.cluster_name)
+                for e in fleet.evictions.values()
+            ),
+        ),
         history=history,
     )
     plans: dict[str, PlacementPlan] = {}
@@ -129,6 +151,12 @@ def _kept_states(
         for key, ps in prior.placements.items()
         if key not in plans and ps.origin_file in fleet.error_files
     }
+
+
+def _kept_decisions(kept: Mapping[str, PlacementState], prior: State) -> dict[str, bytes]:
+    """A kept placement keeps its PlacementDecision slices too."""
+    slices = [re.compile(rf"decisions/{re.escape(key)}-[0-9]+\.yaml") for key in sorted(kept)]
+    return {p: d for p, d in prior.output.items() if any(s.fullmatch(p) for s in slices)}
 
 
 def _plan_errors(
@@ -187,14 +215,17 @@ def reconcile(
     fills it for `needed_snapshots(fleet, prior)`), for rollbacks and pins."""
     overlay = overlay_entries(fleet, prior.output)  # ClusterGroupUpgrade label/annotation actions
     fleet = with_label_overlay(fleet, prior.output)
+    fleet, tenancy = govern_fleet(fleet)
     assume_ready = _assumed_ready(fleet, statuses, reports)
     if reports is not None:
         statuses = {**(statuses or {}), **statuses_from_reports(fleet.clusters, reports, now)}
     views = build_cluster_views(
         fleet.clusters, statuses or {}, _eligibility(fleet, statuses is not None), now
     )
-    plans, origins, errors, override_snapshots = _plan_all(fleet, prior, views, history)
+    plans, origins, errors, override_snapshots = _plan_all(fleet, prior, views, tenancy, history)
     kept = _kept_states(fleet, prior, plans)
+    deleted = deleted_holds(fleet, prior.placements, plans, views)
+    kept |= {key: prior.placements[key] for key in deleted}
     distributed = apply_distributions(fleet, plans, views, prior.output, now)
     errors += distributed.errors
     seal_secrets(plans, fleet, views, prior.output)  # after every manifest change, before rollout
@@ -216,6 +247,7 @@ def reconcile(
     files.update(rollout.files)
     files.update(distributed.files)
     files.update(distributed.status_files(files))
+    files.update(_kept_decisions(kept, prior))
     files.update(decision_files(plans, prior))  # before status: it may hold a placement
     files.update(placement_status_files(plans, prior, reports or {}, now))
     files.update(profile_files(views))
@@ -226,14 +258,19 @@ def reconcile(
     )
     files.update(with_overlay_status(files, overlay))
     states = {key: plan.state for key, plan in plans.items()} | kept
-    for key in kept:  # a held, unreadable placement keeps its status file too
+    for key in kept:  # a held, unreadable or deleted placement keeps its status file too
         path = f"status/placements/{key}.yaml"
-        if path in prior.output:
-            files[path] = prior.output[path]
+        data = prior.output.get(path)
+        if key in deleted:
+            data = held_status_file(data, deleted[key], now)
+        if data is not None:
+            files[path] = data
     state = State(placements=states, overrides=override_snapshots)
     files.update(state_files(state))
     errors += _plan_errors(plans, origins)
     for key, ps in sorted(kept.items()):
+        if key in deleted:
+            continue
         errors.append(
             FleetError(
                 ps.origin_file,
@@ -243,12 +280,14 @@ def reconcile(
             )
         )
     all_errors = tuple(sorted(set(fleet.errors) | set(errors)))
+    holds = {k: p.deletion_hold for k, p in plans.items() if p.deletion_hold} | deleted
     return PassResult(
         files=dict(sorted(files.items())),
         state=State(states, files, override_snapshots),
         errors=all_errors,
         explanations={key: plan.explanations for key, plan in plans.items()},
         next_wakeup=rollout.wakeup,
-        trailers=rollout.trailers,
+        trailers=rollout.trailers + tuple((HELD_TRAILER, key) for key in sorted(holds)),
         plans=plans,
+        deletion_holds=tuple(h for _, h in sorted(holds.items()) if h is not None),
     )

@@ -17,6 +17,8 @@ from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.canonical import canonical_json, placement_content_hash
 from gitfleet.api.report import PlacementReport
 from gitfleet.load.model import Resource
+from reconciler.govern.checks import NO_GOVERNANCE, Governance, check_placement
+from reconciler.govern.deletion import DeletionHold
 from reconciler.history import (
     NO_HISTORY,
     PIN_FIELD,
@@ -64,6 +66,7 @@ class PassInputs:
     overrides: OverrideIndex
     override_names: Mapping[str, str]
     """Override key -> its latest snapshot name (`<name>-<index>`)."""
+    governance: Governance = NO_GOVERNANCE
     history: HistoricalSources = NO_HISTORY
     """Older resource snapshots read at their recorded commits (`reconciler.history`)."""
 
@@ -110,6 +113,8 @@ class PlacementPlan:
     """cluster -> the agent's report entry about exactly the content the hub gave it."""
     rollout_note: str = ""
     """Placement-wide rollout note (an External placement no driver targets is held)."""
+    deletion_hold: DeletionHold | None = None
+    """Set when the mass-deletion guard holds this placement (`reconciler.govern.deletion`)."""
     target_index: int | None = None
     """The snapshot the rollout moves clusters to: a RollingUpdate pin, else None (latest)."""
     renders: dict[int, SnapshotRender] = field(default_factory=dict)
@@ -315,6 +320,15 @@ def place(
     holds = _hold_reasons(selection, prior, inputs.broken_files, inputs.max_objects)
     if holds:
         plan.errors += [("spec.resourceSelectors", r) for r in holds]
+        plan.held = True
+        return plan
+    seen = (*outcome.bindings, *prior.bindings)
+    labels = {b.cluster: views[b.cluster].labels for b in seen if b.cluster in views}
+    problems, plan.deletion_hold = check_placement(
+        inputs.governance, key, prior, selection.resources, outcome.bindings, labels
+    )
+    plan.errors += problems
+    if problems or plan.deletion_hold is not None:  # a tenant refuses it, or deletion held
         plan.held = True
         return plan
     limit = placement.spec.revision_history_limit or 10

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.govern.deletion import DeletionHold
 from reconciler.output import yaml_bytes
 from reconciler.priorparse import load_bounded
 from reconciler.rollout.stagedreport import RunPreview, run_previews
@@ -77,6 +78,8 @@ class Plan:
     group_upgrades: tuple[GroupUpgradeChange, ...] = ()
     runs: tuple[RunPreview, ...] = ()
     """Staged update runs the change adds or changes."""
+    deletions_held: tuple[DeletionHold, ...] = ()
+    """Removals the mass-deletion guard would hold after merging (shown first)."""
 
     def totals(self) -> dict[str, int]:
         out = {"placements": len(self.placements), "added": 0, "changed": 0, "removed": 0}
@@ -259,7 +262,10 @@ def group_upgrade_changes(
 
 
 def plan_changes(
-    base: Mapping[str, bytes], head: Mapping[str, bytes], errors: tuple[str, ...] = ()
+    base: Mapping[str, bytes],
+    head: Mapping[str, bytes],
+    errors: tuple[str, ...] = (),
+    deletions_held: tuple[DeletionHold, ...] = (),
 ) -> Plan:
     """Compare two output trees (path -> bytes)."""
     base_bind, head_bind = _bindings(base), _bindings(head)
@@ -282,4 +288,5 @@ def plan_changes(
         errors=errors,
         group_upgrades=group_upgrade_changes(base, head),
         runs=run_previews(base, head),
+        deletions_held=deletions_held,
     )

@@ -55,6 +55,18 @@ def to_json(plan: Plan, base: str, head: str) -> str:
             }
             for g in plan.group_upgrades
         ]
+    if plan.deletions_held:
+        doc["deletionsHeld"] = [
+            {
+                "placement": h.key,
+                "removedObjects": h.removed_objects,
+                "totalObjects": h.total_objects,
+                "removedClusters": h.removed_clusters,
+                "totalClusters": h.total_clusters,
+                "message": h.message(),
+            }
+            for h in plan.deletions_held
+        ]
     if plan.runs:
         doc["updateRuns"] = [
             {"path": r.path, "preview": preview_lines(r.doc, r.current)} for r in plan.runs
@@ -135,10 +147,23 @@ def _details(clusters: list[str], changes: list[ObjectChange], budget: int | Non
     return "\n".join([*head, f"{fence}diff", *lines, *tail])
 
 
+def _held_blocks(plan: Plan) -> list[str]:
+    """Held deletions, first in the comment: merging does not remove these without approval."""
+    if not plan.deletions_held:
+        return []
+    lines = [
+        f"> [!WARNING]\n> **Deletion held** for {len(plan.deletions_held)} placement(s): "
+        "merging keeps their previous output until the deletion is approved.\n>"
+    ]
+    lines += [f"> - `{h.key}`: {h.message()}" for h in plan.deletions_held]
+    return ["\n".join(lines) + "\n"]
+
+
 def _markdown_blocks(plan: Plan, base: str, head: str, waves: tuple[str, ...]) -> list[str]:
     """The comment as indivisible blocks: truncation happens only between two of them."""
     t = plan.totals()
-    blocks = [
+    blocks = _held_blocks(plan)
+    blocks += [
         f"## gitfleet plan: `{base[:12]}` → `{head[:12]}`\n\n"
         f"**{t['placements']}** placement(s) change on **{t['clusters']}** cluster(s): "
         f"{t['added']} object(s) added, {t['changed']} changed, {t['removed']} removed; "
@@ -220,6 +245,7 @@ def to_text(plan: Plan, base: str, head: str) -> str:
         f"plan {base[:12]} -> {head[:12]}: {t['placements']} placement(s), {t['clusters']} cluster(s), "
         f"+{t['added']} ~{t['changed']} -{t['removed']}, {t['errors']} error(s)"
     ]
+    out += [f"DELETION HELD: placement {h.key}: {h.message()}" for h in plan.deletions_held]
     out += [f"error: {e}" for e in plan.errors]
     for run in plan.runs:
         out += preview_lines(run.doc, run.current)

@@ -17,6 +17,8 @@ import yaml
 
 from gitfleet.api import Condition
 from gitfleet.api.report import AgentReport
+from reconciler.govern.deletion import CONDITION as DELETION_HELD
+from reconciler.govern.deletion import REASON as DELETION_REASON
 from reconciler.isolate import hold
 from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
@@ -205,10 +207,14 @@ def _held_conditions(plan: PlacementPlan) -> list[Cond]:
             plan.scheduled.message,
         )
     ]
+    hold = plan.deletion_hold
     if plan.scheduled.status == "True":
         reason = plan.errors[0][1] if plan.errors else "an input failed to load"
+        reason = hold.message() if hold is not None and not plan.errors else reason
         message = f"The rollout is held, the clusters keep the previous resources: {reason}"
         conds.append(Cond(prefix + "RolloutStarted", "False", "RolloutNotStartedYet", message))
+    if hold is not None:
+        conds.append(Cond(DELETION_HELD, "True", DELETION_REASON, hold.message()))
     return conds
 
 

@@ -104,6 +104,7 @@ from gitfleet.api.staged import (
     StageTask,
 )
 from gitfleet.api.taints import Taint, Toleration, first_untolerated, tolerates
+from gitfleet.api.tenant import DeletionApproval, Tenant
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -125,6 +126,7 @@ __all__ = [
     "ClusterStagedUpdateStrategy",
     "Condition",
     "ConditionStatus",
+    "DeletionApproval",
     "DiffedResourcePlacement",
     "DriftedResourcePlacement",
     "DurationError",
@@ -169,6 +171,7 @@ __all__ = [
     "StagedUpdateRun",
     "StagedUpdateStrategy",
     "Taint",
+    "Tenant",
     "Toleration",
     "TopologySpreadConstraint",
     "ceil_scale",

@@ -17,6 +17,7 @@ from pydantic import Field
 from gitfleet.api.base import KubeModel, check_object_name
 from gitfleet.api.duration import DurationError, parse_duration, parse_duration_ns
 from gitfleet.api.errors import FieldIssue
+from gitfleet.api.intstr import IntOrString, is_budget_value
 from gitfleet.api.limits import DEFAULT_LIMITS, Limits
 from gitfleet.api.meta import KubeObject
 
@@ -83,6 +84,9 @@ class FleetSpec(KubeModel):
     health_timeout: str = "5m"
     cluster_eligibility: Literal["RequireAgent", "AssumeJoined"] = "RequireAgent"
     verification: FleetVerification | None = None
+    deletion_budget: IntOrString = "20%"
+    """Mass-deletion guard: most objects of a placement on a cluster, or of its clusters, one
+    source change may remove without approval (`reconciler.govern.deletion`)."""
     secrets: SecretSettings = Field(default_factory=SecretSettings)
 
     def heartbeat_timeout_delta(self) -> timedelta:
@@ -157,6 +161,11 @@ class Fleet(KubeObject):
             issues.append(FieldIssue("spec.outputBranch", problem))
         issues += _duration_issue("spec.heartbeatTimeout", self.spec.heartbeat_timeout)
         issues += _duration_issue("spec.healthTimeout", self.spec.health_timeout)
+        if not is_budget_value(self.spec.deletion_budget):
+            message = (
+                f'must be an integer >= 0 or a percentage 0%..100%: "{self.spec.deletion_budget}"'
+            )
+            issues.append(FieldIssue("spec.deletionBudget", message))
         return issues + _verification_issues(self.spec.verification)
 
 

@@ -36,6 +36,7 @@ from gitfleet.api.staged import (
     StagedUpdateRun,
     StagedUpdateStrategy,
 )
+from gitfleet.api.tenant import DeletionApproval, Tenant
 from gitfleet.api.versions import version_issues
 
 _CLASSES: tuple[type[KubeObject], ...] = (
@@ -57,6 +58,8 @@ _CLASSES: tuple[type[KubeObject], ...] = (
     AgentReport,
     ClusterGroupUpgrade,
     ReplicaDistribution,
+    Tenant,
+    DeletionApproval,
 )
 
 FLEET_GROUPS = frozenset(

@@ -172,7 +172,24 @@ def _summary(run: Run) -> dict[str, object]:
         "resources": len(run.fleet.resources),
         "files": len(run.result.files),
         "errors": [str(e) for e in run.errors],
-    }
+    } | _deletion_summary(run)
+
+
+def _deletion_summary(run: Run) -> dict[str, object]:
+    """`deletionsHeld` (only when the mass-deletion guard holds something)."""
+    holds = [
+        {
+            "placement": h.key,
+            "removedObjects": h.removed_objects,
+            "totalObjects": h.total_objects,
+            "removedClusters": h.removed_clusters,
+            "totalClusters": h.total_clusters,
+            "deletionBudget": h.budget,
+            "message": h.message(),
+        }
+        for h in run.result.deletion_holds
+    ]
+    return {"deletionsHeld": holds} if holds else {}
 
 
 fleet_argument = click.argument(

@@ -55,9 +55,12 @@ def validate(
 
 
 def _print_held(run: Run, fmt: str) -> None:
-    """Placements whose rollout is held (External strategy, no update run targets them)."""
+    """Deletions the mass-deletion guard holds, and placements whose rollout is held (External
+    strategy, no update run targets them)."""
     if fmt != "text":
         return
+    for hold in run.result.deletion_holds:
+        click.echo(f"DELETION HELD: placement {hold.key}: {hold.message()}")
     for key, plan in sorted(run.result.plans.items()):
         if plan.rollout_note:
             click.echo(f"placement {key}: {plan.rollout_note}")

@@ -6,7 +6,8 @@ Nothing is silently ignored: `lint` lists, as `FleetError`s located at the field
 - PickFixed `clusterNames` that are not clusters of the fleet;
 - a directory holding no fleet object at all (probably not a fleet repository's root);
 - accepted fields whose behaviour gitfleet does not implement (`UNIMPLEMENTED_FIELDS`, a table:
-  whoever implements a field deletes its row).
+  whoever implements a field deletes its row);
+- a Tenant path that owns no file.
 `gitfleet validate` prints them as `warning:` lines (exit 0; `--strict` makes them errors).
 Called by `gitfleet.load.snapshot.build_snapshot`; pure.
 """
@@ -20,6 +21,7 @@ from typing import Any
 from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.errors import FleetError
 from gitfleet.api.meta import KubeObject
+from gitfleet.api.tenant import path_glob_regex
 from gitfleet.load.model import FleetSnapshot, Origin, Resource, SourceDoc
 from gitfleet.load.yamlio import locate
 
@@ -96,8 +98,25 @@ def lint(snapshot: FleetSnapshot, docs: Sequence[SourceDoc]) -> tuple[FleetError
         *_undeclared_namespaces(snapshot, where),
         *_placement_warnings(snapshot, where),
         *_unimplemented(snapshot, where),
+        *_idle_tenant_paths(snapshot, docs, where),
     ]
     return tuple(sorted(set(found)))
+
+
+def _idle_tenant_paths(
+    snapshot: FleetSnapshot, docs: Sequence[SourceDoc], where: _Locator
+) -> list[FleetError]:
+    """A Tenant path that owns no file (a typo lets that team's files go unrestricted)."""
+    files = sorted({d.file for d in docs})
+    out = []
+    for name, tenant in snapshot.tenants.items():
+        origin = snapshot.origins.get(("Tenant", "", name))
+        for i, pattern in enumerate(tenant.spec.paths):
+            regex = path_glob_regex(pattern)
+            if origin is not None and not any(regex.fullmatch(f) for f in files):
+                message = f'"{pattern}" owns no file of the repository'
+                out.append(where.at(origin, f"spec.paths[{i}]", message))
+    return out
 
 
 class _Locator:

@@ -30,6 +30,7 @@ from gitfleet.api import (
 from gitfleet.api.cgu import ClusterGroupUpgrade
 from gitfleet.api.distribution import ReplicaDistribution
 from gitfleet.api.errors import FleetError
+from gitfleet.api.tenant import DeletionApproval, Tenant
 from gitfleet.load.sealedvalues import SealedValues
 
 
@@ -137,6 +138,23 @@ class FleetSnapshot:
     notes: tuple[FleetError, ...] = ()
     """Information about how input was read (e.g. manifests found outside `resources/`), and
     warnings about accepted input (plaintext Secrets under `spec.secrets.allowPlaintext`)."""
+    tenants: Mapping[str, Tenant] = field(default_factory=dict)
+    """Tenants by name (governance: `reconciler.govern.tenancy`)."""
+    deletion_approvals: Mapping[str, DeletionApproval] = field(default_factory=dict)
+    """DeletionApprovals by name (`approvals/`)."""
+    allowed_deletions: frozenset[str] | None = None
+    """Placement keys (or `*`) whose held deletion this source change approves: trailers
+    `Gitfleet-Allow-Deletion` of its new commits plus the DeletionApprovals it adds or changes.
+    Set by the shell (hub loop, `plan`); None (a working tree): every DeletionApproval counts."""
     sealed: SealedValues = field(default_factory=SealedValues, compare=False, repr=False)
     """The values of Secrets decrypted from SOPS files (their resources hold placeholders) and
     the hub's age key; only `reconciler.sealing` opens it."""
+
+    def approval_files(self) -> list[tuple[str, list[str]]]:
+        """(file, placement keys) of every DeletionApproval, for the shell to date."""
+        out = []
+        for name, approval in sorted(self.deletion_approvals.items()):
+            origin = self.origins.get(("DeletionApproval", "", name))
+            if origin is not None:
+                out.append((origin.file, list(approval.spec.placements)))
+        return out

@@ -54,6 +54,8 @@ SLOTS: dict[str, str] = {
     "ClusterResourcePlacementDisruptionBudget": "budgets",
     "ClusterGroupUpgrade": "group_upgrades",
     "ReplicaDistribution": "distributions",
+    "Tenant": "tenants",
+    "DeletionApproval": "deletion_approvals",
 }
 """Fleet kind -> FleetSnapshot field. ResourcePlacement/ResourceOverride are keyed by
 (namespace, name); every other slot by name."""
@@ -350,6 +352,8 @@ class _Builder:
             budgets=s["budgets"],
             group_upgrades=s["group_upgrades"],
             distributions=s["distributions"],
+            tenants=s["tenants"],
+            deletion_approvals=s["deletion_approvals"],
             resources=tuple(self.resources),
             errors=tuple(errors),
             origins=dict(sorted(self.origins.items())),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gitfleet.repo.gitcmd import GitError, run_git, validate_ref
 from gitfleet.repo.gitwrite import Identity, check_path, commit_files
+from gitfleet.repo.trailers import parse_trailers
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,68 @@ def last_changes(repo: Path, ref: str, paths: Sequence[str]) -> dict[str, Change
         if found is not None:
             out[path] = found
     return out
+
+
+MAX_NEW_COMMITS = 1000
+"""Commits `new_commit_messages` reads at most (newest first)."""
+
+
+def new_commit_messages(repo: Path, since: str | None, head: str) -> list[str]:
+    """Messages of the commits reachable from `head` but not from `since` (newest first, at
+    most MAX_NEW_COMMITS); only `head` when `since` is None or not a commit of the repository."""
+    validate_ref(repo, head)
+    args = ["log", "-z", "--format=%B", f"--max-count={MAX_NEW_COMMITS}", "--end-of-options", head]
+    if since is not None and _is_commit(repo, since):
+        args.append(f"^{since}")
+    else:
+        args[3] = "--max-count=1"
+    out = run_git(repo, args)
+    return [m for m in out.stdout.decode("utf-8", "replace").split("\0") if m.strip()]
+
+
+def changed_paths(repo: Path, since: str | None, head: str, paths: Sequence[str]) -> set[str]:
+    """Those of `paths` that differ between `since` and `head` (all of them when `since` is
+    None or not a commit: everything is new then)."""
+    if not paths:
+        return set()
+    if since is None or not _is_commit(repo, since):
+        return set(paths)
+    validate_ref(repo, head)
+    for path in paths:
+        check_path(path)
+    args = ["diff", "--name-only", "-z", "--no-renames", "--end-of-options", since, head, "--"]
+    out = run_git(repo, [*args, *sorted(set(paths))])
+    return {p for p in out.stdout.decode("utf-8", "replace").split("\0") if p}
+
+
+ALLOW_DELETION_TRAILER = "Gitfleet-Allow-Deletion"
+"""The commit trailer that approves a held deletion (`reconciler.govern.deletion`)."""
+
+
+def approved_deletions(
+    repo: Path,
+    since: str | None,
+    head: str,
+    approvals: Sequence[tuple[str, Sequence[str]]],
+    trailer: str = ALLOW_DELETION_TRAILER,
+) -> frozenset[str]:
+    """What the commits after `since` up to `head` approve: the values of their `trailer`
+    trailers, and the placements of the `approvals` ((file, placement keys)) whose file they
+    add or change. An approval therefore never carries over to a later change."""
+    keys = {
+        value.strip()
+        for message in new_commit_messages(repo, since, head)
+        for value in parse_trailers(message).get(trailer, [])
+    }
+    fresh = changed_paths(repo, since, head, sorted({f for f, _ in approvals}))
+    keys.update(k for file, placements in approvals if file in fresh for k in placements)
+    return frozenset(keys)
+
+
+def _is_commit(repo: Path, ref: str) -> bool:
+    validate_ref(repo, ref)
+    out = run_git(repo, ["cat-file", "-e", "--end-of-options", f"{ref}^{{commit}}"], check=False)
+    return out.returncode == 0
 
 
 def user_identity(repo: Path) -> Identity:

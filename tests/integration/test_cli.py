@@ -180,6 +180,17 @@ def test_deleting_a_placement_removes_its_files(tmp_path: Path, fleet: Path) -> 
     render(tmp_path, fleet, out, "--now", NOW)
     assert (out / "clusters/eu-1/fleet-viewer").is_dir()
     (fleet / "placements/fleet-viewer.yaml").unlink()
+    held = run_cli(tmp_path, "render", fleet, "--out", out, "--now", NOW)
+    assert held.code == 0, held.output
+    assert (
+        "DELETION HELD: placement fleet-viewer: deleting the placement would remove" in held.stdout
+    )
+    assert (out / "clusters/eu-1/fleet-viewer").is_dir()  # the guard keeps its output
+    (fleet / "approvals").mkdir(exist_ok=True)
+    (fleet / "approvals/drop-viewer.yaml").write_text(
+        "apiVersion: gitfleet.io/v1alpha1\nkind: DeletionApproval\n"
+        "metadata: {name: drop-viewer}\nspec: {placements: [fleet-viewer]}\n"
+    )
     line = render(tmp_path, fleet, out, "--now", NOW)
     assert line.endswith(", 5 removed")  # 4 object files and the decision
     remaining = read_tree(out)

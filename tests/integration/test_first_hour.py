@@ -319,4 +319,4 @@ def test_status_history_reconcile_and_init_print_json(hub: dict[str, Path]) -> N
     passed = json.loads(cli(tmp, *args, "--cache-dir", tmp / "hub").stdout)
     assert passed["outcome"] in ("unchanged", "skipped") and passed["errors"] == []
     created = json.loads(cli(tmp, "init", "--git", "new", "--output", "json").stdout)
-    assert created == {"created": "new", "git": True, "schemas": 18}
+    assert created == {"created": "new", "git": True, "schemas": 20}

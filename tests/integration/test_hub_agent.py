@@ -112,6 +112,16 @@ def output_file(remote: Path, path: str) -> str:
     ).stdout
 
 
+def output_files(remote: Path) -> set[str]:
+    out = subprocess.run(
+        ["git", "--git-dir", str(remote), "ls-tree", "-r", "--name-only", "gitfleet/rendered"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return set(out.splitlines())
+
+
 def test_hub_and_agents_converge(world: dict[str, object]) -> None:
     remote, work, tmp = world["remote"], world["work"], world["tmp"]
     assert isinstance(remote, Path) and isinstance(work, Path) and isinstance(tmp, Path)
@@ -196,11 +206,19 @@ def test_hub_and_agents_converge(world: dict[str, object]) -> None:
     types = {c["type"]: c["status"] for c in status["status"]["conditions"]}
     assert types["ClusterResourcePlacementAvailable"] == "True"
 
-    # Remove the placement: the hub drops the files, the agents prune what they applied.
+    # Remove the placement: the mass-deletion guard holds it (its files stay) until a commit
+    # approves it; then the hub drops the files and the agents prune what they applied.
     (work / "placements/shop.yaml").unlink()
     git(work, "commit", "-qam", "remove shop")
     git(work, "push", "-q", str(remote), "main")
     assert hub.run_once().outcome == "committed"
+    assert "clusters/c1/shop/configmap_shop_settings.yaml" in output_files(remote)
+    held = yaml.safe_load(output_file(remote, "status/placements/shop.yaml"))
+    assert any(c["type"] == "DeletionHeld" for c in held["status"]["conditions"])
+    git(work, "commit", "-q", "--allow-empty", "-m", "drop shop\n\nGitfleet-Allow-Deletion: shop")
+    git(work, "push", "-q", str(remote), "main")
+    assert hub.run_once().outcome == "committed"
+    assert "clusters/c1/shop/configmap_shop_settings.yaml" not in output_files(remote)
     for name, a in agents.items():
         a.run_once()
         names = {o["metadata"]["name"] for o in clusters[name].objects()}

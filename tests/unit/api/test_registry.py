@@ -131,7 +131,7 @@ def test_pydantic_errors(body: dict[str, Any], expected: list[tuple[str, str]]) 
             [
                 (
                     "kind",
-                    'unknown kind "Flet" in gitfleet.io/v1alpha1 (known kinds: AgentReport, Fleet, ReplicaDistribution)',
+                    'unknown kind "Flet" in gitfleet.io/v1alpha1 (known kinds: AgentReport, DeletionApproval, Fleet, ReplicaDistribution, Tenant)',
                 )
             ],
         ),
@@ -192,6 +192,8 @@ def test_kinds_table_and_exports() -> None:
         "AgentReport",
         "ClusterGroupUpgrade",
         "ReplicaDistribution",
+        "Tenant",
+        "DeletionApproval",
     }
     for (_, kind), cls in KINDS.items():
         assert cls.__name__ == kind

@@ -124,8 +124,13 @@ def test_a_work_synchronized_conflict_fails_the_binding_it_is_updated_without_bu
     s.step()
     # maxUnavailable 1 moves c0; the failed c3 moves too, without budget (§2.4 step 1).
     assert s.on(1) == ["c0", "c3"]
-    # Once the conflict is gone (a-web deleted), the condition goes with it.
+    # Once the conflict is gone (a-web deleted, the deletion approved), the condition goes too.
     (tmp_path / "placements/a-web.yaml").unlink()
+    (tmp_path / "approvals").mkdir(exist_ok=True)
+    (tmp_path / "approvals/drop-a-web.yaml").write_text(
+        "apiVersion: gitfleet.io/v1alpha1\nkind: DeletionApproval\n"
+        "metadata: {name: drop-a-web}\nspec: {placements: [a-web]}\n"
+    )
     s.step()
     s.step()
     conds = _binding(s.files, "web", "c3").get("conditions", [])
