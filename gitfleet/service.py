@@ -28,6 +28,8 @@ from gitfleet.repo.branches import approved_deletions
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
+from gitfleet.repo.signatures import CommitFiles
+from gitfleet.repo.trust import verify_source
 from gitfleet.repo.userrepo import is_repository, origin_url
 from reconciler.describe import describe_cluster, describe_group_upgrade, describe_placement
 from reconciler.history import (
@@ -41,6 +43,7 @@ from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.plan import Plan, plan_changes
 from reconciler.priorparse import load_bounded
+from reconciler.sourcepolicy import PolicyError, SourcePolicies
 from reconciler.state import State, read_state
 from renderers import load_fleet
 
@@ -97,6 +100,9 @@ class PlanResult:
     head: str
     waves: tuple[str, ...] = ()
     """Per placement that rolls in waves: `<key>: wave 1: 2 of 8 clusters (maxUnavailable 25%)`."""
+    signatures: str = ""
+    """What the hub would say about the head's new commits when the base asks for signed
+    commits ("" when it does not)."""
 
 
 MAX_WAVES = 100
@@ -163,13 +169,32 @@ def plan_revisions(
     with GitTree.open(repo, base) as b, GitTree.open(repo, head) as h:
         base_id, head_id = b.commit or base, h.commit or head
     plan = plan_changes(before.files, after.files, errors, after.deletion_holds)
-    return PlanResult(plan, base_id, head_id, _waves(before, first))
+    return PlanResult(
+        plan, base_id, head_id, _waves(before, first), signature_note(repo, base_id, head_id)
+    )
 
 
 def before_commit(repo: Path, ref: str) -> str | None:
     """The commit id of `ref` (None when it names none)."""
     with GitTree.open(repo, ref) as tree:
         return tree.commit
+
+
+def signature_note(repo: Path, base: str, head: str) -> str:
+    """The hub's verdict on `head`'s commits if `base` were the last reconciled commit ("" when
+    base does not ask for signed commits). Under `commits: FirstParent` a pull request's own
+    commits are on its first-parent chain: they count as they are, before any merge."""
+    with CommitFiles(repo) as files:
+        policies = SourcePolicies(files.read)
+        try:
+            if policies.policy_of(base) is None:
+                return ""
+            verdict = verify_source(repo, base, head, policies.policy_of)
+        except (PolicyError, GitError) as exc:
+            return f"SourceVerificationFailed: {exc}"
+    if not verdict.ok:
+        return f"{verdict.message} (the hub would hold this change)"
+    return f"{verdict.checked} new commit(s) verified"
 
 
 def _load(data: bytes) -> Any:

@@ -33,8 +33,10 @@ from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
+from gitfleet.repo.signatures import CommitFiles, TrustPolicy, operator_policy
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import BlobIdMemo, TreeFiles
+from gitfleet.repo.trust import Verdict, verify_source
 from reconciler.commitmsg import describe_changes
 from reconciler.history import (
     NO_HISTORY,
@@ -46,6 +48,7 @@ from reconciler.history import (
     needed_snapshots,
 )
 from reconciler.pass_ import reconcile
+from reconciler.sourcepolicy import PolicyError, SourcePolicies
 from reconciler.state import State, read_state
 from renderers import load_fleet
 
@@ -74,6 +77,11 @@ class HubConfig:
     identity: Identity = field(default_factory=lambda: Identity("gitfleet", "gitfleet@localhost"))
     accept_source_rewrite: bool = False
     """Continue after the source branch was rewritten (force-pushed)."""
+    allowed_signers: Path | None = None
+    """The operator's allowed signers file: replaces the keys of `spec.verification`, and
+    turns verification on (README "Signed commits")."""
+    sign_key: Path | None = None
+    """SSH private key file the hub signs its output commits with."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +89,9 @@ class PassReport:
     """What one `run_once` did."""
 
     outcome: str
-    """committed, unchanged, skipped, source-rewritten, source-unavailable, no-source, rejected
-    or error (an unexpected exception; `run` retries it with backoff)."""
+    """committed, unchanged, skipped, source-rewritten, source-verification-failed,
+    source-unavailable, no-source, rejected or error (an unexpected exception; `run` retries it
+    with backoff)."""
     source: str | None = None
     output: str | None = None
     errors: tuple[FleetError, ...] = ()
@@ -152,6 +161,9 @@ class Hub:
         self.next_wakeup: datetime | None = None
         """The earliest rollout timer of the last pass (None: none)."""
         self._wakeup_known = False
+        self._operator = operator_policy(config.allowed_signers) if config.allowed_signers else None
+        self._policies: dict[str, TrustPolicy | None] = {}
+        self._verdict: tuple[tuple[str | None, str], Verdict] | None = None
         self._fleets: dict[str, FleetSnapshot] = {}
         """Fleets read at older source commits, by commit id (rollback renders)."""
         self._snapshots: dict[SnapshotRef, HistoricalResources | str] = {}
@@ -230,6 +242,23 @@ class Hub:
             "last render; re-run with --accept-source-rewrite to render the new history."
         )
 
+    def _verify(self, source: str, last: str | None) -> Verdict:
+        """May `source` be reconciled? Signatures since the last reconciled (trusted) source
+        commit, under the policies of trusted commits (`gitfleet.repo.trust`); remembered for
+        the same (trusted, source) pair, so a held tip is not re-verified every poll."""
+        trusted = last if last and self.mirror.resolve(last) is not None else None
+        key = (trusted, source)
+        if self._verdict is not None and self._verdict[0] == key:
+            return self._verdict[1]
+        try:
+            with CommitFiles(self.mirror.path) as files:
+                policies = SourcePolicies(files.read, self._operator, self._policies)
+                verdict = verify_source(self.mirror.path, trusted, source, policies.policy_of)
+        except (PolicyError, GitError) as exc:  # not remembered: tried again next pass
+            return Verdict(False, message=f"SourceVerificationFailed: {source[:12]}: {exc}")
+        self._verdict = (key, verdict)
+        return verdict
+
     def _attempt(self) -> PassReport:
         """Fetch, decide, render, commit and push once."""
         self._timings.clear()
@@ -245,6 +274,9 @@ class Hub:
         problem = self._check_history(source, recorded)
         if problem is not None:
             return PassReport("source-rewritten", source, output, message=problem)
+        verdict = self._verify(source, _last(recorded, SOURCE_TRAILER))
+        if not verdict.ok:
+            return PassReport("source-verification-failed", source, output, message=verdict.message)
         digest = self._reports_digest()
         recorded_inputs = (_last(recorded, SOURCE_TRAILER), _last(recorded, REPORTS_TRAILER))
         unchanged = (source, digest, output) == self._last_inputs or recorded_inputs == (
@@ -308,7 +340,12 @@ class Hub:
             )
         message = compose_message(subject, body, trailers)
         written = commit_files(
-            self.mirror.path, output, summary.changes, message, self.config.identity
+            self.mirror.path,
+            output,
+            summary.changes,
+            message,
+            self.config.identity,
+            sign_key=self.config.sign_key,
         )
         self._lap("commit")
         self._listing = (written.commit, listing)

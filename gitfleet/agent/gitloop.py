@@ -5,8 +5,10 @@ mirror, refuses an output commit that does not descend from the one it applied l
 a downgrade: it keeps enforcing the last applied commit), reads only `clusters/<me>/`, calls the
 pure-ish `run.run_once` against the cluster, and pushes `report.yaml` to
 `gitfleet/status/<me>` — fast-forward only, and only when the report changed or a heartbeat is
-due; a rejected push is fetched, rebased onto the branch's new tip and retried. Called by
-`gitfleet agent`.
+due; a rejected push is fetched, rebased onto the branch's new tip and retried. With
+`require_signed_output`, an output commit whose signature git does not verify against the
+operator's allowed signers file is not applied: the cluster stays as it is and the report says
+why (`OutputVerificationFailed`). Called by `gitfleet agent`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
+from gitfleet.repo.signatures import TrustPolicy, check_signatures, operator_policy
 from gitfleet.repo.trailers import compose_message
 
 PUSH_ATTEMPTS = 5
@@ -51,6 +54,10 @@ class AgentConfig:
     identity: Identity = field(
         default_factory=lambda: Identity("gitfleet-agent", "agent@gitfleet.invalid")
     )
+    require_signed_output: bool = False
+    """Apply only output commits signed by a key of `allowed_signers`."""
+    allowed_signers: Path | None = None
+    """SSH allowed-signers file (or ASCII-armored GPG public keys) for the output commits."""
 
 
 @dataclass(frozen=True)
@@ -58,9 +65,10 @@ class AgentPass:
     """What one pass did."""
 
     outcome: str
-    """pushed, unchanged, refused-downgrade, no-output, unavailable, push-failed (the report
-    could not be pushed: refused, or still rejected after retries; the next pass tries again) or
-    error (an unexpected exception; `run` retries it with backoff)."""
+    """pushed, unchanged, refused-downgrade, refused-unsigned (the output commit's signature
+    did not verify), no-output, unavailable, push-failed (the report could not be pushed:
+    refused, or still rejected after retries; the next pass tries again) or error (an
+    unexpected exception; `run` retries it with backoff)."""
     report: AgentReport | None
     message: str = ""
 
@@ -89,6 +97,13 @@ class Agent:
         self._options = options
         self._sleep = sleep
         self._random = rng or random.Random()
+        self._policy: TrustPolicy | None = None
+        if config.require_signed_output:
+            if config.allowed_signers is None:
+                raise ValueError("require_signed_output needs an allowed signers file")
+            self._policy = operator_policy(config.allowed_signers)
+        self._verified: tuple[str, str] | None = None
+        """(output commit, "" when its signature is good, else why not)."""
 
     @property
     def _status_branch(self) -> str:
@@ -166,6 +181,19 @@ class Agent:
             if failed:
                 return AgentPass("push-failed", report, f"{note}; {failed}")
             return AgentPass("no-output", report, note)
+        unsigned = self._signature_problem(output)
+        if unsigned:
+            report = report_without_output(
+                self.client,
+                self.config.cluster,
+                previous,
+                now,
+                unsigned,
+                self._options,
+                reason="OutputVerificationFailed",
+            )
+            failed = self._push(report, status_commit) if self._due(previous, report, now) else ""
+            return AgentPass("refused-unsigned", report, f"{unsigned}; {failed}".rstrip("; "))
         target, note = self._target(output, previous)
         if target is None:
             return AgentPass("refused-downgrade", previous, note)
@@ -187,6 +215,25 @@ class Agent:
         if failed:
             return AgentPass("push-failed", report, f"{note}; {failed}" if note else failed)
         return AgentPass(outcome, report, note)
+
+    def _signature_problem(self, output: str) -> str:
+        """Why the output commit must not be applied ("" when it may, or nothing is required)."""
+        if self._policy is None:
+            return ""
+        if self._verified is None or self._verified[0] != output:
+            try:
+                found = check_signatures(self.mirror.path, output, (), self._policy)
+            except GitError as exc:  # not remembered: tried again next pass
+                return f"cannot verify output {output[:12]}; the cluster keeps its state: {exc}"
+            bad = [s.describe() for s in found if not s.good]
+            self._verified = (output, bad[0] if bad else "")
+        why = self._verified[1]
+        if not why:
+            return ""
+        return (
+            f"refused output {why}; keys from {self._policy.origin}. The cluster keeps its "
+            "applied state"
+        )
 
     def _due(self, previous: AgentReport | None, report: AgentReport, now: datetime) -> bool:
         if previous is None or report_changed(previous, report):

@@ -166,11 +166,13 @@ def report_without_output(
     now: datetime,
     message: str,
     options: AgentOptions | None = None,
+    reason: str = "NoOutputYet",
 ) -> AgentReport:
-    """A heartbeat report when there is nothing to apply yet (no output branch): the cluster's
+    """A heartbeat report when there is nothing to apply (no output branch yet, or `reason`
+    OutputVerificationFailed: an output commit without a good signature): the cluster's
     properties and the last applied state, nothing applied or pruned. The hub needs this first
     report to consider the cluster joined."""
     options = options or AgentOptions()
     observed = _observe(RetryingClient(client, options.backoff), now, previous_report)
-    waiting = _condition(DIRECTORY_VALID, False, "NoOutputYet", message)
+    waiting = _condition(DIRECTORY_VALID, False, reason, message)
     return _keep(cluster, previous_report, now, options, observed, [waiting])

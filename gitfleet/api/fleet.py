@@ -42,6 +42,30 @@ class FleetLimits(KubeModel):
     max_kustomize_seconds: float | None = Field(default=None, gt=0)
 
 
+class FleetVerification(KubeModel):
+    """Which source commits the hub reconciles (README "Signed commits"): with mode SSH or GPG
+    only commits whose signature git verifies against `allowedSignersFile` (SSH: an
+    allowed-signers file; GPG: ASCII-armored public keys), read from the last reconciled
+    (verified) commit, never from the commit being checked. `commits`: `All` checks every
+    commit since the last reconciled one, `FirstParent` only the first-parent chain (a signed
+    merge vouches for the commits it merges, e.g. GitHub's merge of a reviewed pull request)."""
+
+    mode: Literal["None", "SSH", "GPG"] = "None"
+    allowed_signers_file: str | None = None
+    commits: Literal["All", "FirstParent"] = "All"
+
+
+def signers_path_problem(path: str) -> str | None:
+    """Why `path` cannot name a file of the fleet repository (relative, no '..', no hidden or
+    empty parts, no backslash or control character); None when it can."""
+    parts = path.split("/")
+    if not path or path.startswith("/") or "\\" in path or any(ord(c) < 32 for c in path):
+        return f'must be a relative path inside the fleet repository: "{path}"'
+    if any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+        return f'must not have empty, ".", ".." or hidden (leading ".") parts: "{path}"'
+    return None
+
+
 class SecretSettings(KubeModel):
     """`spec.secrets`: how Secret objects may enter the fleet repository."""
 
@@ -59,6 +83,7 @@ class FleetSpec(KubeModel):
     heartbeat_timeout: str = "5m"
     health_timeout: str = "5m"
     cluster_eligibility: Literal["RequireAgent", "AssumeJoined"] = "RequireAgent"
+    verification: FleetVerification | None = None
     deletion_budget: IntOrString = "20%"
     """Mass-deletion guard: most objects of a placement on a cluster, or of its clusters, one
     source change may remove without approval (`reconciler.govern.deletion`)."""
@@ -141,4 +166,16 @@ class Fleet(KubeObject):
                 f'must be an integer >= 0 or a percentage 0%..100%: "{self.spec.deletion_budget}"'
             )
             issues.append(FieldIssue("spec.deletionBudget", message))
-        return issues
+        return issues + _verification_issues(self.spec.verification)
+
+
+def _verification_issues(verification: FleetVerification | None) -> list[FieldIssue]:
+    if verification is None:
+        return []
+    field, path = "spec.verification.allowedSignersFile", verification.allowed_signers_file
+    if path is None:
+        if verification.mode == "None":
+            return []
+        return [FieldIssue(field, f"is required when mode is {verification.mode}")]
+    problem = signers_path_problem(path)
+    return [FieldIssue(field, problem)] if problem else []

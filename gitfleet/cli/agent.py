@@ -106,6 +106,16 @@ def _stamp() -> str:
     help="Push a report at least this often (Go duration).",
 )
 @click.option(
+    "--require-signed-output",
+    is_flag=True,
+    help="Apply only output commits signed by a key of --allowed-signers (the hub's --sign-key).",
+)
+@click.option(
+    "--allowed-signers",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="SSH allowed-signers file (or ASCII-armored GPG keys) for --require-signed-output.",
+)
+@click.option(
     "--age-key-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="This cluster's age key file: decrypts the Secrets the hub encrypted for it "
@@ -124,6 +134,8 @@ def agent_cmd(
     once: bool,
     interval: str,
     heartbeat: str,
+    require_signed_output: bool,
+    allowed_signers: Path | None,
     age_key_file: Path | None,
     cache: Path | None,
     fmt: str,
@@ -134,6 +146,8 @@ def agent_cmd(
         return
     if not repo or not cluster:
         raise click.UsageError(f"Missing option '{'--repo' if not repo else '--cluster'}'.")
+    if require_signed_output != (allowed_signers is not None):
+        raise click.UsageError("--require-signed-output and --allowed-signers go together.")
     from gitfleet.agent.gitloop import Agent, AgentConfig
     from gitfleet.agent.run import AgentOptions
 
@@ -146,6 +160,8 @@ def agent_cmd(
             service.cache_dir(f"agent:{cluster}:{url}", cache),
             output_branch,
             timedelta(seconds=_duration_seconds(heartbeat)),
+            require_signed_output=require_signed_output,
+            allowed_signers=allowed_signers,
         )
         key = read_key(age_key_file) if age_key_file is not None else None
         agent = Agent(config, client, options=AgentOptions(age_key=key))

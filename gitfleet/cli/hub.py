@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -49,6 +50,17 @@ from reconciler.loop import Hub
     is_flag=True,
     help="Continue after the source branch was force-pushed.",
 )
+@click.option(
+    "--allowed-signers",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Reconcile only source commits signed by these keys (SSH allowed-signers file, or "
+    "ASCII-armored GPG keys); replaces the fleet's spec.verification keys.",
+)
+@click.option(
+    "--sign-key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Sign every output commit with this SSH private key file (no passphrase).",
+)
 @cache_option
 @output_option
 @click.pass_context
@@ -61,6 +73,8 @@ def reconcile_cmd(
     once: bool,
     interval: str,
     accept_source_rewrite: bool,
+    allowed_signers: Path | None,
+    sign_key: Path | None,
     cache: Path | None,
     fmt: str,
 ) -> None:
@@ -73,8 +87,9 @@ def reconcile_cmd(
         raise click.UsageError("Missing option '--repo'.")
     seconds = _duration_seconds(interval)
     try:
-        hub = Hub(_hub_config(repo, source_branch, output_branch, cache, accept_source_rewrite))
-    except (GitError, ValueError) as exc:
+        config = _hub_config(repo, source_branch, output_branch, cache, accept_source_rewrite)
+        hub = Hub(replace(config, allowed_signers=allowed_signers, sign_key=sign_key))
+    except (GitError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     if once:
         report = hub.run_once()
@@ -83,6 +98,7 @@ def reconcile_cmd(
             "source-unavailable",
             "rejected",
             "source-rewritten",
+            "source-verification-failed",
             "no-source",
         )
         sys.exit(1 if failed or report.errors else 0)
@@ -151,11 +167,20 @@ def plan(
         "json": planreport.to_json,
         "text": planreport.to_text,
     }[fmt]
-    click.echo(render(result.plan, result.base, result.head), nl=False)
+    text = render(result.plan, result.base, result.head)
+    if fmt == "json" and result.signatures:
+        text = json.dumps(
+            {**json.loads(text), "signatures": result.signatures}, indent=2, sort_keys=True
+        )
+    click.echo(text, nl=False)
     if fmt == "text" and result.waves:
         click.echo("\nRollout (the change reaches these clusters first):")
         for line in result.waves:
             click.echo(line)
+    if fmt == "markdown" and result.signatures:
+        click.echo(f"\n**Signed commits:** {result.signatures}")
+    if fmt == "text" and result.signatures:
+        click.echo(f"\nSigned commits: {result.signatures}")
     sys.exit(1 if result.plan.errors else 0)
 
 

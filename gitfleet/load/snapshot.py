@@ -30,6 +30,8 @@ from gitfleet.load.sealedvalues import SealedValues, plaintext_fields, recipient
 from gitfleet.load.yamlio import locate
 
 PAYLOAD_PREFIX = "resources/"
+SETTINGS_FILE = "fleet.yaml"
+"""Where the settings read before rendering live (limits, `spec.verification`)."""
 PLAINTEXT_RULE = (
     "plaintext Secret refused: encrypt it with SOPS and age (a file whose documents carry "
     "SOPS metadata, e.g. <name>.sops.yaml), or set Fleet spec.secrets.allowPlaintext: true"
@@ -126,6 +128,12 @@ def _read_fleet(docs: Sequence[SourceDoc]) -> tuple[Fleet | None, Origin | None,
     errors += [error_at(first, issue) for issue in issues]
     if not isinstance(model, Fleet):
         return None, None, errors
+    if model.spec.verification is not None and first.file != SETTINGS_FILE:
+        message = (
+            f"signed-commit verification is read from {SETTINGS_FILE} only (before anything "
+            "is rendered): move the Fleet there, or this setting has no effect"
+        )
+        errors.append(error_at(first, FieldIssue("spec.verification", message)))
     return model, Origin(first.file, first.doc, first.line), errors
 
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitfleet.repo.gitcmd import run_git, validate_ref
+from gitfleet.repo.signatures import sign_commit
 from gitfleet.repo.tree import relpath_problem
 
 ZERO_OID = "0" * 40
@@ -86,12 +87,14 @@ def commit_files(
     *,
     ref: str | None = None,
     date: datetime | None = None,
+    sign_key: Path | None = None,
 ) -> CommitResult:
     """Commit `changes` (path -> new bytes, or None to delete the file or directory) on top of
     `parent` (None: a root commit). No commit is made when the tree would not change.
 
     `ref`, when given, is moved to the new commit only if it still points at `parent` (or does
     not exist when `parent` is None); otherwise GitError. `date` defaults to the current time.
+    `sign_key`: an SSH private key file; the commit is signed with it (`gpg.format=ssh`).
     """
     for path in changes:
         check_path(path)
@@ -103,7 +106,7 @@ def commit_files(
         for path, data in changes.items()
         if (current.get(path) != blob_id(data) if data is not None else path in current)
     }
-    return _write(repo, parent_commit, parent_tree, effective, message, author, ref, date)
+    return _write(repo, parent_commit, parent_tree, effective, message, author, ref, date, sign_key)
 
 
 def replace_tree(
@@ -142,8 +145,10 @@ def _write(
     author: Identity,
     ref: str | None,
     date: datetime | None,
+    sign_key: Path | None = None,
 ) -> CommitResult:
-    """Run fast-import for non-empty `changes` (or a root commit) and move `ref` if asked."""
+    """Run fast-import for non-empty `changes` (or a root commit), sign the commit when a key
+    is given, and move `ref` if asked."""
     if ref is not None:
         validate_ref(repo, ref)
     if parent is not None and parent_tree is not None and not changes:
@@ -154,6 +159,8 @@ def _write(
     tree = _rev_parse(repo, f"{commit}^{{tree}}")
     if parent is not None and tree == parent_tree:
         return CommitResult(parent, tree, changed=False)
+    if sign_key is not None:
+        commit = sign_commit(repo, commit, sign_key)
     if ref is not None:
         run_git(
             repo, ["update-ref", "-m", "gitfleet commit", "--", ref, commit, parent or ZERO_OID]

@@ -1,0 +1,232 @@
+"""Commit signatures: git's own verification (SSH or GPG) against a given set of allowed keys.
+
+`check_signatures(repo, tip, exclude, policy)` asks git (`git log --format=%G?`) for its
+verdict on every commit of `tip` not reachable from the `exclude` commits (only `tip` when there
+are none; only the first-parent chain when the policy says so). The allowed keys are bytes the
+caller took from a trusted place (the last verified commit, or the operator's file): SSH mode
+writes them to a private `gpg.ssh.allowedSignersFile`; GPG mode imports them into a private,
+empty GnuPG home with `trust-model always` (the keyring holds only the allowed keys). The other
+signature formats are switched off for the call (`gpg.<format>.program=false`), so a GPG
+signature never counts in SSH mode and the reverse; only git's `G` verdict is good.
+`sign_commit` re-creates a commit with an SSH signature (`git commit-tree -S`, `gpg.format=ssh`,
+`user.signingKey`); `CommitFiles` reads files at any commit through one `git cat-file --batch`.
+Called by `gitfleet.repo.trust` (the hub), the agent, `gitwrite` and `gitfleet plan`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitfleet.repo.gitcmd import GitError, git_argv, git_env, run_git
+
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_FORMAT = "--format=%H%x00%G?%x00%GS%x00%GK%x00"
+_FIELDS = 4
+GPG_ARMOR = b"-----BEGIN PGP PUBLIC KEY BLOCK-----"
+MAX_CHECKED = 10_000
+"""Commits one check may list; more is an error (nothing is verified, the tip is held)."""
+
+VERDICTS = {
+    "G": "good signature by an allowed key",
+    "B": "bad signature (the commit was changed after signing)",
+    "U": "signed by a key that is not allowed",
+    "X": "signature has expired",
+    "Y": "signed by an expired key",
+    "R": "signed by a revoked key",
+    "E": "the signature cannot be checked (unknown key or wrong signature format)",
+    "N": "not signed",
+}
+
+
+@dataclass(frozen=True)
+class TrustPolicy:
+    """Which signatures count: the format, the allowed keys and what `origin` they came from."""
+
+    mode: str
+    """SSH or GPG."""
+    allowed: bytes
+    """SSH: allowed-signers file content; GPG: ASCII-armored public keys."""
+    origin: str = field(compare=False)
+    """Where the keys were read, for messages (`governance/allowed_signers at 1a2b3c4d5e6f`)."""
+    first_parent: bool = False
+
+
+@dataclass(frozen=True)
+class Signature:
+    """git's verdict on one commit."""
+
+    commit: str
+    verdict: str
+    """`%G?`: G good, B bad, U untrusted key, X/Y expired, R revoked, E cannot check, N none."""
+    signer: str
+    key: str
+
+    @property
+    def good(self) -> bool:
+        return self.verdict == "G"
+
+    def describe(self) -> str:
+        """`commit 1a2b3c4d5e6f: signed by a key that is not allowed (key SHA256:...)`."""
+        what = VERDICTS.get(self.verdict, f"verification result {self.verdict!r}")
+        who = f" (key {self.key})" if self.key and not self.good else ""
+        return f"commit {self.commit[:12]}: {what}{who}"
+
+
+def operator_policy(path: Path) -> TrustPolicy:
+    """The policy of an operator's `--allowed-signers FILE`: SSH allowed-signers, or GPG when
+    the file holds ASCII-armored public keys. OSError when it cannot be read."""
+    data = Path(path).read_bytes()
+    mode = "GPG" if GPG_ARMOR in data else "SSH"
+    return TrustPolicy(mode, data, f"--allowed-signers {path}")
+
+
+def check_signatures(
+    repo: Path, tip: str, exclude: Sequence[str], policy: TrustPolicy
+) -> list[Signature]:
+    """git's verdict on each commit of `tip` not reachable from any of `exclude` (newest
+    first); no `exclude`: `tip` alone. GitError when git or gpg cannot run, or when more than
+    MAX_CHECKED commits would be checked."""
+    args = ["log", _FORMAT, "--no-color", f"--max-count={MAX_CHECKED + 1}"]
+    args += ["--first-parent"] if policy.first_parent else []
+    args += [] if exclude else ["--no-walk"]
+    revs = [tip, *(f"^{commit}" for commit in exclude)]
+    with _verifier(policy) as (config, env):
+        out = run_git(repo, [*args, "--end-of-options", *revs], config=config, env=env)
+    fields = out.stdout.decode("utf-8", "replace").split("\0")
+    found = [
+        Signature(*(f.strip() for f in fields[i : i + _FIELDS]))
+        for i in range(0, len(fields) - _FIELDS + 1, _FIELDS)
+    ]
+    if len(found) > MAX_CHECKED:
+        raise GitError(f"more than {MAX_CHECKED} commits to verify at once")
+    return found
+
+
+class CommitFiles:
+    """Files read at any commit (`commit:path`) through one `git cat-file --batch` process,
+    started on the first read; a context manager (closing stops the process)."""
+
+    def __init__(self, repo: Path) -> None:
+        self._repo = repo
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, commit: str, path: str) -> bytes | None:
+        """The content of `path` at `commit` (None when it is not a file there)."""
+        if any(ch in path for ch in "\n\r") or not _HEX.fullmatch(commit):
+            raise GitError(f"refused file {path!r} at {commit!r}")
+        if self._proc is None:
+            argv = git_argv(self._repo, "cat-file", "--batch")
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=git_env(),
+            )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(f"{commit}:{path}\n".encode())
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline().split()
+        if len(header) != 3:
+            return None  # "<name> missing" or "<name> ambiguous"
+        data = self._proc.stdout.read(int(header[2]) + 1)[:-1]  # every record ends with LF
+        return data if header[1] == b"blob" else None
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.close()
+            proc.wait(timeout=10)
+            proc.stdout.close()
+
+    def __enter__(self) -> CommitFiles:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def first_parent_chain(repo: Path, tip: str, trusted: str) -> list[str]:
+    """The first-parent commits of `tip` not reachable from `trusted`, oldest first."""
+    out = run_git(
+        repo, ["rev-list", "--first-parent", "--reverse", "--end-of-options", tip, f"^{trusted}"]
+    )
+    return out.stdout.decode("ascii", "replace").split()
+
+
+@contextmanager
+def _verifier(policy: TrustPolicy) -> Iterator[tuple[dict[str, str], dict[str, str]]]:
+    """git config and environment that make only `policy`'s keys and format verify."""
+    with tempfile.TemporaryDirectory(prefix="gitfleet-verify-") as tmp:
+        home = Path(tmp) / "gnupg"
+        home.mkdir(mode=0o700)
+        signers = Path(tmp) / "allowed_signers"
+        config = {"gpg.x509.program": "false", "log.showSignature": "false"}
+        if policy.mode == "SSH":
+            signers.write_bytes(policy.allowed)
+            config["gpg.openpgp.program"] = "false"
+        elif policy.mode == "GPG":
+            signers.write_bytes(b"")
+            _import_keys(home, policy)
+        else:
+            raise GitError(f"unknown verification mode {policy.mode!r}")
+        config["gpg.ssh.allowedSignersFile"] = str(signers)
+        yield config, {"GNUPGHOME": str(home)}
+
+
+def _import_keys(home: Path, policy: TrustPolicy) -> None:
+    """Import the armored public keys into the private GnuPG home (no agent is started)."""
+    (home / "gpg.conf").write_text("trust-model always\n", encoding="ascii")
+    try:
+        done = subprocess.run(
+            ["gpg", "--homedir", str(home), "--batch", "--no-autostart", "--quiet", "--import"],
+            input=policy.allowed,
+            capture_output=True,
+            timeout=60,
+            check=False,
+            env={**os.environ, "GNUPGHOME": str(home)},
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"cannot run gpg to read the keys of {policy.origin}: {exc}") from exc
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        raise GitError(f"gpg cannot import the keys of {policy.origin}: {' '.join(tail)}")
+
+
+def sign_commit(repo: Path, commit: str, key: Path) -> str:
+    """The same commit (tree, parents, author, committer, dates, message) signed with the SSH
+    private key file `key`; a new object id. GitError when signing fails."""
+    raw = run_git(repo, ["cat-file", "commit", commit]).stdout
+    header, _, message = raw.partition(b"\n\n")
+    env: dict[str, str] = {}
+    parents: list[str] = []
+    tree = ""
+    for line in header.decode("utf-8", "surrogateescape").splitlines():
+        name, _, value = line.partition(" ")
+        if name == "tree":
+            tree = value
+        elif name == "parent":
+            parents += ["-p", value]
+        elif name in ("author", "committer"):
+            who, _, stamp = value.rpartition("> ")
+            person, _, email = who.partition(" <")
+            role = name.upper()
+            env |= {f"GIT_{role}_NAME": person, f"GIT_{role}_EMAIL": email}
+            env[f"GIT_{role}_DATE"] = stamp
+    config = {"gpg.format": "ssh", "user.signingKey": str(Path(key).absolute())}
+    out = run_git(
+        repo,
+        ["commit-tree", "-S", *parents, "-F", "-", tree],
+        stdin=message,
+        env=env,
+        config=config,
+    )
+    return out.stdout.decode("ascii", "replace").strip()
