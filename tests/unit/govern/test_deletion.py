@@ -126,7 +126,9 @@ def step(before: PassResult | None, fleet: FleetSnapshot) -> PassResult:
 
 
 def web_files(result: PassResult) -> set[str]:
-    return {p for p in result.files if p.startswith("clusters/c0/web/")}
+    """The object files of placement web on c0 (not its index.yaml)."""
+    prefix = "clusters/c0/web/"
+    return {p for p in result.files if p.startswith(prefix) and p != prefix + "index.yaml"}
 
 
 def status_conditions(result: PassResult) -> dict[str, str]:
