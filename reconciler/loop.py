@@ -26,30 +26,18 @@ from pathlib import Path
 from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
-from gitfleet.load.model import FleetSnapshot, PathCommit
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
-from gitfleet.repo.branches import approved_deletions, last_changes
+from gitfleet.repo.branches import approved_deletions
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
-from gitfleet.repo.signatures import CommitFiles, TrustPolicy, operator_policy
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import BlobIdMemo, TreeFiles
-from gitfleet.repo.trust import Verdict, verify_source
 from reconciler.commitmsg import describe_changes
-from reconciler.history import (
-    NO_HISTORY,
-    HistoricalResources,
-    HistoricalSources,
-    SnapshotRef,
-    SourceUnavailable,
-    collect_sources,
-    needed_snapshots,
-)
+from reconciler.hubinputs import OlderFleets, SourceGate, with_approval_commits
 from reconciler.pass_ import reconcile
-from reconciler.sourcepolicy import PolicyError, SourcePolicies
-from reconciler.state import State, read_state
+from reconciler.state import read_state
 from renderers import load_fleet
 
 SOURCE_TRAILER = "Gitfleet-Source"
@@ -57,8 +45,6 @@ REPORTS_TRAILER = "Gitfleet-Reports"
 WAKEUP_TRAILER = "Gitfleet-Wakeup"
 """When a rollout timer of this output is due (the hub passes again then, even without input)."""
 STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
-MAX_HISTORICAL_FLEETS = 4
-"""Fleets loaded at older source commits (rollback) kept by the long-lived hub."""
 MAX_PUSH_ATTEMPTS = 64
 """Push attempts per pass. A rejection means another writer moved the output branch (it only
 moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
@@ -107,19 +93,6 @@ def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
     return values[-1] if values else None
 
 
-APPROVAL_KINDS = ("ClusterApprovalRequest", "ApprovalRequest")
-
-
-def with_approval_commits(fleet: FleetSnapshot, repo: Path, source: str) -> FleetSnapshot:
-    """The fleet with who last changed each approval file (the approving commit)."""
-    paths = [o.file for k, o in fleet.origins.items() if k[0] in APPROVAL_KINDS]
-    if not paths:
-        return fleet
-    changes = last_changes(repo, source, paths)
-    commits = {p: PathCommit(c.commit, c.author, c.committer) for p, c in changes.items()}
-    return replace(fleet, file_commits=commits)
-
-
 def add_driver_trailers(
     trailers: dict[str, str | list[str]], extra: Sequence[tuple[str, str]]
 ) -> None:
@@ -161,35 +134,8 @@ class Hub:
         self.next_wakeup: datetime | None = None
         """The earliest rollout timer of the last pass (None: none)."""
         self._wakeup_known = False
-        self._operator = operator_policy(config.allowed_signers) if config.allowed_signers else None
-        self._policies: dict[str, TrustPolicy | None] = {}
-        self._verdict: tuple[tuple[str | None, str], Verdict] | None = None
-        self._fleets: dict[str, FleetSnapshot] = {}
-        """Fleets read at older source commits, by commit id (rollback renders)."""
-        self._snapshots: dict[SnapshotRef, HistoricalResources | str] = {}
-
-    def _fleet_at(self, commit: str) -> FleetSnapshot:
-        """The fleet as committed at `commit` (a recorded snapshot's), cached by commit id."""
-        if commit in self._fleets:
-            return self._fleets[commit]
-        try:
-            with GitTree.open(self.mirror.path, commit) as tree:
-                fleet = load_fleet(tree)
-        except GitError:
-            raise SourceUnavailable("is not in this repository") from None
-        while len(self._fleets) >= MAX_HISTORICAL_FLEETS:
-            del self._fleets[next(iter(self._fleets))]
-        self._fleets[commit] = fleet
-        return fleet
-
-    def _history(self, fleet: FleetSnapshot, prior: State) -> HistoricalSources:
-        """Older resource snapshots this pass may render (rollback, pins)."""
-        needed = needed_snapshots(fleet, prior)
-        if not needed:
-            return NO_HISTORY
-        if len(self._snapshots) > 256:
-            self._snapshots.clear()
-        return collect_sources(needed, self._fleet_at, current=fleet, memo=self._snapshots)
+        self._gate = SourceGate(self.mirror.path, config.allowed_signers)
+        self.older = OlderFleets(self.mirror.path)
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -242,23 +188,6 @@ class Hub:
             "last render; re-run with --accept-source-rewrite to render the new history."
         )
 
-    def _verify(self, source: str, last: str | None) -> Verdict:
-        """May `source` be reconciled? Signatures since the last reconciled (trusted) source
-        commit, under the policies of trusted commits (`gitfleet.repo.trust`); remembered for
-        the same (trusted, source) pair, so a held tip is not re-verified every poll."""
-        trusted = last if last and self.mirror.resolve(last) is not None else None
-        key = (trusted, source)
-        if self._verdict is not None and self._verdict[0] == key:
-            return self._verdict[1]
-        try:
-            with CommitFiles(self.mirror.path) as files:
-                policies = SourcePolicies(files.read, self._operator, self._policies)
-                verdict = verify_source(self.mirror.path, trusted, source, policies.policy_of)
-        except (PolicyError, GitError) as exc:  # not remembered: tried again next pass
-            return Verdict(False, message=f"SourceVerificationFailed: {source[:12]}: {exc}")
-        self._verdict = (key, verdict)
-        return verdict
-
     def _attempt(self) -> PassReport:
         """Fetch, decide, render, commit and push once."""
         self._timings.clear()
@@ -274,7 +203,9 @@ class Hub:
         problem = self._check_history(source, recorded)
         if problem is not None:
             return PassReport("source-rewritten", source, output, message=problem)
-        verdict = self._verify(source, _last(recorded, SOURCE_TRAILER))
+        last = _last(recorded, SOURCE_TRAILER)
+        trusted = last if last and self.mirror.resolve(last) is not None else None
+        verdict = self._gate.verify(source, trusted)
         if not verdict.ok:
             return PassReport("source-verification-failed", source, output, message=verdict.message)
         digest = self._reports_digest()
@@ -318,7 +249,7 @@ class Hub:
             prior_files: Mapping[str, bytes] = TreeFiles(prior_tree) if prior_tree else {}
             prior, _problems = read_state(prior_files)
             reports, report_errors = self._read_reports(fleet.clusters)
-            history = self._history(fleet, prior)
+            history = self.older.history(fleet, prior)
             result = reconcile(fleet, prior, None, self._clock(), reports, history=history)
             self._lap("pass")
             summary = describe_changes(prior_tree, result.files, self._ids)

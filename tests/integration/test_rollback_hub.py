@@ -225,4 +225,4 @@ def test_the_hub_rolls_back_from_the_recorded_commit(tmp_path: Path) -> None:
     assert {c: _show(remote, CM.format(cluster=c)) for c in ("c1", "c2")} == at_v1
     doc = yaml.safe_load(_show(remote, "status/updateruns/back.yaml") or b"{}")
     assert doc["metadata"]["annotations"] == {"gitfleet.io/resource-snapshot-commit": v1}
-    assert list(hub._fleets) == [v1], "the fleet at v1 is read once and cached by commit id"
+    assert list(hub.older.fleets) == [v1], "the fleet at v1 is read once and cached by commit id"
