@@ -28,7 +28,7 @@ from gitfleet.api.output import (
 from reconciler.isolate import hold
 from reconciler.manifests import Manifest
 from reconciler.output import yaml_bytes
-from reconciler.outputguard import cluster_over_cap, describe, refusal
+from reconciler.outputguard import cluster_bytes, cluster_over_cap, describe, refusal
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import placement_objects, read_prior_index
 from reconciler.priorparse import parse_own, remember
@@ -311,8 +311,9 @@ def assemble_clusters(
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
     _write_indexes(sorted(set(index) | set(views)), index, files)
+    totals = cluster_bytes(files)
     for cluster in sorted(set(index) | set(views)):
-        _enforce_cap(cluster, files, prior, plans, limits)
+        _enforce_cap(cluster, totals.get(cluster, 0), files, prior, plans, limits)
     return files
 
 
@@ -340,12 +341,13 @@ def _write_indexes(
 
 def _enforce_cap(
     cluster: str,
+    total: int,
     files: dict[str, bytes],
     prior: State,
     plans: Mapping[str, PlacementPlan],
     limits: Limits,
 ) -> None:
-    problem = cluster_over_cap(files, cluster, limits)
+    problem = cluster_over_cap(total, cluster, limits)
     if problem is None:
         return
     prefix = cluster_dir(cluster)

@@ -4,8 +4,8 @@ Whatever path produced an object (selection, envelope, override, template, distr
 refused here when no placement may reach it (`gitfleet.api.reserved`: reserved namespaces, the
 agent's own objects), when the API server would refuse it for its size (`limits.maxObjectBytes`,
 etcd's ~1.5 MiB per object; 1 MiB of data in a ConfigMap or Secret), or when its file name is
-already taken in the placement's folder by another object. `cluster_over_cap` checks
-`limits.maxRenderedBytesPerCluster`. Called by `reconciler.assemble`.
+already taken in the placement's folder by another object. `cluster_bytes` and
+`cluster_over_cap` check `limits.maxRenderedBytesPerCluster`. Called by `reconciler.assemble`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from gitfleet.api.reserved import refused_object
 from reconciler.manifests import Manifest
 from reconciler.priorparse import load_bounded
 
+CLUSTERS_PREFIX = "clusters/"
 DATA_BYTES_LIMIT = 1024 * 1024
 """The API server's limit on the data of one ConfigMap or Secret."""
 
@@ -58,10 +59,18 @@ def describe(ident: Mapping[str, str]) -> str:
     return f"{ident['kind']} {ns + '/' if ns else ''}{ident['name']}"
 
 
-def cluster_over_cap(files: Mapping[str, bytes], cluster: str, limits: Limits) -> str | None:
-    """The error when the files of `cluster` exceed `limits.maxRenderedBytesPerCluster`."""
-    prefix = f"clusters/{cluster}/"
-    total = sum(len(data) for path, data in files.items() if path.startswith(prefix))
+def cluster_bytes(files: Mapping[str, bytes]) -> dict[str, int]:
+    """Bytes written per cluster (`clusters/<cluster>/...`), in one walk over the tree."""
+    totals: dict[str, int] = {}
+    for path, data in files.items():
+        if path.startswith(CLUSTERS_PREFIX):
+            cluster = path[len(CLUSTERS_PREFIX) :].split("/", 1)[0]
+            totals[cluster] = totals.get(cluster, 0) + len(data)
+    return totals
+
+
+def cluster_over_cap(total: int, cluster: str, limits: Limits) -> str | None:
+    """The error when the `total` bytes of `cluster` exceed `limits.maxRenderedBytesPerCluster`."""
     cap = limits.max_rendered_bytes_per_cluster
     if total <= cap:
         return None

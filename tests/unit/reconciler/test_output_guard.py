@@ -165,3 +165,15 @@ def test_two_objects_never_share_one_output_file(fleet: Path) -> None:
     assert len(widget_files) == 1
     errors = [e for e in result.errors if "already used by" in e.message]
     assert errors and "Widget web/same" in errors[0].message
+
+
+def test_cluster_bytes_counts_each_cluster_folder_alone() -> None:
+    from reconciler.outputguard import cluster_bytes
+
+    files = {
+        "clusters/a/index.yaml": b"12345",
+        "clusters/a/app/x_y.yaml": b"123",
+        "clusters/ab/index.yaml": b"1",
+        "status/clusters/a.yaml": b"1234567890",
+    }
+    assert cluster_bytes(files) == {"a": 8, "ab": 1}
