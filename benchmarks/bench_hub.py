@@ -55,7 +55,8 @@ def make_hub(remote: Path, cache: Path, now: str) -> Any:
     from reconciler.loop import Hub, HubConfig
 
     fixed: datetime = parse_time(now)
-    return Hub(HubConfig(url=str(remote), cache_dir=cache), clock=lambda: fixed)
+    config = HubConfig(url=str(remote), cache_dir=cache, manage_heap=True)  # as `reconcile`
+    return Hub(config, clock=lambda: fixed)
 
 
 def cpu_seconds() -> float:

@@ -353,7 +353,7 @@ def _enforce_cap(
     prefix = cluster_dir(cluster)
     for path in [p for p in files if p.startswith(prefix)]:
         del files[path]
-    files.update({p: d for p, d in prior.output.items() if p.startswith(prefix)})
+    files.update({p: prior.output[p] for p in prior.output if p.startswith(prefix)})
     for plan in plans.values():
         if cluster in plan.bound_clusters():
             plan.errors.append(("", problem))

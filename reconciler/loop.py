@@ -35,6 +35,7 @@ from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import BlobIdMemo, TreeFiles
 from reconciler.commitmsg import describe_changes
+from reconciler.heap import HeapKeeper
 from reconciler.hubinputs import OlderFleets, SourceGate, with_approval_commits
 from reconciler.pass_ import reconcile
 from reconciler.state import read_state
@@ -68,6 +69,9 @@ class HubConfig:
     turns verification on (README "Signed commits")."""
     sign_key: Path | None = None
     """SSH private key file the hub signs its output commits with."""
+    manage_heap: bool = False
+    """Keep the garbage collector off the hub's caches between passes (`reconciler.heap`;
+    process-wide, so `gitfleet reconcile` turns it on, embedders and tests leave it off)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,7 @@ class Hub:
         """The earliest rollout timer of the last pass (None: none)."""
         self._wakeup_known = False
         self._gate = SourceGate(self.mirror.path, config.allowed_signers)
+        self._heap = HeapKeeper() if config.manage_heap else None
         self.older = OlderFleets(self.mirror.path)
 
     def _refspecs(self) -> list[str]:
@@ -218,6 +223,8 @@ class Hub:
             return PassReport("skipped", source, output, message="inputs unchanged")
         report = self._render_and_push(source, output, digest)
         self._last_inputs = (source, digest, report.output)
+        if self._heap is not None:
+            self._heap.after_pass()
         return report
 
     def _lap(self, step: str) -> None:

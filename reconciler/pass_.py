@@ -156,9 +156,13 @@ def _kept_states(
 
 
 def _kept_decisions(kept: Mapping[str, PlacementState], prior: State) -> dict[str, bytes]:
-    """A kept placement keeps its PlacementDecision slices too."""
+    """A kept placement keeps its PlacementDecision slices too. Only the matching paths are
+    read: `prior.output` may be a lazy view of the previous output commit."""
+    if not kept:
+        return {}
     slices = [re.compile(rf"decisions/{re.escape(key)}-[0-9]+\.yaml") for key in sorted(kept)]
-    return {p: d for p, d in prior.output.items() if any(s.fullmatch(p) for s in slices)}
+    paths = [p for p in prior.output if p.startswith("decisions/")]
+    return {p: prior.output[p] for p in paths if any(s.fullmatch(p) for s in slices)}
 
 
 def _plan_errors(

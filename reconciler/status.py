@@ -204,6 +204,17 @@ def placement_conditions(
     return conds
 
 
+def _unchanged(previous: Condition, c: Cond, generation: int) -> bool:
+    """`previous` is exactly the condition `timed` would make of `c` (same fields, kept time)."""
+    return (
+        previous.last_transition_time is not None
+        and previous.status == c.status
+        and previous.reason == c.reason
+        and previous.message == c.message
+        and previous.observed_generation == generation
+    )
+
+
 def timed(
     conds: Sequence[Cond], prior: Sequence[Condition], generation: int, now: datetime
 ) -> tuple[Condition, ...]:
@@ -211,6 +222,10 @@ def timed(
     out: tuple[Condition, ...] = ()
     prior_by_type = {c.type: c for c in prior}
     for c in conds:
+        previous = prior_by_type.get(c.type)
+        if previous is not None and _unchanged(previous, c, generation):
+            out += (previous,)  # what set_condition would build, without building it
+            continue
         new = Condition(
             type=c.type,
             status=cast(Status, c.status),
@@ -219,7 +234,6 @@ def timed(
             observed_generation=generation,
             last_transition_time=None,
         )
-        previous = prior_by_type.get(c.type)
         base: tuple[Condition, ...] = (previous,) if previous is not None else ()
         out += set_condition(base, new, now)
     return out

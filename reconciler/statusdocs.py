@@ -134,14 +134,16 @@ def _cluster_entries(
     prior: dict[str, tuple[Condition, ...]],
     reports: Mapping[str, AgentReport],
     now: datetime,
-) -> tuple[list[dict[str, Any]], list[list[Cond]]]:
-    """perClusterPlacementStatuses (timed) and the untimed conditions of selected clusters."""
+) -> tuple[list[dict[str, Any]], list[list[Cond]], dict[str, tuple[Condition, ...]]]:
+    """perClusterPlacementStatuses (timed), the untimed conditions of selected clusters and the
+    timed conditions by cluster (as `_placement_conditions` reads them back)."""
     latest = plan.state.latest_resources()
     index = latest.index if latest else 0
     bindings = {b.cluster: b for b in plan.state.bindings}
     live = set(plan.live_clusters())
     entries: list[dict[str, Any]] = []
     raw: list[list[Cond]] = []
+    by_name: dict[str, tuple[Condition, ...]] = {}
     gen = plan.state.generation
     for d in (d for d in plan.decisions if d.selected):
         binding = bindings.get(d.cluster)
@@ -161,7 +163,7 @@ def _cluster_entries(
         else:
             conds.append(_not_started(plan, binding))
         raw.append(conds)
-        timed_conds = timed(conds, prior.get(d.cluster, ()), gen, now)
+        timed_conds = by_name[d.cluster] = timed(conds, prior.get(d.cluster, ()), gen, now)
         entries.append(
             {
                 "clusterName": d.cluster,
@@ -175,9 +177,10 @@ def _cluster_entries(
         missing = max(plan.fixed_names - len(entries), 0)
         for i, d in enumerate([d for d in plan.decisions if not d.selected][:missing]):
             conds = [Cond("Scheduled", "False", "ScheduleFailed", d.reason)]
-            timed_conds = timed(conds, prior.get(f"#unselected-{i}", ()), gen, now)
+            unselected = f"#unselected-{i}"
+            timed_conds = by_name[unselected] = timed(conds, prior.get(unselected, ()), gen, now)
             entries.append({"conditions": _dump(timed_conds)})
-    return entries, raw
+    return entries, raw, by_name
 
 
 def _hub_reported(binding: Binding) -> list[Cond]:
@@ -232,18 +235,21 @@ def placement_status_doc(
     prior: PriorConditions,
     reports: Mapping[str, AgentReport],
     now: datetime,
-) -> dict[str, Any]:
-    """The status document of one placement (spec §8)."""
+) -> tuple[dict[str, Any], PriorConditions]:
+    """The status document of one placement (spec §8), and its conditions as
+    `prior_placement_conditions` reads them back next pass."""
     gen = plan.state.generation
     entries: list[dict[str, Any]] = []
+    by_name: dict[str, tuple[Condition, ...]] = {}
     if plan.held:
         conds = _held_conditions(plan)
     else:
-        entries, raw = _cluster_entries(plan, prior[1], reports, now)
+        entries, raw, by_name = _cluster_entries(plan, prior[1], reports, now)
         conds = placement_conditions(plan.kind, plan.scheduled, raw, _diff(plan))
         if plan.scheduled.status == "Unknown":
-            entries = []
-    status: dict[str, Any] = {"conditions": _dump(timed(conds, prior[0], gen, now))}
+            entries, by_name = [], {}
+    top = timed(conds, prior[0], gen, now)
+    status: dict[str, Any] = {"conditions": _dump(top)}
     latest = plan.state.latest_resources()
     if latest is not None:
         status["observedResourceIndex"] = str(latest.index)
@@ -261,7 +267,7 @@ def placement_status_doc(
         ]
     doc = dict(plan.declared)
     doc["metadata"] = {**_declared_metadata(doc.get("metadata", {})), "generation": gen}
-    return {**doc, "status": status}
+    return {**doc, "status": status}, (top, by_name)
 
 
 def _failed_status_doc(
@@ -309,12 +315,13 @@ def placement_status_files(
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
         try:
-            doc = placement_status_doc(plan, conditions, reports, now)
+            doc, written = placement_status_doc(plan, conditions, reports, now)
         except Exception as exc:  # one placement's fault fails it alone
             hold(plan, "writing the status of", exc)
             doc = _failed_status_doc(plan, conditions, now)
+            written = _placement_conditions(_status_of(doc))
         data = files[placement_status_path(key)] = yaml_bytes(doc)
-        remember(data, "placement-conditions", _placement_conditions(_status_of(doc)))
+        remember(data, "placement-conditions", written)
     return files
 
 

@@ -12,6 +12,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+MAX_REMEMBERED = 100_000
+_PLACEMENT_HASHES: dict[tuple[tuple[str, str], ...], str] = {}
+"""`placement_content_hash` by its sorted (file, hash) pairs: the hub asks for the same
+placement content on many clusters and in every pass (cleared whole at MAX_REMEMBERED)."""
+
 
 def canonical_json(value: Any) -> str:
     """Raises ValueError / TypeError for data JSON cannot represent (NaN, non-JSON types)."""
@@ -30,5 +35,10 @@ def placement_content_hash(objects: Iterable[Mapping[str, Any]]) -> str:
     (file, object hash) pairs of its index entry. The hub records it per binding and in the
     index entry; the agent reports it for what it applied, so a report counts only for the exact
     content the hub gave that cluster (an override change at the same snapshot index differs)."""
-    pairs = sorted((str(o.get("file", "")), str(o.get("hash", ""))) for o in objects)
-    return content_hash(pairs)
+    pairs = tuple(sorted((str(o.get("file", "")), str(o.get("hash", ""))) for o in objects))
+    known = _PLACEMENT_HASHES.get(pairs)
+    if known is None:
+        if len(_PLACEMENT_HASHES) >= MAX_REMEMBERED:
+            _PLACEMENT_HASHES.clear()
+        known = _PLACEMENT_HASHES[pairs] = content_hash(pairs)
+    return known

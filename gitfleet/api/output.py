@@ -231,24 +231,27 @@ def group_named(
     picks, one without a name, one that already holds the token and one no other cluster
     shares stay single, sorted by name (stable), unnamed ones last."""
     singles: list[dict[str, Any]] = []
-    groups: dict[str, dict[str, Any]] = {}
+    groups: dict[str, tuple[dict[str, Any], list[Any]]] = {}
     for entry in entries:
         name = entry.get(name_field)
-        if name is None or single(entry) or _ESCAPED_TOKEN in canonical_json(entry):
+        if name is None or single(entry) or NAME_TOKEN in str(name):
             singles.append(dict(entry))
             continue
-        rest = _renamed(
-            {k: v for k, v in entry.items() if k != name_field}, f'"{name}"', NAME_TOKEN
-        )
-        group = groups.setdefault(canonical_json(rest), {names_field: [], **rest})
-        group[names_field].append(name)
-    out: list[dict[str, Any]] = []
-    for group in groups.values():
-        if len(group[names_field]) > 1:
-            out.append(group)
+        rest = {k: v for k, v in entry.items() if k != name_field}
+        text = canonical_json(rest)
+        if _ESCAPED_TOKEN in text:
+            singles.append(dict(entry))
             continue
-        name = group.pop(names_field)[0]
-        singles.append({name_field: name, **_renamed(group, NAME_TOKEN, f'"{name}"')})
+        # JSON escapes character by character, so renaming inside the JSON text is renaming
+        # inside every string of `rest` (its keys are field names, never a quoted name).
+        key = text.replace(canonical_json(f'"{name}"')[1:-1], _ESCAPED_TOKEN)
+        groups.setdefault(key, (rest, []))[1].append(name)
+    out: list[dict[str, Any]] = []
+    for rest, names in groups.values():
+        if len(names) == 1:
+            singles.append({name_field: names[0], **rest})
+            continue
+        out.append({names_field: names, **_renamed(rest, f'"{names[0]}"', NAME_TOKEN)})
     named = sorted((e for e in singles if name_field in e), key=lambda e: str(e[name_field]))
     return named + [e for e in singles if name_field not in e], out
 

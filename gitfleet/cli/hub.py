@@ -88,7 +88,11 @@ def reconcile_cmd(
     seconds = _duration_seconds(interval)
     try:
         config = _hub_config(repo, source_branch, output_branch, cache, accept_source_rewrite)
-        hub = Hub(replace(config, allowed_signers=allowed_signers, sign_key=sign_key))
+        hub = Hub(
+            replace(
+                config, allowed_signers=allowed_signers, sign_key=sign_key, manage_heap=not once
+            )
+        )
     except (GitError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     if once:

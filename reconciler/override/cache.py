@@ -88,6 +88,12 @@ class Planned:
 LabelsKey = tuple[tuple[str, str], ...]
 
 
+MAX_MATCHES = 200_000
+_MATCHES: dict[tuple[str, str, LabelsKey], Match] = {}
+"""(override key, spec hash, cluster labels) -> Match, shared by every pass of this process
+(a long-running hub); cleared whole when it reaches MAX_MATCHES entries."""
+
+
 @dataclass
 class _ClusterMemo:
     cluster: MemberCluster
@@ -106,7 +112,6 @@ class OverrideCache:
     sources: dict[tuple[str, ...], str] = field(default_factory=dict)
     """Object key -> JSON text of the object in its own key order (a fast private copy)."""
     clusters: dict[str, _ClusterMemo] = field(default_factory=dict)
-    matches: dict[tuple[str, LabelsKey], Match] = field(default_factory=dict)
     plans: dict[tuple[Route, LabelsKey], Planned] = field(default_factory=dict)
 
     def labels_of(self, view: ClusterView) -> LabelsKey:
@@ -118,12 +123,15 @@ class OverrideCache:
         return memo.labels
 
     def matching_rules(self, override: CompiledOverride, view: ClusterView) -> Match:
-        """The override's rules whose cluster selector matches the cluster."""
-        key = (override.key, self.labels_of(view))
-        hit = self.matches.get(key)
+        """The override's rules whose cluster selector matches the cluster (remembered across
+        passes: they depend only on the override's spec and the cluster's labels)."""
+        key = (override.key, override.hash, self.labels_of(view))
+        hit = _MATCHES.get(key)
         if hit is None:
             hit = _matching(override.rules, view.labels)
-            self.matches[key] = hit
+            if len(_MATCHES) >= MAX_MATCHES:
+                _MATCHES.clear()
+            _MATCHES[key] = hit
         return hit
 
     def planned(self, route: Route, view: ClusterView) -> Planned:
