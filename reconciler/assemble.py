@@ -85,10 +85,11 @@ def _live_entry(plan: PlacementPlan, index: int | None = None) -> dict[str, Any]
 def _owners(
     plans: Mapping[str, PlacementPlan],
     held: Mapping[str, dict[str, dict[str, Any]]],
-    prior_owner: Mapping[Claim, str],
+    prior_index: dict[str, dict[str, dict[str, Any]]],
 ) -> dict[Claim, str]:
     """Owner of every (cluster, object) that two placements produce. Only objects that appear in
-    more than one placement are examined, so the common case costs one pass over manifests."""
+    more than one placement are examined, so the common case costs one pass over manifests (the
+    previous owners are looked up only when some object is contested)."""
     by_object: dict[Ident, set[str]] = defaultdict(set)
     for key, plan in plans.items():
         if not plan.held:
@@ -105,11 +106,12 @@ def _owners(
         for key in sorted(by_object.get(ident, ())):
             for cluster in plans[key].written_clusters():
                 claims[(cluster, ident)].append(key)
+    contested = {claim: keys for claim, keys in claims.items() if len(keys) > 1}
+    prior_owner = _prior_owners(prior_index) if contested else {}
     owners = {}
-    for claim, keys in claims.items():
-        if len(keys) > 1:
-            previous = prior_owner.get(claim)
-            owners[claim] = previous if previous in keys else min(keys)
+    for claim, keys in contested.items():
+        previous = prior_owner.get(claim)
+        owners[claim] = previous if previous in keys else min(keys)
     return owners
 
 
@@ -298,7 +300,7 @@ def assemble_clusters(
             rolling = _rollout_kept(plan, prior_index, views)
             if rolling:
                 held[key] = rolling
-    owners = _owners(plans, held, _prior_owners(prior_index))
+    owners = _owners(plans, held, prior_index)
     files: dict[str, bytes] = {}
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)
     _write_held(held, prior, files, index)

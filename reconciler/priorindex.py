@@ -15,8 +15,11 @@ from typing import Any
 import yaml
 
 from gitfleet.api.canonical import placement_content_hash
-from gitfleet.api.output import placement_index_path, split_cluster_path
+from gitfleet.api.output import INDEX_FILE, placement_index_path, split_cluster_path
 from reconciler.priorparse import derive_own, freeze, shared
+
+
+INDEX_SUFFIX = "/" + INDEX_FILE
 
 
 def given_content(entry: Mapping[str, Any] | None) -> str | None:
@@ -35,6 +38,8 @@ def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[st
     older-shape cluster index that lists the objects itself (read once, to migrate)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for path in output:
+        if not path.endswith(INDEX_SUFFIX) or path.count("/") != 2:
+            continue  # only clusters/<c>/index.yaml (the tree holds every object file too)
         where = split_cluster_path(path)
         if where is None or where.what != "cluster-index":
             continue
