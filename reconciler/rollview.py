@@ -45,8 +45,10 @@ def timed(
             reason,
             message,
         )
-        when = old.last_transition_time if same and old is not None else now
-        out.append(BindingCondition(ctype, status, reason, message, when))
+        if same and old is not None:
+            out.append(old)  # the very condition a rebuild would make
+        else:
+            out.append(BindingCondition(ctype, status, reason, message, now))
     return out
 
 
@@ -75,7 +77,7 @@ def observe(
     prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
 ) -> None:
     """Desired content per targeted cluster, and each binding's reported conditions."""
-    plan.desired = {c: plan.desired_content(c) for c in plan.targeted_clusters()}
+    plan.desired = _desired(plan)
     latest = plan.target()
     index = latest.index if latest else None
     bindings = []
@@ -85,8 +87,23 @@ def observe(
         started = [c for c in b.conditions if c.type in HUB_TYPES]
         given = given_content(prior_index.get(b.cluster, {}).get(plan.key))
         reported = timed(_reported(plan, b, reports.get(b.cluster), given), b.conditions, now)
-        bindings.append(replace(b, conditions=(*started, *reported)))
+        conditions = (*started, *reported)
+        bindings.append(b if conditions == b.conditions else replace(b, conditions=conditions))
     plan.state = replace(plan.state, bindings=tuple(bindings))
+
+
+def _desired(plan: PlacementPlan) -> dict[str, str]:
+    """`desired_content` per targeted cluster, hashed once per distinct manifest tuple (most
+    clusters share the placement's default manifests or an override result)."""
+    by_tuple: dict[int, str] = {}
+    out = {}
+    for cluster in plan.targeted_clusters():
+        mine = plan.manifests_for(cluster)
+        known = by_tuple.get(id(mine))
+        if known is None:
+            known = by_tuple[id(mine)] = plan.desired_content(cluster)
+        out[cluster] = known
+    return out
 
 
 def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:

@@ -19,7 +19,7 @@ import yaml
 
 from gitfleet.api import Condition
 from gitfleet.api.canonical import canonical_json, placement_content_hash
-from gitfleet.api.output import NAME_TOKEN, group_named
+from gitfleet.api.output import NAME_TOKEN, _renamed, group_named
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler.heap import HeapKeeper
 from reconciler.pass_ import reconcile
@@ -32,16 +32,6 @@ from renderers import load_fleet
 ROOT = Path(__file__).resolve().parents[3]
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
 GOLDEN = sorted(p.parent.parent.name for p in (ROOT / "tests/golden").glob("*/fleet/fleet.yaml"))
-
-
-def _renamed(value: Any, old: str, new: str) -> Any:
-    if isinstance(value, str):
-        return value.replace(old, new)
-    if isinstance(value, Mapping):
-        return {k: _renamed(v, old, new) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_renamed(v, old, new) for v in value]
-    return value
 
 
 def _reference(
