@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gitfleet.api.canonical import content_hash, placement_content_hash
@@ -206,6 +207,30 @@ def _write_live(
     return lost
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """A manifest tuple with each object's refusal (None: it may be written) and, when none is
+    refused, the index objects and content hash every cluster given exactly it shares."""
+
+    rows: tuple[tuple[Manifest, tuple[str, bool] | None], ...]
+    clean: list[dict[str, Any]] | None
+    content: str
+
+
+def _checked(mine: tuple[Manifest, ...], limits: Limits) -> _Checked:
+    taken: dict[str, Mapping[str, str]] = {}
+    rows = []
+    for m in mine:
+        problem = _refusal(m, taken, limits)
+        if problem is None:
+            taken[m.file] = m.identity
+        rows.append((m, problem))
+    if any(problem is not None for _, problem in rows):
+        return _Checked(tuple(rows), None, "")
+    clean = [m.entry for m in mine]
+    return _Checked(tuple(rows), clean, placement_content_hash(clean))
+
+
 def _write_one(
     plan: PlacementPlan,
     owners: Mapping[Claim, str],
@@ -218,15 +243,24 @@ def _write_one(
 ) -> None:
     key, base = plan.key, _live_entry(plan)
     refused: dict[str, str] = {}
+    checked: dict[int, _Checked] = {}  # per distinct manifest tuple (shared by most clusters)
     for cluster in plan.written_clusters():
         older = plan.renders.get(plan.moved_to.get(cluster, -1))
         header = base if older is None else _live_entry(plan, older.index)
         objects = []
-        taken: dict[str, Mapping[str, str]] = {}
         custom = older.cluster(cluster) if older is not None else plan.cluster(cluster)
         mine = older.manifests_for(cluster) if older is not None else plan.manifests_for(cluster)
-        for m in mine:
-            problem = _refusal(m, taken, limits)
+        if id(mine) not in checked:
+            checked[id(mine)] = _checked(mine, limits)
+        ck = checked[id(mine)]
+        prefix = object_path(cluster, key, "")
+        strategy = dict(plan.apply_strategy_for(cluster))
+        if ck.clean is not None and not owners and not custom.failures:
+            files.update((prefix + m.file, m.data) for m in mine)
+            entry = {**header, "applyStrategy": strategy, "contentHash": ck.content}
+            index[cluster].append({**entry, "objects": ck.clean})
+            continue
+        for m, problem in ck.rows:
             if problem is not None:
                 refused.setdefault(describe(m.identity), problem[0])
                 if problem[1]:
@@ -234,7 +268,6 @@ def _write_one(
                         key, cluster, ((m.file, problem[0]),), prior, prior_index, files
                     )
                 continue
-            taken[m.file] = m.identity
             winner = owners.get((cluster, _ident_key(m.identity)), key) if owners else key
             if winner != key:
                 what = _describe(m.identity)
@@ -243,13 +276,12 @@ def _write_one(
                     f"{what} is also placed by placement {winner} on this cluster"
                 )
                 continue
-            files[object_path(cluster, key, m.file)] = m.data
+            files[prefix + m.file] = m.data
             objects.append(m.entry)
         failed = custom.failures
         if failed:
             objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
         content = placement_content_hash(objects)
-        strategy = dict(plan.apply_strategy_for(cluster))
         entry = {**header, "applyStrategy": strategy, "contentHash": content, "objects": objects}
         index[cluster].append(entry)
     plan.errors += [("spec.resourceSelectors", f"{what}: {why}") for what, why in refused.items()]
@@ -325,6 +357,7 @@ def _write_indexes(
     """Each cluster's ClusterIndex and, per placement, its PlacementIndex: serialised once per
     distinct object list (most clusters of a placement share one)."""
     emitted: dict[tuple[Any, ...], bytes] = {}
+    shared_idents: dict[int, tuple[Any, ...]] = {}  # object lists clusters share (`_Checked`)
     for cluster in clusters:
         entries = index.get(cluster, [])
         doc = cluster_index_doc(cluster, entries)
@@ -332,7 +365,10 @@ def _write_indexes(
         remember(data, "cluster-index", {str(e["key"]): e for e in doc["placements"]})
         for entry in entries:
             key, objects = str(entry["key"]), entry.get("objects") or []
-            ident = (key, *(tuple(o.get(f) for f in IDENTITY_FIELDS) for o in objects))
+            ident = shared_idents.get(id(objects)) if objects else None
+            if ident is None:
+                ident = (key, *(tuple(o.get(f) for f in IDENTITY_FIELDS) for o in objects))
+                shared_idents[id(objects)] = ident
             listed = emitted.get(ident)
             if listed is None:
                 listing = placement_index_doc(key, objects)

@@ -18,7 +18,6 @@ from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.output import INDEX_FILE, placement_index_path, split_cluster_path
 from reconciler.priorparse import derive_own, freeze, shared
 
-
 INDEX_SUFFIX = "/" + INDEX_FILE
 
 

@@ -61,8 +61,9 @@ def _blob_id(data: bytes) -> str:
 
 def blob_key(output: Mapping[str, bytes], path: str) -> str:
     """The git blob id of `output[path]` (KeyError when absent), read only when needed."""
-    if isinstance(output, OidFiles):
-        return output.oid(path)
+    oid = getattr(output, "oid", None)  # an OidFiles (a runtime Protocol check costs more)
+    if oid is not None:
+        return str(oid(path))
     return _blob_id(output[path])
 
 

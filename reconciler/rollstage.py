@@ -100,7 +100,8 @@ def _with_started(b: Binding, status: str, now: datetime) -> Binding:
     )
     started = timed([("RolloutStarted", status, reason, message)], b.conditions, now)
     rest = [c for c in b.conditions if c.type != "RolloutStarted"]
-    return replace(b, conditions=(*started, *rest))
+    conditions = (*started, *rest)
+    return b if conditions == b.conditions else replace(b, conditions=conditions)
 
 
 def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> None:

@@ -175,9 +175,12 @@ def _document(secret: Mapping[str, Any], recipients: list[str], ciphertext: str)
 
 def _seal_plan(plan: PlacementPlan, sealer: Sealer, views: Mapping[str, ClusterView]) -> None:
     reported = 0
+    secrets: dict[int, bool] = {}  # per distinct manifest tuple (most clusters share one)
     for cluster in plan.targeted_clusters():
         manifests = plan.manifests_for(cluster)
-        if cluster not in views or not any(_is_secret_manifest(m) for m in manifests):
+        if id(manifests) not in secrets:
+            secrets[id(manifests)] = any(_is_secret_manifest(m) for m in manifests)
+        if cluster not in views or not secrets[id(manifests)]:
             continue
         out: list[Manifest] = []
         failures: list[tuple[str, str]] = []
