@@ -153,6 +153,9 @@ class OverrideRenderer:
         self._names = snapshot_names
         self._rendered: dict[int, tuple[Any, Manifest]] = {}
         self._faults: list[tuple[str, OverrideFault]] = []
+        self._tuples: dict[tuple[int, ...], tuple[Manifest, ...]] = {}
+        """One tuple object per distinct manifest sequence: clusters with equal results share
+        it, so later stages can work once per distinct tuple."""
 
     def _manifest(self, obj: Mapping[str, Any]) -> Manifest:
         """Serialise `obj` once per distinct object (results are shared, so identity works)."""
@@ -239,10 +242,13 @@ class OverrideRenderer:
                 more, problems = self._wrapped(replace(sel, obj=dict(applied.obj)), view)
                 manifests += more
                 failures += problems
+        ids = tuple(map(id, manifests))
+        if ids not in self._tuples:
+            self._tuples[ids] = tuple(manifests)  # holds them, so the ids stay theirs
         return ClusterManifests(
             cluster_overrides=tuple(self._names.get(k, k) for k in cro),
             resource_overrides=tuple(f"{k.split('/')[1]}/{self._names.get(k, k)}" for k in ro),
-            manifests=tuple(manifests),
+            manifests=self._tuples[ids],
             failures=tuple(failures),
             faults=tuple(self._faults),
         )
