@@ -10,24 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gitfleet.api.output import (
-    cluster_index_path,
-    cluster_status_path,
-    expanded_status,
-    placement_index_path,
-    placement_status_path,
-)
+from gitfleet.api.output import cluster_index_path
 from gitfleet.load.model import FleetSnapshot
+from gitfleet.outputread import run_files, status_files, status_from_files
 from gitfleet.repo.branches import approved_deletions
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
+from gitfleet.repo.outputview import DirOutputView, GitOutputView, OutputView
 from gitfleet.repo.signatures import CommitFiles
 from gitfleet.repo.trust import verify_source
 from gitfleet.repo.userrepo import is_repository, origin_url
@@ -39,10 +36,8 @@ from reconciler.history import (
     collect_sources,
     needed_snapshots,
 )
-from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.plan import Plan, plan_changes
-from reconciler.priorparse import load_bounded
 from reconciler.sourcepolicy import PolicyError, SourcePolicies
 from reconciler.state import State, read_state
 from renderers import load_fleet
@@ -197,10 +192,6 @@ def signature_note(repo: Path, base: str, head: str) -> str:
     return f"{verdict.checked} new commit(s) verified"
 
 
-def _load(data: bytes) -> Any:
-    return load_bounded(data)
-
-
 _TRACKING = "refs/gitfleet/tracking/"
 """Where a mirror of a local clone keeps the clone's `origin/<branch>` (remote-tracking) ref."""
 
@@ -276,15 +267,25 @@ def output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping
     return _output_files(source, branch, cache)
 
 
-def _status_path(what: str, name: str, namespace: str) -> tuple[str, str]:
-    """(output path, what it is called in messages) of a status document."""
-    if what == "cgu":
-        ns = namespace or "default"
-        return f"status/clustergroupupgrades/{ns}/{name}.yaml", f"ClusterGroupUpgrade {ns}/{name}"
-    if what == "placement":
-        key = placement_key(name, namespace)
-        return placement_status_path(key), f"placement {key}"
-    return cluster_status_path(name), f"cluster {name}"
+@contextmanager
+def open_view(source: Path | str, branch: str, cache: Path | None) -> Iterator[OutputView]:
+    """Named files of the output (a render directory, or the output branch's newest commit)."""
+    if isinstance(source, Path):
+        yield DirOutputView(source)
+        return
+    mirror, ref = open_output(source, branch, cache)
+    commit = mirror.resolve(ref)
+    if commit is None:
+        raise OutputBranchMissing(f"the output branch {branch} is not in {mirror.url}")
+    yield GitOutputView(mirror.path, commit)
+
+
+def updaterun_files(
+    source: Path | str, branch: str, cache: Path | None, name: str, namespace: str
+) -> dict[str, bytes]:
+    """The output files `gitfleet status updaterun NAME` shows (`outputread.run_files`)."""
+    with open_view(source, branch, cache) as view:
+        return run_files(view, name, namespace)
 
 
 def status_document(
@@ -294,35 +295,9 @@ def status_document(
     `{"status": <the status document>}` (a placement's grouped per-cluster statuses expanded
     into one entry a cluster, as KubeFleet shows them), plus `"index"` (the cluster's index, each
     placement with its `objects`) for a cluster."""
-    files = _output_files(source, branch, cache)
-    path, label = _status_path(what, name, namespace)
-    data = files.get(path)
-    if data is None:
-        raise LookupError(f"{label} has no status in the output (is it declared?)")
-    doc: dict[str, Any] = {"status": _load(data)}
-    if what == "placement" and isinstance(doc["status"], dict):
-        status = doc["status"].get("status")
-        if isinstance(status, dict):
-            doc["status"] = {**doc["status"], "status": expanded_status(status)}
-    if what == "cluster":
-        doc["index"] = _cluster_index(files, name)
-    return doc
-
-
-def _cluster_index(files: Mapping[str, bytes], cluster: str) -> dict[str, Any] | None:
-    """The cluster's index with each placement's objects (from its PlacementIndex) inlined."""
-    data = files.get(cluster_index_path(cluster))
-    index = _load(data) if data else None
-    if not isinstance(index, dict):
-        return None
-    placements = []
-    for entry in index.get("placements") or []:
-        if isinstance(entry, dict) and "objects" not in entry:
-            listed = files.get(placement_index_path(cluster, str(entry.get("key"))))
-            objects = (_load(listed) or {}).get("objects") if listed else None
-            entry = {**entry, "objects": objects or []}
-        placements.append(entry)
-    return {**index, "placements": placements}
+    with open_view(source, branch, cache) as view:
+        files = status_files(view, what, name, namespace)
+    return status_from_files(files, what, name, namespace)
 
 
 def describe(
