@@ -103,11 +103,28 @@ def status_files(view: OutputView, what: str, name: str, namespace: str) -> dict
 
 
 def run_files(view: OutputView, name: str, namespace: str) -> dict[str, bytes]:
-    """The files `gitfleet status updaterun NAME` shows (`rolloutops.run_document`)."""
-    files = view.read_many([st.run_status_path(name, namespace)])
+    """The files `gitfleet status updaterun NAME` shows (`rolloutops.run_document`): the run's
+    status, its namespace's approval requests, and the cluster indexes that can list the run's
+    placement. An index whose bytes do not hold the placement key cannot (the hub writes keys,
+    `[a-z0-9.-]`, verbatim in every YAML style), so only the others are parsed later."""
+    path = st.run_status_path(name, namespace)
+    files = view.read_many([path])
     if not files:
         return files
     prefix = st.approval_status_path("", namespace).removesuffix(".yaml")
     requests = [p for p in view.list_files(prefix) if "/" not in p.removeprefix(prefix)]
     indexes = [cluster_index_path(c) for c in view.list_dirs("clusters/")]
-    return files | view.read_many(requests + indexes)
+    more = view.read_many(requests + indexes)
+    key = _run_key(files[path]).encode()
+    return files | {p: data for p, data in more.items() if p in requests or key in data}
+
+
+def _run_key(data: bytes) -> str:
+    """The key of the placement a run's status names ("" when it names none: keep all)."""
+    doc = _parsed(data)
+    if not isinstance(doc, dict):
+        return ""
+    spec, meta = doc.get("spec") or {}, doc.get("metadata") or {}
+    if not isinstance(spec, dict) or not isinstance(meta, dict):
+        return ""
+    return placement_key(str(spec.get("placementName", "")), str(meta.get("namespace") or ""))

@@ -215,9 +215,7 @@ def test_status_cli_prints_the_same_from_a_directory_and_a_branch(tmp_path: Path
             out, repo, cache, [what, name, "-n", namespace], describe_placement(doc["status"])
         )
     doc = _shown(every, "cluster", "can1", "")
-    _same_text(
-        out, repo, cache, ["cluster", "can1"], describe_cluster(doc["status"], doc["index"])
-    )
+    _same_text(out, repo, cache, ["cluster", "can1"], describe_cluster(doc["status"], doc["index"]))
     for name, namespace in _runs(every):
         args = ["updaterun", name, "-n", namespace]
         text = _cli(*args, "--repo", str(out))
