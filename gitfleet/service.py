@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +26,7 @@ from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
 from gitfleet.repo.outputview import DirOutputView, GitOutputView, OutputView
 from gitfleet.repo.signatures import CommitFiles
+from gitfleet.repo.treefiles import TreeFiles
 from gitfleet.repo.trust import verify_source
 from gitfleet.repo.userrepo import is_repository, origin_url
 from reconciler.describe import describe_cluster, describe_group_upgrade, describe_placement
@@ -138,11 +139,19 @@ def plan_revisions(
     told when each step starts (progress display). `state_from`: a revision of the output
     branch whose tree the base render continues from (its snapshot history: what a rollback
     needs), instead of a fresh start."""
-    start = State()
-    if state_from is not None:
-        stage(f"read the reconciler's state at {state_from}")
-        with GitTree.open(repo, state_from) as out:
-            start, _ = read_state({p: out.read(p) for p in out.files()})
+    with ExitStack() as stack:
+        start = State()
+        if state_from is not None:
+            stage(f"read the reconciler's state at {state_from}")
+            out = stack.enter_context(GitTree.open(repo, state_from))
+            start, _ = read_state(TreeFiles(out))  # blobs read when the pass asks, as the hub
+        return _plan_from(repo, base, head, now, stage, start)
+
+
+def _plan_from(
+    repo: Path, base: str, head: str, now: datetime, stage: Callable[[str], None], start: State
+) -> PlanResult:
+    """`plan_revisions` once the state the base render continues from is known."""
     stage(f"load, schedule and render the base ({base})")
     before = render_revision(repo, base, start, now)
     prior, _ = read_state(before.files)

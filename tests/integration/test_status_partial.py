@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from reconciler.priorparse import load_bounded
 GOLDEN = Path(__file__).parents[1] / "golden"
 CASES = sorted(d.name for d in GOLDEN.iterdir() if (d / "expected" / "status").is_dir())
 BRANCH = "gitfleet/rendered"
+NOW = "2026-11-21T10:00:00Z"
 CLUSTERS = {"stg1": "staging", "can1": "canary", "prod1": "prod", "prod2": "prod"}
 STAGED = {
     "fleet.yaml": "apiVersion: gitfleet.io/v1alpha1\nkind: Fleet\nmetadata: {name: small}\n"
@@ -242,3 +244,28 @@ def test_status_reads_only_the_files_it_shows(
     assert read[:2] == ["clusters/can1/index.yaml", "status/clusters/can1.yaml"]
     assert all(p.startswith("clusters/can1/") and p.endswith("/index.yaml") for p in read[2:])
     assert len(read) > 2
+
+
+def test_plan_state_from_reads_the_output_lazily_with_the_same_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plan --state-from` hands the pass the output tree as a lazy mapping (as the hub does):
+    the plan is the one the whole tree read up front gives."""
+    fleet, out = tmp_path / "fleet", tmp_path / "out"
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "quickstart", fleet)
+    rendered = CliRunner().invoke(main, ["render", str(fleet), "--out", str(out), "--now", NOW])
+    assert rendered.exit_code == 0, rendered.output
+    output_repo = _committed(out, tmp_path)
+    _git(fleet, "init", "-q", "-b", "main")
+    _git(fleet, "add", "-A")
+    _git(fleet, "commit", "-qm", "v1")
+    page = fleet / "resources/web/configmap.yaml"
+    page.write_text(page.read_text().replace("Hello", "Hi"))
+    _git(fleet, "commit", "-qam", "v2")
+    _git(fleet, "fetch", "-q", str(output_repo), f"{BRANCH}:{BRANCH}")
+    now = datetime(2026, 11, 21, 10, 10, tzinfo=UTC)
+    lazy = service.plan_revisions(fleet, "HEAD~1", "HEAD", now, state_from=BRANCH)
+    monkeypatch.setattr(service, "TreeFiles", lambda tree: {p: tree.read(p) for p in tree.files()})
+    eager = service.plan_revisions(fleet, "HEAD~1", "HEAD", now, state_from=BRANCH)
+    assert lazy == eager
+    assert lazy.plan.placements, "the change shows"
