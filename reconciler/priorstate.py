@@ -9,15 +9,13 @@ writes one PlacementPrior a placement:
   in `state/placements/<key>.yaml` implies (its snapshot indexes and content hash, with the
   placement's `header`: name, namespace, apply strategy) is just the cluster's name in
   `clusters`; any other row is written whole in `entries`.
-- `conditions`: `status.conditions` of the placement's status file (`placement`) and each
-  cluster's conditions (`perCluster`, clusters with the same conditions in `perClusterGroups`,
-  `gitfleet.api.output.group_named`).
+- `conditions`: `status.conditions` of the placement's status file and each cluster's
+  conditions, clusters with the same conditions grouped (`reconciler.priorconds`).
 
 `prior_files` writes them from the new output tree (its documents derived through
 `reconciler.priorparse`: a pass does not parse what it wrote itself); `read_placement_prior` and
 `implied_rows` read them back. A part that is missing (an output written before these files, or
 a row the record cannot hold) makes the readers parse the index or status files as before.
-The condition readers of the status files live here too, so both paths derive the same values.
 Called by `state`, `priorindex` and `statusdocs`.
 """
 
@@ -32,29 +30,27 @@ from typing import Any, Protocol
 
 import yaml
 
-from gitfleet.api import Condition
 from gitfleet.api.canonical import canonical_json
 from gitfleet.api.output import (
     OUTPUT_API_VERSION,
-    expand_cluster_statuses,
-    expand_named,
-    group_named,
     placement_prior_path,
     placement_status_path,
 )
 from gitfleet.load.yamlio import dump_yaml
+from reconciler.priorconds import (
+    PriorConditions,
+    conditions_section,
+    parse_conditions_section,
+    placement_conditions_of,
+    status_of,
+)
 from reconciler.priorparse import blob_key, derive_own, freeze, remember, shared
 
 PRIOR_KIND = "PlacementPrior"
 PRIOR_TAG = "placement-prior"
 CONDITIONS_TAG = "placement-conditions"
-UNNAMED = "#unselected-"
-"""Prefix of the keys of per-cluster entries without a cluster name (fixed clusters not found)."""
 HEADER_FIELDS = ("name", "namespace", "applyStrategy")
 READ_ERRORS = (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError)
-
-PriorConditions = tuple[tuple[Condition, ...], dict[str, tuple[Condition, ...]]]
-"""A placement's previous conditions and its previous per-cluster conditions by cluster."""
 
 
 class BindingLike(Protocol):
@@ -86,38 +82,6 @@ class PlacementPrior:
     key: str
     index: IndexRecord | None
     conditions: PriorConditions | None
-
-
-def conditions_of(raw: Any) -> tuple[Condition, ...]:
-    items = raw or []
-    return shared(
-        ("conditions", freeze(items)), lambda: tuple(Condition.model_validate(c) for c in items)
-    )
-
-
-def status_of(doc: Any) -> dict[str, Any]:
-    status = doc.get("status") if isinstance(doc, dict) else None
-    return status if isinstance(status, dict) else {}
-
-
-def placement_conditions_of(status: dict[str, Any]) -> PriorConditions:
-    """The prior conditions in a placement status (entries without a name numbered in order)."""
-    return _numbered(expand_cluster_statuses(status), "clusterName", status.get("conditions"))
-
-
-def _numbered(entries: Iterable[Mapping[str, Any]], name_field: str, top: Any) -> PriorConditions:
-    per_cluster: dict[str, tuple[Condition, ...]] = {}
-    unnamed = 0
-    for entry in entries:
-        name = entry.get(name_field)
-        if name is None:
-            name, unnamed = f"{UNNAMED}{unnamed}", unnamed + 1
-        per_cluster[str(name)] = conditions_of(entry.get("conditions"))
-    return conditions_of(top), per_cluster
-
-
-def _dump(conds: Iterable[Condition]) -> list[dict[str, Any]]:
-    return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
 
 
 def implied_row(key: str, header: Mapping[str, Any], b: BindingLike) -> dict[str, Any] | None:
@@ -185,22 +149,6 @@ def _index_section(
     return section
 
 
-def _conditions_section(prior: PriorConditions) -> dict[str, Any]:
-    entries = [
-        {"conditions": _dump(conds)}
-        if name.startswith(UNNAMED)
-        else {"cluster": name, "conditions": _dump(conds)}
-        for name, conds in prior[1].items()
-    ]
-    singles, groups = group_named(entries, "cluster", "clusters")
-    section: dict[str, Any] = {"placement": _dump(prior[0])}
-    if singles:
-        section["perCluster"] = singles
-    if groups:
-        section["perClusterGroups"] = groups
-    return section
-
-
 def parse_placement_prior(doc: Any) -> PlacementPrior:
     """Inverse of the documents `prior_files` writes. Raises KeyError/ValueError/TypeError."""
     if doc.get("kind") != PRIOR_KIND:
@@ -208,11 +156,7 @@ def parse_placement_prior(doc: Any) -> PlacementPrior:
     index = doc.get("index")
     record = _index_record(index) if isinstance(index, dict) else None
     conds = doc.get("conditions")
-    conditions = None
-    if isinstance(conds, dict):
-        singles, groups = conds.get("perCluster"), conds.get("perClusterGroups")
-        named = expand_named(singles, groups, "cluster", "clusters")
-        conditions = _numbered(named, "cluster", conds.get("placement"))
+    conditions = parse_conditions_section(conds) if isinstance(conds, dict) else None
     return PlacementPrior(str(doc["metadata"]["name"]), record, conditions)
 
 
@@ -332,7 +276,7 @@ def prior_files(
         status = _status_part(output, key)
         if status is not None:
             conditions = status[1]
-            make = partial(_conditions_section, conditions)
+            make = partial(conditions_section, conditions)
             parts.append(_block(key, "conditions", status[0], make))
         if rows is not None:
             section = _index_section(key, rows.get(key, {}), tuple(bindings))

@@ -31,11 +31,12 @@ from reconciler.isolate import hold
 from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
+from reconciler.priorconds import PriorConditions
+from reconciler.priorconds import conditions_of as _conditions_of
+from reconciler.priorconds import placement_conditions_of as _placement_conditions
+from reconciler.priorconds import status_of as _status_of
 from reconciler.priorparse import derive_own, remember
-from reconciler.priorstate import PriorConditions, read_placement_prior, status_conditions
-from reconciler.priorstate import conditions_of as _conditions_of
-from reconciler.priorstate import placement_conditions_of as _placement_conditions
-from reconciler.priorstate import status_of as _status_of
+from reconciler.priorstate import read_placement_prior, status_conditions
 from reconciler.reports import failure_details
 from reconciler.rollout.rolling import STALE_REASON
 from reconciler.schedule.clusters import ClusterView
