@@ -45,9 +45,8 @@ def without_records(files: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def cold_caches() -> None:
-    """A fresh process: nothing derived, emitted or interned yet."""
+    """A fresh process: nothing derived or emitted yet."""
     priorparse._derived.clear()
-    priorparse._cache.clear()
     priorstate._blocks.clear()
     state_module._emitted.clear()
 
