@@ -13,8 +13,10 @@ from pathlib import Path
 
 import yaml
 
+from tests.helpers.gitrepo import git
+from tests.helpers.hubs import Clock
 from tests.integration.fleet_helpers import run_cli
-from tests.integration.test_hub_faults import OUTPUT, PLACEMENT, Clock, World, git
+from tests.integration.test_hub_faults import OUTPUT, PLACEMENT, World
 
 APPROVAL = """apiVersion: gitfleet.io/v1alpha1
 kind: DeletionApproval

@@ -30,6 +30,38 @@ COMMIT = "a" * 40
 COMMIT2 = "b" * 40
 
 
+# A namespaced custom resource kind and one object of it (apply and prune order tests).
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "names": {"kind": "Widget", "plural": "widgets"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+WIDGET = {
+    "apiVersion": "example.com/v1",
+    "kind": "Widget",
+    "metadata": {"name": "w", "namespace": "app"},
+    "spec": {"size": 1},
+}
+
+
 class Sleeps(list[float]):
     """A sleep function that records instead of sleeping."""
 
