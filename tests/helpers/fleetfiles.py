@@ -26,14 +26,14 @@ def write_tree(root: Path, files: Mapping[str, str | None]) -> None:
         target.write_text(text)
 
 
-def cluster_yaml(name: str, env: str | None = None, api: str = "v1beta1") -> str:
+def format_cluster(name: str, env: str | None = None, api: str = "v1beta1") -> str:
     """A MemberCluster `name`, labelled `env: <env>` when `env` is given."""
     text = f"apiVersion: cluster.kubernetes-fleet.io/{api}\nkind: MemberCluster\n"
     text += f"metadata:\n  name: {name}\n"
     return text + (f"  labels: {{env: {env}}}\n" if env is not None else "")
 
 
-def settings_yaml(namespace: str, key: str, value: str) -> str:
+def format_settings(namespace: str, key: str, value: str) -> str:
     """Namespace `namespace` and, in it, ConfigMap `settings` with the one entry `key: value`."""
     return (
         f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n---\n"
@@ -42,21 +42,24 @@ def settings_yaml(namespace: str, key: str, value: str) -> str:
     )
 
 
-def placement_yaml(name: str, strategy: str | None = None, annotations: str = "") -> str:
+def format_placement(
+    name: str, strategy: str | None = None, annotations: str = "", spec: str = ""
+) -> str:
     """ClusterResourcePlacement `name` selecting Namespace `name`; `strategy` is its
-    `strategy.type` when given; `annotations` is text put right after the name line."""
+    `strategy.type` when given; `annotations` is text put right after the name line; `spec` is
+    more of the spec (indented YAML lines, e.g. a policy) put after the selectors."""
     text = f"apiVersion: {CRP_API}\nkind: ClusterResourcePlacement\n"
     text += f"metadata:\n  name: {name}{annotations}\nspec:\n  resourceSelectors:\n"
-    text += f'    - {{group: "", version: v1, kind: Namespace, name: {name}}}\n'
+    text += f'    - {{group: "", version: v1, kind: Namespace, name: {name}}}\n{spec}'
     return text + (f"  strategy:\n    type: {strategy}\n" if strategy is not None else "")
 
 
-def pin_annotation(key: str, value: str) -> str:
-    """The `annotations` text for `placement_yaml` that holds the one annotation `key`."""
+def format_pin(key: str, value: str) -> str:
+    """The `annotations` text for `format_placement` that holds the one annotation `key`."""
     return f'\n  annotations:\n    {key}: "{value}"'
 
 
-def two_stages_yaml(wait: str | None = None) -> str:
+def format_two_stages(wait: str | None = None) -> str:
     """ClusterStagedUpdateStrategy `two-stages`: stage `staging` (env staging), then `prod`
     (env prod); with `wait`, a TimedWait of that long after staging."""
     text = f"apiVersion: {CRP_API}\nkind: ClusterStagedUpdateStrategy\n"
@@ -67,7 +70,7 @@ def two_stages_yaml(wait: str | None = None) -> str:
     return text + "    - name: prod\n      labelSelector: {matchLabels: {env: prod}}\n"
 
 
-def run_yaml(
+def format_run(
     name: str,
     strategy: str = "two-stages",
     index: str | None = None,

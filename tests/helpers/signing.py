@@ -32,7 +32,7 @@ def format_signer_line(name: str, key: Path) -> str:
     return f"{name}@{SIGNER_DOMAIN} {public[0]} {public[1]}\n"
 
 
-def ssh_sign_options(key: Path) -> list[str]:
+def make_sign_options(key: Path) -> list[str]:
     """The `git -c` options that make `-S` sign with the SSH key `key`."""
     return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}"]
 
@@ -46,7 +46,7 @@ def commit_signed(work: Path, message: str, key: Path | None) -> str:
     """Stage everything in `work` and commit it (empty allowed) as `t`, signed with `key` when
     given; return the new commit id."""
     git_as_t(work, "add", "-A")
-    sign = [*ssh_sign_options(key), "commit", "-S"] if key is not None else ["commit"]
+    sign = [*make_sign_options(key), "commit", "-S"] if key is not None else ["commit"]
     git_as_t(work, *sign, "-q", "--allow-empty", "-m", message)
     return git_as_t(work, "rev-parse", "HEAD")
 

@@ -14,7 +14,7 @@ import yaml
 from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.api.output import expand_cluster_statuses
 from tests.helpers.agents import make_agent
-from tests.helpers.fleetfiles import cluster_yaml, settings_yaml, write_tree
+from tests.helpers.fleetfiles import format_cluster, format_settings, write_tree
 from tests.helpers.gitrepo import commit_all, init_bare, init_work, show_output
 from tests.helpers.hubs import Clock, make_hub
 from tests.integration.fleet_helpers import run_cli
@@ -89,8 +89,8 @@ STRATEGIES: list[tuple[str, str, tuple[str | None, str], dict[str, str]]] = [
 def _world(tmp: Path, strategy: str) -> tuple[Path, Path]:
     remote = init_bare(tmp / "remote.git")
     work = init_work(tmp / "work")
-    files = {f"clusters/{name}.yaml": cluster_yaml(name, api="v1") for name in ("fresh", "taken")}
-    files["resources/shop.yaml"] = settings_yaml("shop", "mode", "live")
+    files = {f"clusters/{name}.yaml": format_cluster(name, api="v1") for name in ("fresh", "taken")}
+    files["resources/shop.yaml"] = format_settings("shop", "mode", "live")
     files["placements/shop.yaml"] = PLACEMENT.format(strategy="      " + strategy)
     write_tree(work, files)
     commit_all(work, "fleet", push_to=remote)

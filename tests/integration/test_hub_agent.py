@@ -17,7 +17,7 @@ from gitfleet.agent.gitloop import Agent
 from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.api.output import expand_cluster_statuses
 from tests.helpers.agents import make_agent
-from tests.helpers.fleetfiles import cluster_yaml, placement_yaml, settings_yaml, write_tree
+from tests.helpers.fleetfiles import format_cluster, format_placement, format_settings, write_tree
 from tests.helpers.gitrepo import commit_all, git, init_bare, init_work, list_output, show_output
 from tests.helpers.hubs import Clock, make_hub
 
@@ -26,9 +26,9 @@ from tests.helpers.hubs import Clock, make_hub
 def world(tmp_path: Path) -> dict[str, object]:
     remote = init_bare(tmp_path / "remote.git")
     work = init_work(tmp_path / "work")
-    files = {f"clusters/{name}.yaml": cluster_yaml(name, "prod") for name in ("c1", "c2")}
-    files["resources/shop.yaml"] = settings_yaml("shop", "mode", "live")
-    files["placements/shop.yaml"] = placement_yaml("shop")
+    files = {f"clusters/{name}.yaml": format_cluster(name, "prod") for name in ("c1", "c2")}
+    files["resources/shop.yaml"] = format_settings("shop", "mode", "live")
+    files["placements/shop.yaml"] = format_placement("shop")
     write_tree(work, files)
     commit_all(work, "fleet", push_to=remote)
     return {"remote": remote, "work": work, "tmp": tmp_path}
@@ -85,7 +85,7 @@ def test_hub_and_agents_converge(world: dict[str, object]) -> None:
     # Edit the resource: new snapshot. The default RollingUpdate (maxUnavailable 25% of 2 = 1)
     # gives it to c1 only; c2 keeps its files byte for byte until c1 reports it Available.
     before_c2 = show_output(remote, "clusters/c2/shop/configmap_shop_settings.yaml")
-    (work / "resources/shop.yaml").write_text(settings_yaml("shop", "mode", "maintenance"))
+    (work / "resources/shop.yaml").write_text(format_settings("shop", "mode", "maintenance"))
     git(work, "commit", "-qam", "maintenance mode")
     git(work, "push", "-q", str(remote), "main")
     assert hub.run_once().outcome == "committed"

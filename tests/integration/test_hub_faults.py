@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.loop import Hub, HubConfig
-from tests.helpers.fleetfiles import write_tree
+from tests.helpers.fleetfiles import format_cluster, format_placement, write_tree
 from tests.helpers.gitrepo import git, init_bare, init_work
 from tests.helpers.hubs import Clock
 from tests.integration.fleet_helpers import ROOT, run_cli
@@ -39,20 +39,7 @@ metadata:
 spec:
   clusterEligibility: AssumeJoined
 """
-CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
-kind: MemberCluster
-metadata:
-  name: {name}
-  labels: {{env: {env}}}
-"""
-PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterResourcePlacement
-metadata:
-  name: {name}
-spec:
-  resourceSelectors:
-    - {{group: "", version: v1, kind: Namespace, name: {name}}}
-  policy:
+POLICY = """  policy:
     placementType: PickAll
     affinity:
       clusterAffinity:
@@ -82,13 +69,18 @@ apiVersion: v1
 """
 
 
+def format_placement_on(name: str, env: str) -> str:
+    """Placement `name` of Namespace `name` on every cluster labelled `env`, all at once."""
+    return format_placement(name, spec=POLICY.format(env=env))
+
+
 def fleet_files() -> dict[str, str]:
     """Three clusters; `web` goes to the two prod clusters, `tools` to the dev one."""
     files = {"fleet.yaml": FLEET, "README.md": "# fleet\n"}
     for name, env in (("east", "prod"), ("west", "prod"), ("lab", "dev")):
-        files[f"clusters/{name}.yaml"] = CLUSTER.format(name=name, env=env)
+        files[f"clusters/{name}.yaml"] = format_cluster(name, env)
     for name, env in (("web", "prod"), ("tools", "dev")):
-        files[f"placements/{name}.yaml"] = PLACEMENT.format(name=name, env=env)
+        files[f"placements/{name}.yaml"] = format_placement_on(name, env)
         files[f"resources/{name}/namespace.yaml"] = NAMESPACE.format(ns=name)
     for i in range(CONFIGMAPS):
         files[f"resources/web/cm{i}.yaml"] = CONFIGMAP.format(name=f"cm{i}", ns="web", rev=0)

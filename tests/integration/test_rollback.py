@@ -22,12 +22,12 @@ from gitfleet.cli import main
 from gitfleet.repo.gitwrite import Identity, commit_files
 from reconciler.history import PIN_ANNOTATION
 from tests.helpers.fleetfiles import (
-    cluster_yaml,
-    pin_annotation,
-    placement_yaml,
-    run_yaml,
-    settings_yaml,
-    two_stages_yaml,
+    format_cluster,
+    format_pin,
+    format_placement,
+    format_run,
+    format_settings,
+    format_two_stages,
     write_tree,
 )
 from tests.helpers.gitrepo import commit_all, git, init_work
@@ -35,17 +35,17 @@ from tests.helpers.gitrepo import commit_all, git, init_work
 CLUSTERS = {"c1": "staging", "c2": "prod"}
 
 
-def _pinned(index: int | None) -> str:
-    return pin_annotation(PIN_ANNOTATION, str(index)) if index is not None else ""
+def _format_pin(index: int | None) -> str:
+    return format_pin(PIN_ANNOTATION, str(index)) if index is not None else ""
 
 
 def _commit(repo: Path, version: str, runs: list[str], pin: int | None = None) -> str:
-    files = {f"clusters/{name}.yaml": cluster_yaml(name, env) for name, env in CLUSTERS.items()}
+    files = {f"clusters/{name}.yaml": format_cluster(name, env) for name, env in CLUSTERS.items()}
     for ns in ("app", "web"):
-        files[f"resources/{ns}.yaml"] = settings_yaml(ns, "version", version)
-    files["placements/app.yaml"] = placement_yaml("app", "External")
-    files["placements/web.yaml"] = placement_yaml("web", "RollingUpdate", _pinned(pin))
-    docs = [two_stages_yaml()] + [run_yaml(r, index="0" if r == "back" else None) for r in runs]
+        files[f"resources/{ns}.yaml"] = format_settings(ns, "version", version)
+    files["placements/app.yaml"] = format_placement("app", "External")
+    files["placements/web.yaml"] = format_placement("web", "RollingUpdate", _format_pin(pin))
+    docs = [format_two_stages()] + [format_run(r, index="0" if r == "back" else None) for r in runs]
     files["rollouts/release.yaml"] = "---\n".join(docs)
     write_tree(repo, files)
     return commit_all(repo, f"{version} {' '.join(runs)}")
@@ -160,7 +160,9 @@ def test_a_staged_run_on_an_older_index_renders_it_from_its_commit(tmp_path: Pat
     assert _run_status(renders.out, "back")["resourceSnapshotIndexUsed"] == "0"
 
     # A pin on the RollingUpdate placement rolls it back to its index 0 (v1) too.
-    write_tree(repo, {"placements/web.yaml": placement_yaml("web", "RollingUpdate", _pinned(0))})
+    write_tree(
+        repo, {"placements/web.yaml": format_placement("web", "RollingUpdate", _format_pin(0))}
+    )
     git(repo, "commit", "-qam", "pin web to index 0")
     pinned = git(repo, "rev-parse", "HEAD")
     for _ in range(3):

@@ -15,11 +15,11 @@ import yaml
 
 from reconciler.loop import WAKEUP_TRAILER, Hub
 from tests.helpers.fleetfiles import (
-    cluster_yaml,
-    placement_yaml,
-    run_yaml,
-    settings_yaml,
-    two_stages_yaml,
+    format_cluster,
+    format_placement,
+    format_run,
+    format_settings,
+    format_two_stages,
     write_tree,
 )
 from tests.helpers.gitrepo import (
@@ -40,7 +40,7 @@ spec:
   clusterEligibility: AssumeJoined
 """
 CLUSTERS = {"c1": "staging", "c2": "prod"}
-PLACEMENT = placement_yaml("app", "External")
+PLACEMENT = format_placement("app", "External")
 CM = "clusters/{cluster}/app/configmap_app_settings.yaml"
 START = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
 
@@ -48,15 +48,15 @@ START = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
 def _world(tmp: Path) -> tuple[Path, Path]:
     remote = init_bare(tmp / "remote.git")
     work = init_work(tmp / "work", origin=remote)
-    files = {f"clusters/{name}.yaml": cluster_yaml(name, env) for name, env in CLUSTERS.items()}
+    files = {f"clusters/{name}.yaml": format_cluster(name, env) for name, env in CLUSTERS.items()}
     write_tree(work, {"fleet.yaml": FLEET, **files, "placements/app.yaml": PLACEMENT})
     return remote, work
 
 
 def _push(work: Path, version: str, runs: dict[str, str | None]) -> str:
-    docs = [two_stages_yaml("10m")] + [run_yaml(n, index=i) for n, i in runs.items()]
+    docs = [format_two_stages("10m")] + [format_run(n, index=i) for n, i in runs.items()]
     release = "---\n".join(docs)
-    resources = settings_yaml("app", "version", version)
+    resources = format_settings("app", "version", version)
     write_tree(work, {"resources/app.yaml": resources, "rollouts/release.yaml": release})
     return commit_all(work, f"{version}: {', '.join(runs)}", push_to="origin")
 

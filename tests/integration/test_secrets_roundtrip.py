@@ -28,7 +28,7 @@ from gitfleet.cli import main
 from gitfleet.load.agecrypt import AgeKey, generate_identity, read_key
 from reconciler.loop import Hub
 from tests.helpers.agents import make_agent
-from tests.helpers.fleetfiles import cluster_yaml, placement_yaml, settings_yaml, write_tree
+from tests.helpers.fleetfiles import format_cluster, format_placement, format_settings, write_tree
 from tests.helpers.gitrepo import commit_all, git, init_bare, init_work, show_output
 from tests.helpers.hubs import Clock, make_hub
 
@@ -88,15 +88,15 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     remote = init_bare(tmp_path / "remote.git")
     work = init_work(tmp_path / "work")
     files = {
-        f"clusters/{name}.yaml": cluster_yaml(name, "prod")
+        f"clusters/{name}.yaml": format_cluster(name, "prod")
         + RECIPIENT.format(recipient=recipient(key_files[name]))
         for name in ("c1", "c2")
     }
-    files["clusters/c3.yaml"] = cluster_yaml("c3", "prod")  # no recipient
+    files["clusters/c3.yaml"] = format_cluster("c3", "prod")  # no recipient
     token = base64.b64encode(TOKEN.encode()).decode()
-    files["resources/app.yaml"] = settings_yaml("app", "mode", "live")
+    files["resources/app.yaml"] = format_settings("app", "mode", "live")
     files["resources/db.sops.yaml"] = SECRET.format(password=PASSWORD, token=token)
-    files["placements/app.yaml"] = placement_yaml("app")
+    files["placements/app.yaml"] = format_placement("app")
     write_tree(work, files)
     sops_encrypt(work / "resources/db.sops.yaml", recipient(key_files["hub"]))
     commit_all(work, "fleet with a SOPS secret", push_to=remote)
@@ -256,7 +256,7 @@ def test_hub_without_its_key_keeps_the_last_good_output(
     converge(hub, agents, rounds=3)
     before = show_output(remote, f"clusters/c1/app/{SECRET_FILE}")
     monkeypatch.delenv("SOPS_AGE_KEY_FILE")
-    (world["work"] / "resources/app.yaml").write_text(settings_yaml("app", "mode", "maintenance"))
+    (world["work"] / "resources/app.yaml").write_text(format_settings("app", "mode", "maintenance"))
     git(world["work"], "commit", "-qam", "maintenance")
     git(world["work"], "push", "-q", str(remote), "main")
     fresh = make_hub(remote, tmp / "hub-nokey", clock)

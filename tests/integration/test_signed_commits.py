@@ -24,12 +24,12 @@ from tests.helpers.gitrepo import copy_work, init_bare
 from tests.helpers.signing import (
     commit_signed,
     format_signer_line,
+    make_sign_options,
     make_ssh_key,
     read_verdict,
-    ssh_sign_options,
 )
 from tests.helpers.signing import git_as_t as git
-from tests.integration.fleet_helpers import run_cli
+from tests.integration.fleet_helpers import Result, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
@@ -81,6 +81,13 @@ class World:
     def hub(self, name: str = "hub", **options: object) -> Hub:
         config = HubConfig(str(self.remote), self.tmp / name, **options)  # type: ignore[arg-type]
         return Hub(config, clock=lambda: NOW)
+
+    def reconcile_once(self, *flags: str | Path) -> Result:
+        """`gitfleet reconcile --once` on the remote, as a real subprocess, with `flags`."""
+        cache = self.tmp / "cli"
+        return run_cli(
+            self.tmp, "reconcile", "--repo", self.remote, "--once", "--cache-dir", cache, *flags
+        )
 
     def rendered_replicas(self) -> str:
         text = git(
@@ -210,7 +217,7 @@ def test_merges_of_unsigned_branches(world: World, commits: str) -> None:
     world.scale(3)
     contributor = world.commit("an unsigned contribution")
     git(world.work, "checkout", "-q", "main")
-    sign = ssh_sign_options(world.key("alice"))
+    sign = make_sign_options(world.key("alice"))
     git(world.work, *sign, "merge", "-q", "--no-ff", "-S", "-m", "merge (signed)", "feature")
     world.push()
     report = hub.run_once()
@@ -235,17 +242,7 @@ def test_operator_file_replaces_the_repository_keys(world: World) -> None:
     alice = world.commit("alice, no longer allowed by the operator", "alice")
     world.push()
     held(world.hub(allowed_signers=operator).run_once(), alice, "signed by a key")
-    cli = run_cli(
-        world.tmp,
-        "reconcile",
-        "--repo",
-        world.remote,
-        "--once",
-        "--cache-dir",
-        world.tmp / "cli",
-        "--allowed-signers",
-        operator,
-    )
+    cli = world.reconcile_once("--allowed-signers", operator)
     assert cli.code == 1 and "source-verification-failed" in cli.stdout, cli.output
     assert alice[:12] in cli.stdout
 
@@ -437,17 +434,7 @@ def test_gpg_mode(world: World, gpg: Gpg) -> None:
 def test_cli_flags(world: World) -> None:
     signers = world.tmp / "hub_signers"
     signers.write_text(world.signer_line("hub"))
-    done = run_cli(
-        world.tmp,
-        "reconcile",
-        "--repo",
-        world.remote,
-        "--once",
-        "--cache-dir",
-        world.tmp / "cli",
-        "--sign-key",
-        world.key("hub"),
-    )
+    done = world.reconcile_once("--sign-key", world.key("hub"))
     assert done.code == 0 and "committed" in done.stdout, done.output
     verdict = read_verdict(world.remote, signers, OUTPUT)
     assert verdict == "G"

@@ -17,21 +17,15 @@ from gitfleet import rolloutops
 from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.repo.trailers import parse_trailers
 from gitfleet.service import format_history, history, output_files
+from tests.helpers import gitrepo
 from tests.helpers.agents import make_agent
-from tests.helpers.fleetfiles import cluster_yaml, placement_yaml, settings_yaml, write_tree
-from tests.helpers.gitrepo import (
-    commit_all,
-    find_output,
-    git,
-    init_bare,
-    init_work,
-    read_output_messages,
-)
+from tests.helpers.fleetfiles import format_cluster, format_placement, format_settings, write_tree
+from tests.helpers.gitrepo import git
 from tests.helpers.hubs import Clock, make_hub
 
 LABELS = {"stg1": "staging", "can1": "canary", "prod1": "prod", "prod2": "prod"}
-RESOURCES = settings_yaml("shop", "version", "v2")
-PLACEMENT = placement_yaml("shop", "External")
+RESOURCES = format_settings("shop", "version", "v2")
+PLACEMENT = format_placement("shop", "External")
 ROLLOUT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
 kind: ClusterStagedUpdateStrategy
 metadata:
@@ -63,20 +57,20 @@ spec:
 
 
 def _world(tmp: Path) -> tuple[Path, Path]:
-    remote = init_bare(tmp / "remote.git")
-    work = init_work(tmp / "work", origin=remote)
+    remote = gitrepo.init_bare(tmp / "remote.git")
+    work = gitrepo.init_work(tmp / "work", origin=remote)
     git(work, "config", "user.name", "Ana Approver")
     git(work, "config", "user.email", "ana@example.com")
-    files = {f"clusters/{name}.yaml": cluster_yaml(name, env) for name, env in LABELS.items()}
+    files = {f"clusters/{name}.yaml": format_cluster(name, env) for name, env in LABELS.items()}
     files["resources/shop.yaml"] = RESOURCES
     files["placements/shop.yaml"] = PLACEMENT
     write_tree(work, files)
-    commit_all(work, "fleet with an External placement", push_to="origin")
+    gitrepo.commit_all(work, "fleet with an External placement", push_to="origin")
     return remote, work
 
 
 def _show(remote: Path, path: str) -> str | None:
-    found = find_output(remote, path)
+    found = gitrepo.find_output(remote, path)
     return None if found is None else found.decode()
 
 
@@ -132,7 +126,7 @@ def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) 
     assert _stage_ok(remote, 1) is False
     request = _show(remote, "status/approvals/release-after-canary.yaml")
     assert request is not None and "ApprovalAccepted" not in request
-    pending = read_output_messages(remote)
+    pending = gitrepo.read_output_messages(remote)
     assert (
         "Gitfleet-Approval-Pending: release-after-canary (gitfleet approve release canary)"
         in pending
@@ -176,7 +170,7 @@ def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) 
     notes = accepted["metadata"]["annotations"]
     assert notes["gitfleet.io/approved-by"] == "Rita Reviewer <rita@example.com>"
     assert notes["gitfleet.io/approval-commit"] == merge
-    message = read_output_messages(remote, 1)
+    message = gitrepo.read_output_messages(remote, 1)
     trailers = parse_trailers(message)
     assert trailers["Gitfleet-Approved-By"] == ["Rita Reviewer <rita@example.com>"]
     assert trailers["Gitfleet-Approval-Commit"] == [merge]

@@ -8,14 +8,14 @@ from pathlib import Path
 
 from gitfleet import service
 from reconciler.planreport import to_markdown, to_text
-from tests.helpers.fleetfiles import cluster_yaml, write_tree
+from tests.helpers.fleetfiles import format_cluster, write_tree
 from tests.helpers.gitrepo import commit_all, git, init_work
 from tests.integration.test_staged_e2e import LABELS, PLACEMENT, RESOURCES, ROLLOUT
 
 
 def test_plan_previews_a_new_run(tmp_path: Path) -> None:
     work = init_work(tmp_path / "fleet")
-    files = {f"clusters/{name}.yaml": cluster_yaml(name, env) for name, env in LABELS.items()}
+    files = {f"clusters/{name}.yaml": format_cluster(name, env) for name, env in LABELS.items()}
     write_tree(work, {**files, "resources/shop.yaml": RESOURCES, "placements/shop.yaml": PLACEMENT})
     commit_all(work, "base")
     git(work, "checkout", "-q", "-b", "release")

@@ -17,6 +17,7 @@ from .conftest import (
     COMMIT2,
     CRD,
     NOW,
+    SSA_CONFLICTS,
     WIDGET,
     Sleeps,
     cm,
@@ -164,16 +165,7 @@ def test_crash_mid_apply_is_repaired_and_nothing_orphaned(after: int) -> None:
 
 @pytest.mark.parametrize(
     ("strategy", "replicas", "applied", "manager_text"),
-    [
-        ({"type": "ServerSideApply"}, 5, ("False", "NotAllWorkHaveBeenApplied"), "kubectl-edit"),
-        (
-            {"type": "ServerSideApply", "serverSideApplyConfig": {"force": True}},
-            2,
-            ("True", "AllWorkHaveBeenApplied"),
-            "",
-        ),
-        ({"type": "ClientSideApply"}, 2, ("True", "AllWorkHaveBeenApplied"), ""),
-    ],
+    SSA_CONFLICTS,
 )
 def test_ssa_conflict_reported_unless_forced(
     cluster: InMemoryCluster,

@@ -23,10 +23,10 @@ from reconciler.pass_ import reconcile
 from reconciler.state import PlacementState, Snapshot, State, read_state
 from renderers import load_fleet
 from tests.helpers.fleetfiles import (
-    cluster_yaml,
-    pin_annotation,
-    placement_yaml,
-    run_yaml,
+    format_cluster,
+    format_pin,
+    format_placement,
+    format_run,
     write_tree,
 )
 
@@ -35,19 +35,19 @@ HISTORY = (Snapshot(0, "h0", "c0"), Snapshot(1, "h1", "c1"), Snapshot(2, "h2", N
 
 
 def _pin(value: str) -> str:
-    return pin_annotation(PIN_ANNOTATION, value)
+    return format_pin(PIN_ANNOTATION, value)
 
 
 def _fleet(root: Path, runs: dict[str, str | None], pin: str | None = None) -> FleetSnapshot:
-    files = {"clusters/c1.yaml": cluster_yaml("c1")}
+    files = {"clusters/c1.yaml": format_cluster("c1")}
     for name in ("app", "web"):
         files[f"resources/{name}.yaml"] = (
             f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n"
         )
-    files["placements/app.yaml"] = placement_yaml("app", "External")
+    files["placements/app.yaml"] = format_placement("app", "External")
     annotations = _pin(pin) if pin is not None else ""
-    files["placements/web.yaml"] = placement_yaml("web", "RollingUpdate", annotations)
-    docs = [run_yaml(n, strategy="s", index=i or None, state=None) for n, i in runs.items()]
+    files["placements/web.yaml"] = format_placement("web", "RollingUpdate", annotations)
+    docs = [format_run(n, strategy="s", index=i or None, state=None) for n, i in runs.items()]
     if docs:
         files["rollouts/runs.yaml"] = "---\n".join(docs)
     write_tree(root, files)
@@ -131,7 +131,7 @@ def test_pin_errors_name_file_line_and_annotation(
 ) -> None:
     _fleet(tmp_path, {})
     first = reconcile(load_fleet(WorkdirTree(tmp_path)), State(), None, NOW)
-    write_tree(tmp_path, {"placements/web.yaml": placement_yaml("web", strategy, _pin(value))})
+    write_tree(tmp_path, {"placements/web.yaml": format_placement("web", strategy, _pin(value))})
     prior, _ = read_state(first.files)
     result = reconcile(load_fleet(WorkdirTree(tmp_path)), prior, None, NOW)
     (error,) = [e for e in result.errors if e.field == PIN_FIELD]
