@@ -230,8 +230,8 @@ def test_agent_without_the_right_key_fails_that_object_only(world: dict[str, Pat
     hub = make_hub(remote, tmp / "hub", clock)
     clusters = {n: InMemoryCluster() for n in ("c1", "c2")}
     agents = {
-        "c1": make_agent({**world, "c1": world["other"]}, "c1", clock, clusters["c1"]),
-        "c2": make_agent(
+        "c1": make_cluster_agent({**world, "c1": world["other"]}, "c1", clock, clusters["c1"]),
+        "c2": make_cluster_agent(
             {k: v for k, v in world.items() if k != "c2"}, "c2", clock, clusters["c2"]
         ),
     }
@@ -252,7 +252,7 @@ def test_hub_without_its_key_keeps_the_last_good_output(
     remote, tmp = world["remote"], world["tmp"]
     clock = Clock()
     hub = make_hub(remote, tmp / "hub", clock)
-    agents = {"c1": make_agent(world, "c1", clock, InMemoryCluster())}
+    agents = {"c1": make_cluster_agent(world, "c1", clock, InMemoryCluster())}
     converge(hub, agents, rounds=3)
     before = show_output(remote, f"clusters/c1/app/{SECRET_FILE}")
     monkeypatch.delenv("SOPS_AGE_KEY_FILE")
