@@ -22,7 +22,7 @@ from gitfleet.load.yamledit import EditError, get_field, set_field
 from gitfleet.load.yamlio import dump_yaml
 from gitfleet.repo.branches import commit_on_new_branch, resolve_first, user_identity
 from gitfleet.repo.gitcmd import GitError
-from gitfleet.repo.gitread import GitTree
+from gitfleet.repo.outputview import GitOutputView
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler.output import placement_key
 from reconciler.rollout import stagedstatus as st
@@ -48,11 +48,10 @@ def _refs(branch: str) -> list[str]:
     return [f"refs/remotes/origin/{branch}", f"refs/heads/{branch}"]
 
 
-def _read(repo: Path, ref: str, path: str) -> dict[str, Any] | None:
-    with GitTree.open(repo, ref) as tree:
-        if path not in tree.files():
-            return None
-        doc = yaml.safe_load(tree.read(path))
+def _read(repo: Path, commit: str, path: str) -> dict[str, Any] | None:
+    """The document at `path` of `commit` (the output tree: only that file is listed and read)."""
+    data = GitOutputView(repo, commit).read_many([path]).get(path)
+    doc = yaml.safe_load(data) if data is not None else None
     return doc if isinstance(doc, dict) else None
 
 

@@ -10,25 +10,23 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gitfleet.api.output import (
-    cluster_index_path,
-    cluster_status_path,
-    expanded_status,
-    placement_index_path,
-    placement_status_path,
-)
+from gitfleet.api.output import cluster_index_path
 from gitfleet.load.model import FleetSnapshot
+from gitfleet.outputread import run_files, status_files, status_from_files
 from gitfleet.repo.branches import approved_deletions
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.mirror import LogEntry, Mirror
+from gitfleet.repo.outputview import DirOutputView, GitOutputView, OutputView
 from gitfleet.repo.signatures import CommitFiles
+from gitfleet.repo.treefiles import TreeFiles
 from gitfleet.repo.trust import verify_source
 from gitfleet.repo.userrepo import is_repository, origin_url
 from reconciler.describe import describe_cluster, describe_group_upgrade, describe_placement
@@ -39,10 +37,8 @@ from reconciler.history import (
     collect_sources,
     needed_snapshots,
 )
-from reconciler.output import placement_key
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.plan import Plan, plan_changes
-from reconciler.priorparse import load_bounded
 from reconciler.sourcepolicy import PolicyError, SourcePolicies
 from reconciler.state import State, read_state
 from renderers import load_fleet
@@ -143,11 +139,19 @@ def plan_revisions(
     told when each step starts (progress display). `state_from`: a revision of the output
     branch whose tree the base render continues from (its snapshot history: what a rollback
     needs), instead of a fresh start."""
-    start = State()
-    if state_from is not None:
-        stage(f"read the reconciler's state at {state_from}")
-        with GitTree.open(repo, state_from) as out:
-            start, _ = read_state({p: out.read(p) for p in out.files()})
+    with ExitStack() as stack:
+        start = State()
+        if state_from is not None:
+            stage(f"read the reconciler's state at {state_from}")
+            out = stack.enter_context(GitTree.open(repo, state_from))
+            start, _ = read_state(TreeFiles(out))  # blobs read when the pass asks, as the hub
+        return _plan_from(repo, base, head, now, stage, start)
+
+
+def _plan_from(
+    repo: Path, base: str, head: str, now: datetime, stage: Callable[[str], None], start: State
+) -> PlanResult:
+    """`plan_revisions` once the state the base render continues from is known."""
     stage(f"load, schedule and render the base ({base})")
     before = render_revision(repo, base, start, now)
     prior, _ = read_state(before.files)
@@ -195,10 +199,6 @@ def signature_note(repo: Path, base: str, head: str) -> str:
     if not verdict.ok:
         return f"{verdict.message} (the hub would hold this change)"
     return f"{verdict.checked} new commit(s) verified"
-
-
-def _load(data: bytes) -> Any:
-    return load_bounded(data)
 
 
 _TRACKING = "refs/gitfleet/tracking/"
@@ -276,15 +276,25 @@ def output_files(source: Path | str, branch: str, cache: Path | None) -> Mapping
     return _output_files(source, branch, cache)
 
 
-def _status_path(what: str, name: str, namespace: str) -> tuple[str, str]:
-    """(output path, what it is called in messages) of a status document."""
-    if what == "cgu":
-        ns = namespace or "default"
-        return f"status/clustergroupupgrades/{ns}/{name}.yaml", f"ClusterGroupUpgrade {ns}/{name}"
-    if what == "placement":
-        key = placement_key(name, namespace)
-        return placement_status_path(key), f"placement {key}"
-    return cluster_status_path(name), f"cluster {name}"
+@contextmanager
+def open_view(source: Path | str, branch: str, cache: Path | None) -> Iterator[OutputView]:
+    """Named files of the output (a render directory, or the output branch's newest commit)."""
+    if isinstance(source, Path):
+        yield DirOutputView(source)
+        return
+    mirror, ref = open_output(source, branch, cache)
+    commit = mirror.resolve(ref)
+    if commit is None:
+        raise OutputBranchMissing(f"the output branch {branch} is not in {mirror.url}")
+    yield GitOutputView(mirror.path, commit)
+
+
+def updaterun_files(
+    source: Path | str, branch: str, cache: Path | None, name: str, namespace: str
+) -> dict[str, bytes]:
+    """The output files `gitfleet status updaterun NAME` shows (`outputread.run_files`)."""
+    with open_view(source, branch, cache) as view:
+        return run_files(view, name, namespace)
 
 
 def status_document(
@@ -294,35 +304,9 @@ def status_document(
     `{"status": <the status document>}` (a placement's grouped per-cluster statuses expanded
     into one entry a cluster, as KubeFleet shows them), plus `"index"` (the cluster's index, each
     placement with its `objects`) for a cluster."""
-    files = _output_files(source, branch, cache)
-    path, label = _status_path(what, name, namespace)
-    data = files.get(path)
-    if data is None:
-        raise LookupError(f"{label} has no status in the output (is it declared?)")
-    doc: dict[str, Any] = {"status": _load(data)}
-    if what == "placement" and isinstance(doc["status"], dict):
-        status = doc["status"].get("status")
-        if isinstance(status, dict):
-            doc["status"] = {**doc["status"], "status": expanded_status(status)}
-    if what == "cluster":
-        doc["index"] = _cluster_index(files, name)
-    return doc
-
-
-def _cluster_index(files: Mapping[str, bytes], cluster: str) -> dict[str, Any] | None:
-    """The cluster's index with each placement's objects (from its PlacementIndex) inlined."""
-    data = files.get(cluster_index_path(cluster))
-    index = _load(data) if data else None
-    if not isinstance(index, dict):
-        return None
-    placements = []
-    for entry in index.get("placements") or []:
-        if isinstance(entry, dict) and "objects" not in entry:
-            listed = files.get(placement_index_path(cluster, str(entry.get("key"))))
-            objects = (_load(listed) or {}).get("objects") if listed else None
-            entry = {**entry, "objects": objects or []}
-        placements.append(entry)
-    return {**index, "placements": placements}
+    with open_view(source, branch, cache) as view:
+        files = status_files(view, what, name, namespace)
+    return status_from_files(files, what, name, namespace)
 
 
 def describe(

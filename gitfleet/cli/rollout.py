@@ -115,7 +115,7 @@ def describe_updaterun(
 ) -> str:
     """The text of `gitfleet status updaterun NAME` (called by the `status` command)."""
     source = service.output_source(repo, fetch)
-    files = dict(service.output_files(source, branch, cache))
+    files = service.updaterun_files(source, branch, cache, name, namespace)
     return rolloutops.describe_run(files, name, namespace)
 
 
@@ -124,7 +124,7 @@ def updaterun_document(
 ) -> dict[str, Any]:
     """The data of `gitfleet status updaterun NAME --output json` (see `rolloutops.run_document`)."""
     source = service.output_source(repo, fetch)
-    files = dict(service.output_files(source, branch, cache))
+    files = service.updaterun_files(source, branch, cache, name, namespace)
     return rolloutops.run_document(files, name, namespace)
 
 

@@ -5,13 +5,15 @@ id) to a commit with `resolve_revision` (`rev-parse --verify --end-of-options <r
 (`ls-tree -r -z -l --full-tree`) and reads blobs through one persistent `git cat-file --batch`
 process, started on the first read and stopped by `close()` (or the context manager).
 Symbolic links (mode 120000) and submodules (160000, never initialised) are refused as
-`FleetError`s; hidden components are skipped. Called by the CLI and the reconciler loop.
+`FleetError`s; hidden components are skipped. `list_paths` and `list_dirs` list only part of a
+commit's tree, filtered the same way (a reader that needs a few files of a large tree). Called by
+the CLI and the reconciler loop.
 """
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, NamedTuple, Self
@@ -162,6 +164,45 @@ def _parse_listing(raw: bytes) -> tuple[dict[str, _Blob], list[FleetError]]:
         else:
             errors.append(FleetError(path, None, "", f"unsupported tree entry (mode {mode})"))
     return blobs, sorted(errors, key=lambda error: error.file)
+
+
+_LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
+_PATHS_PER_CALL = 2000
+
+
+def list_paths(repo_dir: Path, commit: str, paths: Sequence[str]) -> dict[str, tuple[str, int]]:
+    """path -> (blob id, size) of the files of `commit` at `paths` (a path ending in '/' is a
+    folder, listed recursively), filtered as `GitTree.open` filters its listing (hidden, links,
+    submodules left out); a path that is not there is simply not listed. One `ls-tree` limited
+    to the paths (per 2,000 of them), instead of listing the whole tree."""
+    wanted = {p for p in paths if not p.endswith("/")}
+    folders = tuple(p for p in paths if p.endswith("/"))
+    out: dict[str, tuple[str, int]] = {}
+    unique = sorted(set(paths))
+    for start in range(0, len(unique), _PATHS_PER_CALL):
+        chunk = unique[start : start + _PATHS_PER_CALL]
+        args = ["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", *chunk]
+        blobs, _errors = _parse_listing(run_git(repo_dir, args, env=_LITERAL).stdout)
+        for path, blob in blobs.items():
+            if path in wanted or path.startswith(folders):
+                out[path] = (blob.oid, blob.size)
+    return out
+
+
+def list_dirs(repo_dir: Path, commit: str, folder: str) -> list[str]:
+    """Names of the (not hidden) folders directly inside `folder` (ending in '/') at `commit`,
+    sorted; none when it is not there."""
+    args = ["ls-tree", "-z", "--full-tree", commit, "--", folder]
+    names = []
+    for record in run_git(repo_dir, args, env=_LITERAL).stdout.split(b"\0"):
+        meta, _, raw_path = record.partition(b"\t")
+        if not record or meta.split()[1] != b"tree":
+            continue
+        path = raw_path.decode("utf-8", "replace")
+        name = path.removeprefix(folder)
+        if path.startswith(folder) and "/" not in name and not is_hidden(name):
+            names.append(name)
+    return sorted(names)
 
 
 class SubTree:
