@@ -18,20 +18,19 @@ import yaml
 from reconciler import loop, priorindex, statusdocs
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State, state_files
+from tests.helpers.gitrepo import OUTPUT, git
+from tests.helpers.hubs import Clock
 from tests.integration.test_hub_faults import (
     CONFIGMAP,
     NAMESPACE,
-    OUTPUT,
-    PLACEMENT,
-    Clock,
     World,
-    git,
+    format_placement_on,
     rev,
 )
 from tests.unit.reconciler.test_priorstate import cold_caches
 
 ROLLING = {
-    "placements/rolling.yaml": PLACEMENT.format(name="rolling", env="prod").replace(
+    "placements/rolling.yaml": format_placement_on("rolling", "prod").replace(
         'maxUnavailable: "100%"', "maxUnavailable: 1, unavailablePeriodSeconds: 60"
     ),
     "resources/rolling/namespace.yaml": NAMESPACE.format(ns="rolling"),
