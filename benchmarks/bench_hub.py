@@ -33,7 +33,14 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.generate import SIZES, GeneratedFleet, build_fleet, resolve_size, write_fleet
+from benchmarks.generate import (
+    SIZES,
+    GeneratedFleet,
+    add_size_options,
+    build_fleet,
+    resolve_size,
+    write_fleet,
+)
 from benchmarks.hub_checks import (
     OUTPUT_REF,
     CheckFailed,
@@ -363,10 +370,7 @@ def run_bench(
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line arguments of the benchmark."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", choices=sorted(SIZES), default="fleet-1k")
-    for flag in ("clusters", "placements", "resources", "overrides"):
-        p.add_argument(f"--{flag}", type=int, help=f"number of {flag} (default: from --size)")
-    p.add_argument("--seed", type=int, default=1)
+    add_size_options(p)
     p.add_argument("--trials", type=int, default=5)
     p.add_argument("--now", default=DEFAULT_NOW, help="the fixed clock of every Hub")
     p.add_argument(

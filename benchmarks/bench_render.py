@@ -36,7 +36,7 @@ from benchmarks.baseline import (
     pick_sample,
     time_overlays,
 )
-from benchmarks.generate import SIZES, build_fleet, resolve_size, write_fleet
+from benchmarks.generate import SIZES, add_size_options, build_fleet, resolve_size, write_fleet
 from benchmarks.phase import DEFAULT_NOW, PHASES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,10 +225,7 @@ def _baseline_summary(
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line arguments of the benchmark."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", choices=sorted(SIZES), default="fleet-1k")
-    for flag in ("clusters", "placements", "resources", "overrides"):
-        p.add_argument(f"--{flag}", type=int, help=f"number of {flag} (default: from --size)")
-    p.add_argument("--seed", type=int, default=1)
+    add_size_options(p)
     p.add_argument("--trials", type=int, default=5)
     p.add_argument(
         "--phases", default=",".join(PHASES), help="comma-separated subset of load,pass,write"

@@ -276,13 +276,19 @@ def resolve_size(args: argparse.Namespace) -> FleetSize:
     )
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """Command-line arguments of the generator."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_size_options(p: argparse.ArgumentParser) -> None:
+    """Add --size, the per-count overrides `resolve_size` reads, and --seed to `p` (the generator
+    and the benchmarks that generate their fleet share them)."""
     p.add_argument("--size", choices=sorted(SIZES), default="fleet-1k")
     for flag in ("clusters", "placements", "resources", "overrides"):
         p.add_argument(f"--{flag}", type=int, help=f"number of {flag} (default: from --size)")
     p.add_argument("--seed", type=int, default=1)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Command-line arguments of the generator."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_size_options(p)
     p.add_argument("--out", type=Path, required=True)
     return p.parse_args(argv)
 

@@ -1,10 +1,13 @@
 """The previous output's cluster and placement indexes, as the pass reads them back.
 
 `read_prior_index` gives cluster -> placement key -> index entry (the ClusterIndex row with the
-placement's `objects` from its PlacementIndex), each file parsed once per distinct content
-(`reconciler.priorparse`); an older-shape (gitfleet.io/v1alpha1) cluster index that lists the
-objects itself is read too, so the next pass migrates the branch. Called by `pass_`,
-`assemble` and the rollout stage.
+placement's `objects` from its PlacementIndex). The rows come from `state/` when the previous
+pass recorded them there (`reconciler.priorstate`: the placement states and their
+`state/prior/` records), else from every cluster's index, each file parsed once per distinct
+content (`reconciler.priorparse`); an older-shape (gitfleet.io/v1alpha1) cluster index that
+lists the objects itself is read too, so the next pass migrates the branch. The PlacementIndex
+files are read by blob id, once per distinct content. Called by `pass_`, `assemble` and the
+rollout stage.
 """
 
 from __future__ import annotations
@@ -15,8 +18,24 @@ from typing import Any
 import yaml
 
 from gitfleet.api.canonical import placement_content_hash
-from gitfleet.api.output import INDEX_FILE, placement_index_path, split_cluster_path
-from reconciler.priorparse import derive_own, freeze, shared
+from gitfleet.api.output import (
+    INDEX_FILE,
+    PLACEMENT_STATE_PREFIX,
+    cluster_index_path,
+    placement_index_path,
+    split_cluster_path,
+)
+from reconciler.priorparse import derive_own
+from reconciler.priorstate import (
+    READ_ERRORS,
+    implied_rows,
+    read_placement_prior,
+    shared_object,
+)
+from reconciler.priorstate import index_entries as _index_entries
+from reconciler.state import parse_placement_state
+
+PriorIndex = dict[str, dict[str, dict[str, Any]]]
 
 INDEX_SUFFIX = "/" + INDEX_FILE
 
@@ -31,11 +50,43 @@ def given_content(entry: Mapping[str, Any] | None) -> str | None:
     return placement_content_hash(entry.get("objects") or [])
 
 
-def read_prior_index(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[str, Any]]]:
+def read_prior_index(output: Mapping[str, bytes]) -> PriorIndex:
     """cluster -> placement key -> index entry (header and `objects`), from the previous output
-    tree: the cluster index and each placement's object index of the current contract, or an
-    older-shape cluster index that lists the objects itself (read once, to migrate)."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    tree: the rows recorded in `state/`, or the cluster index and each placement's object index
+    of the current contract, or an older-shape cluster index that lists the objects itself
+    (read once, to migrate). Clusters without a row may be absent."""
+    recorded = recorded_prior_index(output)
+    return recorded if recorded is not None else parsed_prior_index(output)
+
+
+def recorded_prior_index(output: Mapping[str, bytes]) -> PriorIndex | None:
+    """`read_prior_index` from the placement states and their `state/prior/` records; None
+    when any placement lacks a readable record of its rows (an older output)."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    states = sorted(p for p in output if p.startswith(PLACEMENT_STATE_PREFIX))
+    for path in states:
+        try:
+            ps = derive_own(output, path, "placement-state", parse_placement_state)
+            prior = read_placement_prior(output, ps.key)
+            if prior is None or prior.index is None:
+                return None
+            found = implied_rows(ps.key, prior.index, ps.bindings)
+        except READ_ERRORS:
+            return None
+        for cluster, row in found.items():
+            rows.setdefault(cluster, []).append(row)
+    if not states:
+        return None
+    out: PriorIndex = {}
+    for cluster in sorted(rows, key=cluster_index_path):  # the order of the index files
+        ordered = sorted(rows[cluster], key=lambda p: (p.get("namespace", ""), p["name"]))
+        out[cluster] = {str(row["key"]): _with_objects(output, cluster, row) for row in ordered}
+    return out
+
+
+def parsed_prior_index(output: Mapping[str, bytes]) -> PriorIndex:
+    """`read_prior_index` from the cluster and placement index files."""
+    out: PriorIndex = {}
     for path in output:
         if not path.endswith(INDEX_SUFFIX) or path.count("/") != 2:
             continue  # only clusters/<c>/index.yaml (the tree holds every object file too)
@@ -64,22 +115,6 @@ def _with_objects(
     return {**header, "objects": objects}
 
 
-def _shared_object(obj: Any) -> Any:
-    return shared(("object", freeze(obj)), lambda: obj)
-
-
 def placement_objects(doc: Any) -> list[Any]:
     objects = (doc or {}).get("objects")
-    return [_shared_object(o) for o in objects] if isinstance(objects, list) else []
-
-
-def _index_entries(doc: Any) -> dict[str, dict[str, Any]]:
-    """placement key -> index entry of one parsed cluster index. An older-shape entry keeps
-    its `objects` (shared: the same on every cluster that got the same file)."""
-    out: dict[str, dict[str, Any]] = {}
-    for entry in (doc or {}).get("placements") or []:
-        objects = entry.get("objects")
-        if isinstance(objects, list):
-            entry = {**entry, "objects": [_shared_object(o) for o in objects]}
-        out[str(entry["key"])] = entry
-    return out
+    return [shared_object(o) for o in objects] if isinstance(objects, list) else []

@@ -1,9 +1,10 @@
 """The reconciler's memory between passes, and its canonical files under `state/`.
 
 A pass reads the `State` the previous pass wrote (policy and resource snapshot history, bindings,
-the placement generation) and returns the next one; condition times are read back from the
-previous status files, not duplicated here. `state_files` and
-`read_state` convert to and from the output tree's `state/placements/<key>.yaml` files.
+the placement generation) and returns the next one. `state_files` and `read_state` convert to
+and from the output tree's `state/placements/<key>.yaml` files; given the new output tree,
+`state_files` also writes `state/prior/` (`reconciler.priorstate`: the index rows and condition
+times a restarted hub would otherwise parse from every index and status file).
 Called by `reconciler.pass_` and the CLI.
 """
 
@@ -22,12 +23,14 @@ from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.output import (
     OUTPUT_API_VERSION,
     OVERRIDE_STATE_PATH,
+    PLACEMENT_STATE_PREFIX,
     expand_named,
     group_named,
     placement_state_path,
 )
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.priorparse import derive_own, remember
+from reconciler.priorstate import placement_rows, prior_files
 
 STATE_API_VERSION = OUTPUT_API_VERSION
 PLACEMENT_STATE_KIND = "PlacementState"
@@ -269,8 +272,9 @@ def _state_bytes(ps: PlacementState) -> bytes:
     return data
 
 
-def state_files(state: State) -> dict[str, bytes]:
-    """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`."""
+def state_files(state: State, output: Mapping[str, bytes] | None = None) -> dict[str, bytes]:
+    """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`; with
+    `output` (the new output tree, its index and status files final) `state/prior/` too."""
     files = {}
     for key, ps in sorted(state.placements.items()):
         data = files[placement_state_path(key)] = _state_bytes(ps)
@@ -283,6 +287,9 @@ def state_files(state: State) -> dict[str, bytes]:
         }
         data = files[OVERRIDES_FILE] = dump_yaml(doc).encode()
         remember(data, "override-state", dict(state.overrides))
+    if output is not None:
+        bindings = {key: ps.bindings for key, ps in state.placements.items()}
+        files.update(prior_files(bindings, placement_rows(output), output))
     return files
 
 
@@ -356,7 +363,7 @@ def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
     placements: dict[str, PlacementState] = {}
     problems: list[str] = []
     for path in sorted(
-        p for p in files if p.startswith("state/placements/") and p.endswith(".yaml")
+        p for p in files if p.startswith(PLACEMENT_STATE_PREFIX) and p.endswith(".yaml")
     ):
         try:
             ps = derive_own(files, path, "placement-state", parse_placement_state)

@@ -21,7 +21,6 @@ from gitfleet.api.output import (
     GROUPS_FIELD,
     PER_CLUSTER_FIELD,
     cluster_status_path,
-    expand_cluster_statuses,
     group_cluster_statuses,
     placement_status_path,
 )
@@ -32,7 +31,12 @@ from reconciler.isolate import hold
 from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
-from reconciler.priorparse import derive_own, freeze, remember, shared
+from reconciler.priorconds import PriorConditions
+from reconciler.priorconds import conditions_of as _conditions_of
+from reconciler.priorconds import placement_conditions_of as _placement_conditions
+from reconciler.priorconds import status_of as _status_of
+from reconciler.priorparse import derive_own, remember
+from reconciler.priorstate import read_placement_prior, status_conditions
 from reconciler.reports import failure_details
 from reconciler.rollout.rolling import STALE_REASON
 from reconciler.schedule.clusters import ClusterView
@@ -51,24 +55,8 @@ T = TypeVar("T")
 BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
 
 
-PriorConditions = tuple[tuple[Condition, ...], dict[str, tuple[Condition, ...]]]
-"""A placement's previous conditions and its previous per-cluster conditions by cluster."""
-
-
 def _dump(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
     return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
-
-
-def _conditions_of(raw: Any) -> tuple[Condition, ...]:
-    items = raw or []
-    return shared(
-        ("conditions", freeze(items)), lambda: tuple(Condition.model_validate(c) for c in items)
-    )
-
-
-def _status_of(doc: Any) -> dict[str, Any]:
-    status = doc.get("status") if isinstance(doc, dict) else None
-    return status if isinstance(status, dict) else {}
 
 
 def _derive_status(prior: State, path: str, tag: str, derive: Callable[[Any], T], empty: T) -> T:
@@ -81,23 +69,14 @@ def _derive_status(prior: State, path: str, tag: str, derive: Callable[[Any], T]
         return empty
 
 
-def _placement_conditions(status: dict[str, Any]) -> PriorConditions:
-    per_cluster: dict[str, tuple[Condition, ...]] = {}
-    unnamed = 0
-    for entry in expand_cluster_statuses(status):
-        name = entry.get("clusterName")
-        if name is None:
-            name, unnamed = f"#unselected-{unnamed}", unnamed + 1
-        per_cluster[str(name)] = _conditions_of(entry.get("conditions"))
-    return _conditions_of(status.get("conditions")), per_cluster
-
-
 def prior_placement_conditions(prior: State, key: str) -> PriorConditions:
-    """Conditions as the previous pass wrote them in the placement's status file (missing or
+    """Conditions as the previous pass wrote them in the placement's status file: recorded in
+    `state/prior/` (`reconciler.priorstate`), else parsed from that file (missing or
     unreadable status only means new condition times)."""
-    path = placement_status_path(key)
-    empty: PriorConditions = ((), {})
-    return _derive_status(prior, path, "placement-conditions", _placement_conditions, empty)
+    record = read_placement_prior(prior.output, key)
+    if record is not None and record.conditions is not None:
+        return record.conditions
+    return status_conditions(prior.output, key) or ((), {})
 
 
 def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:

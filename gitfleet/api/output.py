@@ -17,6 +17,11 @@ status/placements/<key>.yaml              the placement with its status; cluster
                                           one-entry-a-cluster list back)
 status/clusters/<name>.yaml               the MemberCluster with its status
 state/placements/<key>.yaml, state/overrides.yaml   the hub's own memory
+state/prior/<key>.yaml                    PlacementPrior: the placement's ClusterIndex rows (most
+                                          as the cluster name alone: the row its binding implies)
+                                          and its status conditions, so a restarted hub reads
+                                          state/ instead of every index and status file (optional:
+                                          without it the hub parses those files)
 ```
 
 The hub writes with these helpers, the agent validates with the models, and `status`, `plan`,
@@ -45,6 +50,8 @@ CLUSTER_INDEX_KIND = "ClusterIndex"
 PLACEMENT_INDEX_KIND = "PlacementIndex"
 INDEX_FILE = "index.yaml"
 OVERRIDE_STATE_PATH = "state/overrides.yaml"
+PLACEMENT_STATE_PREFIX = "state/placements/"
+PRIOR_STATE_PREFIX = "state/prior/"
 PER_CLUSTER_FIELD = "perClusterPlacementStatuses"
 GROUPS_FIELD = "perClusterPlacementStatusGroups"
 REPORTED_FIELDS = ("failedPlacements", "driftedPlacements", "diffedPlacements")
@@ -84,6 +91,10 @@ def cluster_status_path(cluster: str) -> str:
 
 def placement_state_path(key: str) -> str:
     return f"state/placements/{key}.yaml"
+
+
+def placement_prior_path(key: str) -> str:
+    return f"{PRIOR_STATE_PREFIX}{key}.yaml"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Shared helpers for the end-to-end tests: run the `gitfleet` CLI as a real subprocess, write
 small fleets into tmp dirs, read output trees back, and make real git repositories.
 
-Used by `tests/integration/test_cli.py`, `test_bad_input.py` and `test_git_vs_workdir.py`.
+Used by most of `tests/integration` (`test_cli.py`, `test_bad_input.py`, `test_first_hour.py`...).
+The real-Git fixtures of the hub and agent tests are in `tests/helpers` (see its docstring).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.agent.retry import Backoff
 from gitfleet.agent.run import AgentOptions
 from gitfleet.agent.sync import CrdWait
-from tests.integration.fleet_helpers import QUICKSTART, ROOT, TRACEBACK, git, run_cli
+from tests.integration.fleet_helpers import QUICKSTART, ROOT, TRACEBACK, commit_fleet, git, run_cli
 
 KUBECONFIG = """apiVersion: v1
 kind: Config
@@ -50,10 +50,7 @@ def closed_port() -> int:
 def output_repo(tmp_path: Path) -> Path:
     """A bare repository with the quickstart on main and its output branch."""
     work = tmp_path / "work"
-    subprocess.run(["cp", "-r", str(QUICKSTART), str(work)], check=True)
-    git(work, "init", "-q", "-b", "main")
-    git(work, "add", "-A")
-    git(work, "commit", "-q", "-m", "fleet")
+    commit_fleet(QUICKSTART, work)
     origin = tmp_path / "origin.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(origin)], check=True)
     done = run_cli(tmp_path, "reconcile", "--repo", origin, "--once", "--cache-dir", tmp_path / "h")

@@ -4,7 +4,6 @@ takeover, drift and diff rules all have something to decide."""
 
 from __future__ import annotations
 
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,28 +13,12 @@ import yaml
 
 from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.api.output import expand_cluster_statuses
-from reconciler.loop import Hub, HubConfig
+from tests.helpers.agents import make_agent
+from tests.helpers.fleetfiles import format_cluster, format_settings, write_tree
+from tests.helpers.gitrepo import commit_all, init_bare, init_work, show_output
+from tests.helpers.hubs import Clock, make_hub
 from tests.integration.fleet_helpers import run_cli
-from tests.integration.test_hub_agent import Clock, agent_for, git, output_file
 
-CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1
-kind: MemberCluster
-metadata:
-  name: {name}
-"""
-RESOURCES = """apiVersion: v1
-kind: Namespace
-metadata:
-  name: shop
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  namespace: shop
-data:
-  mode: live
-"""
 PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1
 kind: ClusterResourcePlacement
 metadata:
@@ -104,20 +87,13 @@ STRATEGIES: list[tuple[str, str, tuple[str | None, str], dict[str, str]]] = [
 
 
 def _world(tmp: Path, strategy: str) -> tuple[Path, Path]:
-    remote = tmp / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
-    work = tmp / "work"
-    (work / "clusters").mkdir(parents=True)
-    git(work, "init", "-q", "-b", "main")
-    for name in ("fresh", "taken"):
-        (work / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(name=name))
-    (work / "resources").mkdir()
-    (work / "resources/shop.yaml").write_text(RESOURCES)
-    (work / "placements").mkdir()
-    (work / "placements/shop.yaml").write_text(PLACEMENT.format(strategy="      " + strategy))
-    git(work, "add", "-A")
-    git(work, "commit", "-qm", "fleet")
-    git(work, "push", "-q", str(remote), "main")
+    remote = init_bare(tmp / "remote.git")
+    work = init_work(tmp / "work")
+    files = {f"clusters/{name}.yaml": format_cluster(name, api="v1") for name in ("fresh", "taken")}
+    files["resources/shop.yaml"] = format_settings("shop", "mode", "live")
+    files["placements/shop.yaml"] = PLACEMENT.format(strategy="      " + strategy)
+    write_tree(work, files)
+    commit_all(work, "fleet", push_to=remote)
     return remote, work
 
 
@@ -146,12 +122,13 @@ def test_apply_strategy_end_to_end(
     assert index["placements"][0]["applyStrategy"]["type"] in strategy or "type" not in strategy
 
     clock = Clock()
-    hub = Hub(HubConfig(str(remote), tmp_path / "hub"), clock=clock, sleep=lambda s: None)
+    hub = make_hub(remote, tmp_path / "hub", clock)
     clusters = {"fresh": InMemoryCluster(), "taken": InMemoryCluster()}
     clusters["taken"].apply(NAMESPACE, field_manager="kubectl", force=False, dry_run=False)
     clusters["taken"].apply(PREEXISTING, field_manager="kubectl", force=False, dry_run=False)
-    world = {"remote": remote, "work": work, "tmp": tmp_path}
-    agents = {n: agent_for(n, world, clock, clusters[n]) for n in clusters}
+    agents = {
+        n: make_agent(remote, n, tmp_path / f"agent-{n}", clock, c) for n, c in clusters.items()
+    }
     for _ in range(3):
         hub.run_once()
         for agent in agents.values():
@@ -159,7 +136,7 @@ def test_apply_strategy_end_to_end(
     hub.run_once()
 
     assert (_settings(clusters["fresh"]), _settings(clusters["taken"])) == data
-    status = yaml.safe_load(output_file(remote, "status/placements/shop.yaml"))
+    status = yaml.safe_load(show_output(remote, "status/placements/shop.yaml"))
     types = {c["type"]: c["status"] for c in status["status"]["conditions"]}
     for ctype, value in conditions.items():
         assert types.get(ctype) == value, status["status"]["conditions"]

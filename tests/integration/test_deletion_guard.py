@@ -13,8 +13,10 @@ from pathlib import Path
 
 import yaml
 
+from tests.helpers.gitrepo import git
+from tests.helpers.hubs import Clock
 from tests.integration.fleet_helpers import run_cli
-from tests.integration.test_hub_faults import OUTPUT, PLACEMENT, Clock, World, git
+from tests.integration.test_hub_faults import OUTPUT, World, format_placement_on
 
 APPROVAL = """apiVersion: gitfleet.io/v1alpha1
 kind: DeletionApproval
@@ -93,7 +95,7 @@ def test_a_commit_deleting_every_placement_is_held_until_approved(tmp_path: Path
     assert "Gitfleet-Deletion-Held" not in trailers(world)
 
     # The approval file does not approve a later deletion of a placement of the same name.
-    world.commit({"placements/tools.yaml": PLACEMENT.format(name="tools", env="dev")}, "back")
+    world.commit({"placements/tools.yaml": format_placement_on("tools", "dev")}, "back")
     assert hub.run_once().outcome == "committed"
     assert "clusters/lab/tools/namespace_tools.yaml" in listing(world)
     world.commit({"placements/tools.yaml": None}, "delete tools again")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -18,7 +17,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.integration.fleet_helpers import NOW, QUICKSTART, ROOT, Result, git, run_cli
+from tests.integration.fleet_helpers import (
+    NOW,
+    QUICKSTART,
+    ROOT,
+    Result,
+    commit_fleet,
+    git,
+    run_cli,
+)
 
 WORKFLOW = ROOT / "fleet-repo-template/.github/workflows/validate.yaml"
 
@@ -33,10 +40,7 @@ def cli(cwd: Path, *args: str | Path) -> Result:
 def hub(tmp_path: Path) -> dict[str, Path]:
     """A bare `origin` with the quickstart on main, reconciled once; a fresh clone of it."""
     work = tmp_path / "work"
-    shutil.copytree(QUICKSTART, work)
-    git(work, "init", "-q", "-b", "main")
-    git(work, "add", "-A")
-    git(work, "commit", "-q", "-m", "fleet")
+    commit_fleet(QUICKSTART, work)
     origin = tmp_path / "origin.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(origin)], check=True)
     done = cli(tmp_path, "reconcile", "--repo", origin, "--once", "--cache-dir", tmp_path / "hub")
@@ -87,10 +91,7 @@ def test_fetch_reads_the_newest_output_from_origin(hub: dict[str, Path]) -> None
 @pytest.mark.parametrize("command", ["status", "history"])
 def test_a_clone_without_output_gets_a_one_line_hint(tmp_path: Path, command: str) -> None:
     work = tmp_path / "work"
-    shutil.copytree(QUICKSTART, work)
-    git(work, "init", "-q", "-b", "main")
-    git(work, "add", "-A")
-    git(work, "commit", "-q", "-m", "fleet")
+    commit_fleet(QUICKSTART, work)
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(work), str(clone)], check=True)
     args = ["placement", "web"] if command == "status" else []
@@ -116,10 +117,7 @@ def test_a_folder_that_is_not_a_repository_is_named(tmp_path: Path, command: str
 @pytest.fixture()
 def two_commits(tmp_path: Path) -> Path:
     repo = tmp_path / "fleet"
-    shutil.copytree(QUICKSTART, repo)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "fleet")
+    commit_fleet(QUICKSTART, repo)
     path = repo / "resources/web/configmap.yaml"
     path.write_text(path.read_text().replace("data:", "data:\n  added: 'yes'", 1))
     git(repo, "commit", "-qam", "change")

@@ -20,12 +20,15 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from reconciler.loop import Hub, HubConfig
+from tests.helpers.fleetfiles import format_cluster, format_placement, write_tree
+from tests.helpers.gitrepo import git, init_bare, init_work
+from tests.helpers.hubs import Clock
 from tests.integration.fleet_helpers import ROOT, run_cli
 
 OUTPUT = "gitfleet/rendered"
@@ -36,20 +39,7 @@ metadata:
 spec:
   clusterEligibility: AssumeJoined
 """
-CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
-kind: MemberCluster
-metadata:
-  name: {name}
-  labels: {{env: {env}}}
-"""
-PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterResourcePlacement
-metadata:
-  name: {name}
-spec:
-  resourceSelectors:
-    - {{group: "", version: v1, kind: Namespace, name: {name}}}
-  policy:
+POLICY = """  policy:
     placementType: PickAll
     affinity:
       clusterAffinity:
@@ -79,39 +69,23 @@ apiVersion: v1
 """
 
 
+def format_placement_on(name: str, env: str) -> str:
+    """Placement `name` of Namespace `name` on every cluster labelled `env`, all at once."""
+    return format_placement(name, spec=POLICY.format(env=env))
+
+
 def fleet_files() -> dict[str, str]:
     """Three clusters; `web` goes to the two prod clusters, `tools` to the dev one."""
     files = {"fleet.yaml": FLEET, "README.md": "# fleet\n"}
     for name, env in (("east", "prod"), ("west", "prod"), ("lab", "dev")):
-        files[f"clusters/{name}.yaml"] = CLUSTER.format(name=name, env=env)
+        files[f"clusters/{name}.yaml"] = format_cluster(name, env)
     for name, env in (("web", "prod"), ("tools", "dev")):
-        files[f"placements/{name}.yaml"] = PLACEMENT.format(name=name, env=env)
+        files[f"placements/{name}.yaml"] = format_placement_on(name, env)
         files[f"resources/{name}/namespace.yaml"] = NAMESPACE.format(ns=name)
     for i in range(CONFIGMAPS):
         files[f"resources/web/cm{i}.yaml"] = CONFIGMAP.format(name=f"cm{i}", ns="web", rev=0)
     files["resources/tools/cm.yaml"] = CONFIGMAP.format(name="cm", ns="tools", rev=0)
     return files
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
-
-
-class Clock:
-    """A settable clock shared by hubs (condition times depend on it)."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @dataclass
@@ -125,26 +99,16 @@ class World:
 
     @classmethod
     def create(cls, tmp: Path, remote: Path | None = None) -> World:
-        remote = remote or tmp / "remote.git"
-        subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+        remote = init_bare(remote or tmp / "remote.git")
         git(remote, "config", "core.logAllRefUpdates", "always")
-        work = tmp / "work"
-        work.mkdir()
-        git(work, "init", "-q", "-b", "main")
-        world = cls(tmp, remote, work)
+        world = cls(tmp, remote, init_work(tmp / "work"))
         world.commit(dict(fleet_files()), "fleet")
         return world
 
     def commit(self, files: dict[str, str | None], message: str) -> str:
         """Write (None: delete) `files`, commit and push main; return the new source commit."""
         with self.lock:
-            for rel, text in files.items():
-                target = self.work / rel
-                if text is None:
-                    target.unlink()
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text)
+            write_tree(self.work, files)
             git(self.work, "add", "-A")
             git(self.work, "commit", "-qm", message)
             git(self.work, "push", "-q", str(self.remote), "HEAD:refs/heads/main")
@@ -240,8 +204,7 @@ def manifests(repo: Path, commit: str) -> dict[str, str]:
 
 def fresh_render(tmp: Path, source_repo: Path, source: str, clock: Clock) -> tuple[Path, str]:
     """Render `source` with a new Hub into a new remote; return (remote, output commit)."""
-    remote = tmp / "fresh.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    remote = init_bare(tmp / "fresh.git")
     git(source_repo, "push", "-q", str(remote), f"{source}:refs/heads/main")
     report = Hub(HubConfig(str(remote), tmp / "fresh-cache"), clock=clock).run_once()
     assert report.outcome == "committed", report

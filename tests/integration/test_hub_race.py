@@ -21,16 +21,16 @@ from pathlib import Path
 import pytest
 
 from reconciler.loop import Hub, HubConfig, PassReport
+from tests.helpers.gitrepo import git
+from tests.helpers.hubs import Clock
 from tests.integration.test_hub_faults import (
     OUTPUT,
-    Clock,
     Daemon,
     World,
     check_output_history,
     daemon,  # noqa: F401  (fixture)
     fresh_render,
     fsck,
-    git,
     manifests,
     recorded_source,
     rev,

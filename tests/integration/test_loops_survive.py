@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,25 +15,17 @@ from gitfleet.agent.gitloop import Agent, AgentConfig, AgentPass
 from gitfleet.agent.memory import InMemoryCluster
 from reconciler import loop
 from reconciler.loop import Hub, HubConfig, PassReport
+from tests.helpers.gitrepo import commit_all, copy_work, init_bare
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
-
-
 @pytest.fixture()
 def remote(tmp_path: Path) -> Path:
-    bare = tmp_path / "remote.git"
-    _git(tmp_path, "init", "-q", "--bare", str(bare))
-    work = tmp_path / "work"
-    shutil.copytree(ROOT / "examples/quickstart", work)
-    _git(work, "init", "-q", "-b", "main")
-    _git(work, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
-    _git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fleet")
-    _git(work, "push", "-q", str(bare), "main")
+    bare = init_bare(tmp_path / "remote.git")
+    work = copy_work(ROOT / "examples/quickstart", tmp_path / "work")
+    commit_all(work, "fleet", push_to=bare)
     return bare
 
 

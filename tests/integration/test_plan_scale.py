@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
+from tests.helpers.fleetfiles import format_placement
 from tests.integration.fleet_helpers import NOW, git, run_cli, write_files
 
 CLUSTERS = [f"c-{i:03d}" for i in range(200)]
@@ -28,16 +29,7 @@ metadata:
 data:
   mode: {mode}
 """
-PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterResourcePlacement
-metadata:
-  name: {name}
-spec:
-  resourceSelectors:
-    - {{group: "", version: v1, kind: Namespace, name: {name}}}
-  policy:
-    placementType: PickAll
-"""
+PICK_ALL = "  policy:\n    placementType: PickAll\n"
 OVERRIDE = """apiVersion: placement.kubernetes-fleet.io/v1beta1
 kind: ResourceOverride
 metadata:
@@ -66,7 +58,7 @@ def fleet_files(mode: str) -> dict[str, str]:
             f"metadata:\n  name: {name}\n  labels: {{env: prod}}\n"
         )
     for ns in ("common", "per"):
-        files[f"placements/{ns}.yaml"] = PLACEMENT.format(name=ns)
+        files[f"placements/{ns}.yaml"] = format_placement(ns, spec=PICK_ALL)
         files[f"resources/{ns}/namespace.yaml"] = NAMESPACE.format(name=ns)
         value = mode if ns == "common" else f"{mode}-{BIG}"
         files[f"resources/{ns}/configmap.yaml"] = CONFIGMAP.format(ns=ns, mode=value)

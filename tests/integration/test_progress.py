@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import pty
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.integration.fleet_helpers import NOW, QUICKSTART, ROOT, git, run_cli
+from tests.integration.fleet_helpers import NOW, QUICKSTART, ROOT, commit_fleet, run_cli
 
 
 def on_terminal(cwd: Path, *args: str | Path) -> tuple[int, str]:
@@ -60,10 +59,7 @@ def test_quiet_silences_the_terminal(tmp_path: Path, where: str) -> None:
 
 def test_plan_shows_base_and_head_on_a_terminal(tmp_path: Path) -> None:
     repo = tmp_path / "fleet"
-    shutil.copytree(QUICKSTART, repo)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "fleet")
+    commit_fleet(QUICKSTART, repo)
     code, shown = on_terminal(repo, "plan", "--base", "HEAD", "--head", "HEAD", "--now", NOW)
     assert code == 0
     assert "render the base (HEAD)" in shown and "render the head (HEAD)" in shown

@@ -4,8 +4,6 @@ output branch rewound to an older commit, and the cluster keeps its applied stat
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,21 +11,11 @@ from gitfleet.agent.gitloop import Agent, AgentConfig
 from gitfleet.agent.inventory import read_applied_commit
 from gitfleet.agent.memory import InMemoryCluster
 from reconciler.loop import Hub, HubConfig
+from tests.helpers.gitrepo import commit_all, copy_work, git, init_bare
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
 OUTPUT = "gitfleet/rendered"
-
-
-def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
 
 
 def _replicas(cluster: InMemoryCluster) -> int:
@@ -37,20 +25,15 @@ def _replicas(cluster: InMemoryCluster) -> int:
 
 
 def test_a_restarted_agent_refuses_a_rewound_output_branch(tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    _git(tmp_path, "init", "-q", "--bare", str(remote))
-    work = tmp_path / "work"
-    shutil.copytree(ROOT / "examples/quickstart", work)
-    _git(work, "init", "-q", "-b", "main")
-    _git(work, "add", "-A")
-    _git(work, "commit", "-qm", "fleet")
-    _git(work, "push", "-q", str(remote), "main")
+    remote = init_bare(tmp_path / "remote.git")
+    work = copy_work(ROOT / "examples/quickstart", tmp_path / "work")
+    commit_all(work, "fleet", push_to=remote)
     hub = Hub(HubConfig(str(remote), tmp_path / "hub"), clock=lambda: NOW)
     old = hub.run_once().output
     deployment = work / "resources/web/deployment.yaml"
     deployment.write_text(deployment.read_text().replace("replicas: 2", "replicas: 5"))
-    _git(work, "commit", "-qam", "scale")
-    _git(work, "push", "-q", str(remote), "main")
+    git(work, "commit", "-qam", "scale")
+    git(work, "push", "-q", str(remote), "main")
     new = hub.run_once().output
     assert old and new and old != new
 
@@ -62,8 +45,8 @@ def test_a_restarted_agent_refuses_a_rewound_output_branch(tmp_path: Path) -> No
     assert _replicas(cluster) == 5 and read_applied_commit(cluster) == new
 
     # Whoever can push rewinds the output branch and deletes the agent's status branch.
-    _git(remote, "update-ref", f"refs/heads/{OUTPUT}", old)
-    _git(remote, "update-ref", "-d", "refs/heads/gitfleet/status/eu-1")
+    git(remote, "update-ref", f"refs/heads/{OUTPUT}", old)
+    git(remote, "update-ref", "-d", "refs/heads/gitfleet/status/eu-1")
     fresh = Agent(
         AgentConfig(str(remote), "eu-1", tmp_path / "agent-2"), cluster, clock=lambda: NOW
     )

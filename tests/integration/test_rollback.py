@@ -20,97 +20,39 @@ from click.testing import CliRunner, Result
 
 from gitfleet.cli import main
 from gitfleet.repo.gitwrite import Identity, commit_files
+from reconciler.history import PIN_ANNOTATION
+from tests.helpers.fleetfiles import (
+    format_cluster,
+    format_pin,
+    format_placement,
+    format_run,
+    format_settings,
+    format_two_stages,
+    write_tree,
+)
+from tests.helpers.gitrepo import commit_all, git, init_work
 
-CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
-kind: MemberCluster
-metadata:
-  name: {name}
-  labels: {{env: {env}}}
-"""
-RESOURCES = """apiVersion: v1
-kind: Namespace
-metadata:
-  name: {ns}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  namespace: {ns}
-data:
-  version: {version}
-"""
-PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterResourcePlacement
-metadata:
-  name: {ns}{annotations}
-spec:
-  resourceSelectors:
-    - {{group: "", version: v1, kind: Namespace, name: {ns}}}
-  strategy:
-    type: {strategy}
-"""
-STRATEGY = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterStagedUpdateStrategy
-metadata:
-  name: two-stages
-spec:
-  stages:
-    - name: staging
-      labelSelector: {matchLabels: {env: staging}}
-    - name: prod
-      labelSelector: {matchLabels: {env: prod}}
-"""
-RUN = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterStagedUpdateRun
-metadata:
-  name: {name}
-spec:
-  placementName: app
-  stagedRolloutStrategyName: two-stages
-  state: Run
-"""
-BACK = RUN.format(name="back") + "  resourceSnapshotIndex: '0'\n"
-PIN = '\n  annotations:\n    gitfleet.io/resource-snapshot-index: "{index}"'
 CLUSTERS = {"c1": "staging", "c2": "prod"}
 
 
-def git(repo: Path, *args: str) -> str:
-    out = subprocess.run(
-        ["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout.strip()
+def _format_pin(index: int | None) -> str:
+    return format_pin(PIN_ANNOTATION, str(index)) if index is not None else ""
 
 
 def _commit(repo: Path, version: str, runs: list[str], pin: int | None = None) -> str:
-    for name, env in CLUSTERS.items():
-        (repo / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(name=name, env=env))
+    files = {f"clusters/{name}.yaml": format_cluster(name, env) for name, env in CLUSTERS.items()}
     for ns in ("app", "web"):
-        (repo / "resources" / f"{ns}.yaml").write_text(RESOURCES.format(ns=ns, version=version))
-    (repo / "placements/app.yaml").write_text(
-        PLACEMENT.format(ns="app", annotations="", strategy="External")
-    )
-    pinned = PIN.format(index=pin) if pin is not None else ""
-    (repo / "placements/web.yaml").write_text(
-        PLACEMENT.format(ns="web", annotations=pinned, strategy="RollingUpdate")
-    )
-    docs = [STRATEGY] + [BACK if r == "back" else RUN.format(name=r) for r in runs]
-    (repo / "rollouts/release.yaml").write_text("---\n".join(docs))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", f"{version} {' '.join(runs)}")
-    return git(repo, "rev-parse", "HEAD")
+        files[f"resources/{ns}.yaml"] = format_settings(ns, "version", version)
+    files["placements/app.yaml"] = format_placement("app", "External")
+    files["placements/web.yaml"] = format_placement("web", "RollingUpdate", _format_pin(pin))
+    docs = [format_two_stages()] + [format_run(r, index="0" if r == "back" else None) for r in runs]
+    files["rollouts/release.yaml"] = "---\n".join(docs)
+    write_tree(repo, files)
+    return commit_all(repo, f"{version} {' '.join(runs)}")
 
 
 def _world(tmp: Path) -> Path:
-    repo = tmp / "fleet"
-    for folder in ("clusters", "resources", "placements", "rollouts"):
-        (repo / folder).mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    return repo
+    return init_work(tmp / "fleet")
 
 
 class Renders:
@@ -218,8 +160,8 @@ def test_a_staged_run_on_an_older_index_renders_it_from_its_commit(tmp_path: Pat
     assert _run_status(renders.out, "back")["resourceSnapshotIndexUsed"] == "0"
 
     # A pin on the RollingUpdate placement rolls it back to its index 0 (v1) too.
-    (repo / "placements/web.yaml").write_text(
-        PLACEMENT.format(ns="web", annotations=PIN.format(index=0), strategy="RollingUpdate")
+    write_tree(
+        repo, {"placements/web.yaml": format_placement("web", "RollingUpdate", _format_pin(0))}
     )
     git(repo, "commit", "-qam", "pin web to index 0")
     pinned = git(repo, "rev-parse", "HEAD")

@@ -22,15 +22,15 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from gitfleet.agent.gitloop import Agent, AgentConfig
+from gitfleet.agent.gitloop import Agent
 from gitfleet.agent.memory import InMemoryCluster
-from gitfleet.agent.retry import Backoff
-from gitfleet.agent.run import AgentOptions
-from gitfleet.agent.sync import CrdWait
 from gitfleet.cli import main
 from gitfleet.load.agecrypt import AgeKey, generate_identity, read_key
-from reconciler.loop import Hub, HubConfig
-from tests.integration.test_hub_agent import Clock, git, output_file
+from reconciler.loop import Hub
+from tests.helpers.agents import make_agent
+from tests.helpers.fleetfiles import format_cluster, format_placement, format_settings, write_tree
+from tests.helpers.gitrepo import commit_all, git, init_bare, init_work, show_output
+from tests.helpers.hubs import Clock, make_hub
 
 SOPS = shutil.which("sops")
 pytestmark = pytest.mark.skipif(
@@ -41,26 +41,7 @@ PASSWORD = "zebra-quokka-7731-stringdata"
 TOKEN = "PLATYPUS-9f3e-data-value"
 VALUES = (PASSWORD, TOKEN)
 
-CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
-kind: MemberCluster
-metadata:
-  name: {name}
-  labels: {{env: prod}}
-"""
 RECIPIENT = "  annotations:\n    gitfleet.io/age-recipient: {recipient}\n"
-RESOURCES = """apiVersion: v1
-kind: Namespace
-metadata:
-  name: app
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  namespace: app
-data:
-  mode: live
-"""
 SECRET = """apiVersion: v1
 kind: Secret
 metadata:
@@ -71,14 +52,6 @@ stringData:
   password: {password}
 data:
   token: {token}
-"""
-PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterResourcePlacement
-metadata:
-  name: app
-spec:
-  resourceSelectors:
-    - {group: "", version: v1, kind: Namespace, name: app}
 """
 SECRET_FILE = "secret_app_db.yaml"
 
@@ -112,40 +85,32 @@ def recipient(key_file: Path) -> str:
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     key_files = keys(tmp_path)
     monkeypatch.setenv("SOPS_AGE_KEY_FILE", str(key_files["hub"]))
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
-    work = tmp_path / "work"
-    for folder in ("clusters", "resources", "placements"):
-        (work / folder).mkdir(parents=True)
-    git(work, "init", "-q", "-b", "main")
-    for name in ("c1", "c2"):
-        text = CLUSTER.format(name=name) + RECIPIENT.format(recipient=recipient(key_files[name]))
-        (work / "clusters" / f"{name}.yaml").write_text(text)
-    (work / "clusters/c3.yaml").write_text(CLUSTER.format(name="c3"))  # no recipient
-    (work / "resources/app.yaml").write_text(RESOURCES)
-    secret = work / "resources/db.sops.yaml"
+    remote = init_bare(tmp_path / "remote.git")
+    work = init_work(tmp_path / "work")
+    files = {
+        f"clusters/{name}.yaml": format_cluster(name, "prod")
+        + RECIPIENT.format(recipient=recipient(key_files[name]))
+        for name in ("c1", "c2")
+    }
+    files["clusters/c3.yaml"] = format_cluster("c3", "prod")  # no recipient
     token = base64.b64encode(TOKEN.encode()).decode()
-    secret.write_text(SECRET.format(password=PASSWORD, token=token))
-    sops_encrypt(secret, recipient(key_files["hub"]))
-    (work / "placements/app.yaml").write_text(PLACEMENT)
-    git(work, "add", "-A")
-    git(work, "commit", "-qm", "fleet with a SOPS secret")
-    git(work, "push", "-q", str(remote), "main")
+    files["resources/app.yaml"] = format_settings("app", "mode", "live")
+    files["resources/db.sops.yaml"] = SECRET.format(password=PASSWORD, token=token)
+    files["placements/app.yaml"] = format_placement("app")
+    write_tree(work, files)
+    sops_encrypt(work / "resources/db.sops.yaml", recipient(key_files["hub"]))
+    commit_all(work, "fleet with a SOPS secret", push_to=remote)
     return {"remote": remote, "work": work, "tmp": tmp_path, **key_files}
 
 
-def make_agent(world: dict[str, Path], name: str, clock: Clock, cluster: InMemoryCluster) -> Agent:
+def make_cluster_agent(
+    world: dict[str, Path], name: str, clock: Clock, cluster: InMemoryCluster
+) -> Agent:
     key: AgeKey | None = read_key(world[name]) if name in world else None
-    options = AgentOptions(
-        version="test",
-        backoff=Backoff(sleep=lambda s: None),
-        crd_wait=CrdWait(sleep=lambda s: None),
-        age_key=key,
+    cache = world["tmp"] / f"agent-{name}"
+    return make_agent(
+        world["remote"], name, cache, clock, cluster, heartbeat=timedelta(hours=9), age_key=key
     )
-    config = AgentConfig(
-        str(world["remote"]), name, world["tmp"] / f"agent-{name}", heartbeat=timedelta(hours=9)
-    )
-    return Agent(config, cluster, clock=clock, options=options)
 
 
 def all_blobs_and_messages(remote: Path) -> list[bytes]:
@@ -191,9 +156,9 @@ def test_sops_secret_round_trip_never_leaks(
     caplog.set_level(logging.DEBUG)
     remote, tmp = world["remote"], world["tmp"]
     clock = Clock()
-    hub = Hub(HubConfig(str(remote), tmp / "hub"), clock=clock, sleep=lambda s: None)
+    hub = make_hub(remote, tmp / "hub", clock)
     clusters = {n: InMemoryCluster() for n in ("c1", "c2", "c3")}
-    agents = {n: make_agent(world, n, clock, clusters[n]) for n in clusters}
+    agents = {n: make_cluster_agent(world, n, clock, clusters[n]) for n in clusters}
     logs = converge(hub, agents)
 
     # Each agent with a key applied the real Secret; the output holds ciphertext only.
@@ -201,32 +166,32 @@ def test_sops_secret_round_trip_never_leaks(
         secret = next(o for o in clusters[name].objects() if o["kind"] == "Secret")
         assert base64.b64decode(secret["data"]["password"]).decode() == PASSWORD
         assert base64.b64decode(secret["data"]["token"]).decode() == TOKEN
-        doc = yaml.safe_load(output_file(remote, f"clusters/{name}/app/{SECRET_FILE}"))
+        doc = yaml.safe_load(show_output(remote, f"clusters/{name}/app/{SECRET_FILE}"))
         assert doc["kind"] == "EncryptedSecret"
         assert doc["spec"]["keys"] == ["password", "token"]
         assert doc["spec"]["recipients"] == [recipient(world[name]), recipient(world["hub"])]
-        index = yaml.safe_load(output_file(remote, f"clusters/{name}/app/index.yaml"))
+        index = yaml.safe_load(show_output(remote, f"clusters/{name}/app/index.yaml"))
         entry = next(o for o in index["objects"] if o["file"] == SECRET_FILE)
         assert (entry["kind"], entry["name"]) == ("Secret", "db")
 
     # Each cluster can read only its own copy.
-    c1_doc = yaml.safe_load(output_file(remote, f"clusters/c1/app/{SECRET_FILE}"))
+    c1_doc = yaml.safe_load(show_output(remote, f"clusters/c1/app/{SECRET_FILE}"))
     assert read_key(world["c2"]).decrypt(c1_doc["spec"]["ciphertext"]) is None
     assert read_key(world["c1"]).decrypt(c1_doc["spec"]["ciphertext"]) is not None
 
     # c3 declares no recipient: an error for that cluster, never a file in clear.
     placed = {o["metadata"]["name"] for o in clusters["c3"].objects()}
     assert "settings" in placed and "db" not in placed
-    status = output_file(remote, "status/placements/app.yaml")
+    status = show_output(remote, "status/placements/app.yaml")
     assert "is not sent to cluster c3" in status
     with pytest.raises(subprocess.CalledProcessError):
-        output_file(remote, f"clusters/c3/app/{SECRET_FILE}")
+        show_output(remote, f"clusters/c3/app/{SECRET_FILE}")
 
     # Determinism: a quiet hub commits nothing, and a fresh hub (new process, empty memory
     # caches) reuses the ciphertext byte for byte.
     tip = git(remote, "rev-parse", "gitfleet/rendered")
     assert hub.run_once().outcome in ("skipped", "unchanged")
-    fresh = Hub(HubConfig(str(remote), tmp / "hub2"), clock=clock, sleep=lambda s: None)
+    fresh = make_hub(remote, tmp / "hub2", clock)
     assert fresh.run_once().outcome in ("skipped", "unchanged")
     assert git(remote, "rev-parse", "gitfleet/rendered") == tip
 
@@ -262,11 +227,11 @@ def test_sops_secret_round_trip_never_leaks(
 def test_agent_without_the_right_key_fails_that_object_only(world: dict[str, Path]) -> None:
     remote, tmp = world["remote"], world["tmp"]
     clock = Clock()
-    hub = Hub(HubConfig(str(remote), tmp / "hub"), clock=clock, sleep=lambda s: None)
+    hub = make_hub(remote, tmp / "hub", clock)
     clusters = {n: InMemoryCluster() for n in ("c1", "c2")}
     agents = {
-        "c1": make_agent({**world, "c1": world["other"]}, "c1", clock, clusters["c1"]),
-        "c2": make_agent(
+        "c1": make_cluster_agent({**world, "c1": world["other"]}, "c1", clock, clusters["c1"]),
+        "c2": make_cluster_agent(
             {k: v for k, v in world.items() if k != "c2"}, "c2", clock, clusters["c2"]
         ),
     }
@@ -286,16 +251,16 @@ def test_hub_without_its_key_keeps_the_last_good_output(
 ) -> None:
     remote, tmp = world["remote"], world["tmp"]
     clock = Clock()
-    hub = Hub(HubConfig(str(remote), tmp / "hub"), clock=clock, sleep=lambda s: None)
-    agents = {"c1": make_agent(world, "c1", clock, InMemoryCluster())}
+    hub = make_hub(remote, tmp / "hub", clock)
+    agents = {"c1": make_cluster_agent(world, "c1", clock, InMemoryCluster())}
     converge(hub, agents, rounds=3)
-    before = output_file(remote, f"clusters/c1/app/{SECRET_FILE}")
+    before = show_output(remote, f"clusters/c1/app/{SECRET_FILE}")
     monkeypatch.delenv("SOPS_AGE_KEY_FILE")
-    (world["work"] / "resources/app.yaml").write_text(RESOURCES.replace("live", "maintenance"))
+    (world["work"] / "resources/app.yaml").write_text(format_settings("app", "mode", "maintenance"))
     git(world["work"], "commit", "-qam", "maintenance")
     git(world["work"], "push", "-q", str(remote), "main")
-    fresh = Hub(HubConfig(str(remote), tmp / "hub-nokey"), clock=clock, sleep=lambda s: None)
+    fresh = make_hub(remote, tmp / "hub-nokey", clock)
     report = fresh.run_once()
     assert any("has no age key" in str(e) for e in report.errors), report
     assert any(e.file == "resources/db.sops.yaml" for e in report.errors)
-    assert output_file(remote, f"clusters/c1/app/{SECRET_FILE}") == before
+    assert show_output(remote, f"clusters/c1/app/{SECRET_FILE}") == before

@@ -20,7 +20,16 @@ from gitfleet.agent.gitloop import Agent, AgentConfig
 from gitfleet.agent.inventory import read_applied_commit
 from gitfleet.agent.memory import InMemoryCluster
 from reconciler.loop import Hub, HubConfig, PassReport
-from tests.integration.fleet_helpers import run_cli
+from tests.helpers.gitrepo import copy_work, init_bare
+from tests.helpers.signing import (
+    commit_signed,
+    format_signer_line,
+    make_sign_options,
+    make_ssh_key,
+    read_verdict,
+)
+from tests.helpers.signing import git_as_t as git
+from tests.integration.fleet_helpers import Result, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
@@ -39,10 +48,6 @@ def run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return done.stdout.strip()
 
 
-def git(cwd: Path, *args: str) -> str:
-    return run(cwd, "git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args)
-
-
 @dataclass
 class World:
     tmp: Path
@@ -51,17 +56,10 @@ class World:
 
     def key(self, name: str) -> Path:
         """A fresh ed25519 key pair; returns the private key file."""
-        path = self.tmp / "keys" / name
-        path.parent.mkdir(exist_ok=True)
-        if not path.exists():
-            run(
-                self.tmp, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)
-            )
-        return path
+        return make_ssh_key(self.tmp / "keys", name)
 
     def signer_line(self, name: str) -> str:
-        public = self.key(name).with_suffix(".pub").read_text().split()
-        return f"{name}@example.invalid {public[0]} {public[1]}\n"
+        return format_signer_line(name, self.key(name))
 
     def allow(self, *names: str) -> None:
         target = self.work / SIGNERS
@@ -69,21 +67,7 @@ class World:
         target.write_text("".join(self.signer_line(n) for n in names))
 
     def commit(self, message: str, signer: str | None = None) -> str:
-        git(self.work, "add", "-A")
-        sign = []
-        if signer:
-            sign = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={self.key(signer)}"]
-        git(
-            self.work,
-            *sign,
-            "commit",
-            "-q",
-            "--allow-empty",
-            *(["-S"] if signer else []),
-            "-m",
-            message,
-        )
-        return git(self.work, "rev-parse", "HEAD")
+        return commit_signed(self.work, message, self.key(signer) if signer else None)
 
     def push(self) -> None:
         git(self.work, "push", "-q", "--force", str(self.remote), "HEAD:refs/heads/main")
@@ -98,6 +82,13 @@ class World:
         config = HubConfig(str(self.remote), self.tmp / name, **options)  # type: ignore[arg-type]
         return Hub(config, clock=lambda: NOW)
 
+    def reconcile_once(self, *flags: str | Path) -> Result:
+        """`gitfleet reconcile --once` on the remote, as a real subprocess, with `flags`."""
+        cache = self.tmp / "cli"
+        return run_cli(
+            self.tmp, "reconcile", "--repo", self.remote, "--once", "--cache-dir", cache, *flags
+        )
+
     def rendered_replicas(self) -> str:
         text = git(
             self.remote, "show", f"{OUTPUT}:clusters/eu-1/web/deployment.apps_web_frontend.yaml"
@@ -110,11 +101,8 @@ class World:
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    work = tmp_path / "work"
-    shutil.copytree(ROOT / "examples/quickstart", work)
-    git(work, "init", "-q", "-b", "main")
+    remote = init_bare(tmp_path / "remote.git")
+    work = copy_work(ROOT / "examples/quickstart", tmp_path / "work")
     fleet = work / "fleet.yaml"
     fleet.write_text(fleet.read_text() + VERIFIED)
     w = World(tmp_path, remote, work)
@@ -229,7 +217,7 @@ def test_merges_of_unsigned_branches(world: World, commits: str) -> None:
     world.scale(3)
     contributor = world.commit("an unsigned contribution")
     git(world.work, "checkout", "-q", "main")
-    sign = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={world.key('alice')}"]
+    sign = make_sign_options(world.key("alice"))
     git(world.work, *sign, "merge", "-q", "--no-ff", "-S", "-m", "merge (signed)", "feature")
     world.push()
     report = hub.run_once()
@@ -254,17 +242,7 @@ def test_operator_file_replaces_the_repository_keys(world: World) -> None:
     alice = world.commit("alice, no longer allowed by the operator", "alice")
     world.push()
     held(world.hub(allowed_signers=operator).run_once(), alice, "signed by a key")
-    cli = run_cli(
-        world.tmp,
-        "reconcile",
-        "--repo",
-        world.remote,
-        "--once",
-        "--cache-dir",
-        world.tmp / "cli",
-        "--allowed-signers",
-        operator,
-    )
+    cli = world.reconcile_once("--allowed-signers", operator)
     assert cli.code == 1 and "source-verification-failed" in cli.stdout, cli.output
     assert alice[:12] in cli.stdout
 
@@ -305,16 +283,7 @@ def test_signed_output_and_an_agent_that_requires_it(world: World) -> None:
     hub = world.hub(sign_key=hub_key)
     assert hub.run_once().outcome == "committed"
     signed_output = world.output()
-    verdict = run(
-        world.remote,
-        "git",
-        "-c",
-        f"gpg.ssh.allowedSignersFile={signers}",
-        "log",
-        "-1",
-        "--format=%G?",
-        signed_output,
-    )
+    verdict = read_verdict(world.remote, signers, signed_output)
     assert verdict == "G"
 
     cluster = InMemoryCluster()
@@ -465,28 +434,9 @@ def test_gpg_mode(world: World, gpg: Gpg) -> None:
 def test_cli_flags(world: World) -> None:
     signers = world.tmp / "hub_signers"
     signers.write_text(world.signer_line("hub"))
-    done = run_cli(
-        world.tmp,
-        "reconcile",
-        "--repo",
-        world.remote,
-        "--once",
-        "--cache-dir",
-        world.tmp / "cli",
-        "--sign-key",
-        world.key("hub"),
-    )
+    done = world.reconcile_once("--sign-key", world.key("hub"))
     assert done.code == 0 and "committed" in done.stdout, done.output
-    verdict = run(
-        world.remote,
-        "git",
-        "-c",
-        f"gpg.ssh.allowedSignersFile={signers}",
-        "log",
-        "-1",
-        "--format=%G?",
-        OUTPUT,
-    )
+    verdict = read_verdict(world.remote, signers, OUTPUT)
     assert verdict == "G"
     for flags in (["--require-signed-output"], ["--allowed-signers", str(signers)]):
         agent = run_cli(

@@ -8,52 +8,24 @@ that `gitfleet history` shows who approved.
 
 from __future__ import annotations
 
-import subprocess
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import yaml
 
 from gitfleet import rolloutops
-from gitfleet.agent.gitloop import Agent, AgentConfig
 from gitfleet.agent.memory import InMemoryCluster
-from gitfleet.agent.retry import Backoff
-from gitfleet.agent.run import AgentOptions
-from gitfleet.agent.sync import CrdWait
 from gitfleet.repo.trailers import parse_trailers
 from gitfleet.service import format_history, history, output_files
-from reconciler.loop import Hub, HubConfig
+from tests.helpers import gitrepo
+from tests.helpers.agents import make_agent
+from tests.helpers.fleetfiles import format_cluster, format_placement, format_settings, write_tree
+from tests.helpers.gitrepo import git
+from tests.helpers.hubs import Clock, make_hub
 
 LABELS = {"stg1": "staging", "can1": "canary", "prod1": "prod", "prod2": "prod"}
-CLUSTER = """apiVersion: cluster.kubernetes-fleet.io/v1beta1
-kind: MemberCluster
-metadata:
-  name: {name}
-  labels: {{env: {env}}}
-"""
-RESOURCES = """apiVersion: v1
-kind: Namespace
-metadata:
-  name: shop
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  namespace: shop
-data:
-  version: v2
-"""
-PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterResourcePlacement
-metadata:
-  name: shop
-spec:
-  resourceSelectors:
-    - {group: "", version: v1, kind: Namespace, name: shop}
-  strategy:
-    type: External
-"""
+RESOURCES = format_settings("shop", "version", "v2")
+PLACEMENT = format_placement("shop", "External")
 ROLLOUT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
 kind: ClusterStagedUpdateStrategy
 metadata:
@@ -84,63 +56,22 @@ spec:
 """
 
 
-def git(cwd: Path, *args: str, user: str = "Dev") -> str:
-    email = f"{user.split()[0].lower()}@example.com"
-    out = subprocess.run(
-        ["git", "-c", f"user.name={user}", "-c", f"user.email={email}", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout.strip()
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 def _world(tmp: Path) -> tuple[Path, Path]:
-    remote = tmp / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
-    work = tmp / "work"
-    for folder in ("clusters", "resources", "placements", "rollouts"):
-        (work / folder).mkdir(parents=True)
-    git(work, "init", "-q", "-b", "main")
+    remote = gitrepo.init_bare(tmp / "remote.git")
+    work = gitrepo.init_work(tmp / "work", origin=remote)
     git(work, "config", "user.name", "Ana Approver")
     git(work, "config", "user.email", "ana@example.com")
-    git(work, "remote", "add", "origin", str(remote))
-    for name, env in LABELS.items():
-        (work / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(name=name, env=env))
-    (work / "resources/shop.yaml").write_text(RESOURCES)
-    (work / "placements/shop.yaml").write_text(PLACEMENT)
-    git(work, "add", "-A")
-    git(work, "commit", "-qm", "fleet with an External placement")
-    git(work, "push", "-q", "origin", "main")
+    files = {f"clusters/{name}.yaml": format_cluster(name, env) for name, env in LABELS.items()}
+    files["resources/shop.yaml"] = RESOURCES
+    files["placements/shop.yaml"] = PLACEMENT
+    write_tree(work, files)
+    gitrepo.commit_all(work, "fleet with an External placement", push_to="origin")
     return remote, work
 
 
-def _agent(name: str, remote: Path, tmp: Path, clock: Clock, cluster: InMemoryCluster) -> Agent:
-    options = AgentOptions(
-        version="test",
-        backoff=Backoff(sleep=lambda s: None),
-        crd_wait=CrdWait(sleep=lambda s: None),
-    )
-    config = AgentConfig(str(remote), name, tmp / f"agent-{name}", heartbeat=timedelta(seconds=60))
-    return Agent(config, cluster, clock=clock, options=options)
-
-
 def _show(remote: Path, path: str) -> str | None:
-    out = subprocess.run(
-        ["git", "--git-dir", str(remote), "show", f"gitfleet/rendered:{path}"],
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout if out.returncode == 0 else None
+    found = gitrepo.find_output(remote, path)
+    return None if found is None else found.decode()
 
 
 def _has(cluster: InMemoryCluster) -> bool:
@@ -162,9 +93,9 @@ def _stage_ok(remote: Path, i: int) -> bool:
 def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) -> None:
     remote, work = _world(tmp_path)
     clock = Clock()
-    hub = Hub(HubConfig(str(remote), tmp_path / "hub"), clock=clock, sleep=lambda s: None)
+    hub = make_hub(remote, tmp_path / "hub", clock)
     clusters = {n: InMemoryCluster() for n in LABELS}
-    agents = {n: _agent(n, remote, tmp_path, clock, clusters[n]) for n in LABELS}
+    agents = {n: make_agent(remote, n, tmp_path / f"agent-{n}", clock, clusters[n]) for n in LABELS}
 
     def round_trip(advance: timedelta = timedelta(seconds=30)) -> None:
         clock.now += advance
@@ -178,7 +109,7 @@ def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) 
     assert not any(_has(c) for c in clusters.values()), "an External placement waits for a run"
 
     # The release is created once the clusters have joined (a run initializes once).
-    (work / "rollouts/release.yaml").write_text(ROLLOUT)
+    write_tree(work, {"rollouts/release.yaml": ROLLOUT})
     git(work, "add", "-A")
     git(work, "commit", "-qm", "release v2 in three stages")
     git(work, "push", "-q", "origin", "main")
@@ -195,12 +126,7 @@ def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) 
     assert _stage_ok(remote, 1) is False
     request = _show(remote, "status/approvals/release-after-canary.yaml")
     assert request is not None and "ApprovalAccepted" not in request
-    pending = subprocess.run(
-        ["git", "--git-dir", str(remote), "log", "--format=%B", "gitfleet/rendered"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    pending = gitrepo.read_output_messages(remote)
     assert (
         "Gitfleet-Approval-Pending: release-after-canary (gitfleet approve release canary)"
         in pending
@@ -244,12 +170,7 @@ def test_three_stage_rollout_approved_by_merging_a_pull_request(tmp_path: Path) 
     notes = accepted["metadata"]["annotations"]
     assert notes["gitfleet.io/approved-by"] == "Rita Reviewer <rita@example.com>"
     assert notes["gitfleet.io/approval-commit"] == merge
-    message = subprocess.run(
-        ["git", "--git-dir", str(remote), "log", "-1", "--format=%B", "gitfleet/rendered"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    message = gitrepo.read_output_messages(remote, 1)
     trailers = parse_trailers(message)
     assert trailers["Gitfleet-Approved-By"] == ["Rita Reviewer <rita@example.com>"]
     assert trailers["Gitfleet-Approval-Commit"] == [merge]

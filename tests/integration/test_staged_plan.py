@@ -3,30 +3,24 @@ order, the gates, and a Mermaid flowchart in the markdown comment."""
 
 from __future__ import annotations
 
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
 from gitfleet import service
 from reconciler.planreport import to_markdown, to_text
-from tests.integration.test_staged_e2e import CLUSTER, LABELS, PLACEMENT, RESOURCES, ROLLOUT, git
+from tests.helpers.fleetfiles import format_cluster, write_tree
+from tests.helpers.gitrepo import commit_all, git, init_work
+from tests.integration.test_staged_e2e import LABELS, PLACEMENT, RESOURCES, ROLLOUT
 
 
 def test_plan_previews_a_new_run(tmp_path: Path) -> None:
-    work = tmp_path / "fleet"
-    for folder in ("clusters", "resources", "placements", "rollouts"):
-        (work / folder).mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
-    for name, env in LABELS.items():
-        (work / "clusters" / f"{name}.yaml").write_text(CLUSTER.format(name=name, env=env))
-    (work / "resources/shop.yaml").write_text(RESOURCES)
-    (work / "placements/shop.yaml").write_text(PLACEMENT)
-    git(work, "add", "-A")
-    git(work, "commit", "-qm", "base")
+    work = init_work(tmp_path / "fleet")
+    files = {f"clusters/{name}.yaml": format_cluster(name, env) for name, env in LABELS.items()}
+    write_tree(work, {**files, "resources/shop.yaml": RESOURCES, "placements/shop.yaml": PLACEMENT})
+    commit_all(work, "base")
     git(work, "checkout", "-q", "-b", "release")
-    (work / "rollouts/release.yaml").write_text(ROLLOUT)
-    git(work, "add", "-A")
-    git(work, "commit", "-qm", "release v2")
+    write_tree(work, {"rollouts/release.yaml": ROLLOUT})
+    commit_all(work, "release v2")
     now = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
     result = service.plan_revisions(work, "main", "release", now)
     text = to_text(result.plan, result.base, result.head)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from gitfleet.agent.inventory import read_inventory
+from tests.helpers.manifests import make_widget, make_widget_crd
 from tests.kube.apiserver import ApiServer
 from tests.kube.conftest import Counting, Names
 from tests.kube.helpers import (
@@ -20,7 +21,7 @@ from tests.kube.helpers import (
     pass_condition,
     set_status,
 )
-from tests.unit.agent.conftest import COMMIT2, cm, deployment, ns
+from tests.unit.agent.conftest import COMMIT2, SSA_CONFLICTS, cm, deployment, ns
 
 
 def secret(name: str, namespace: str) -> dict[str, Any]:
@@ -79,16 +80,7 @@ def _ids(n: str) -> list[tuple[str, str, str | None, str]]:
 
 @pytest.mark.parametrize(
     ("strategy", "replicas", "applied", "manager_text"),
-    [
-        ({"type": "ServerSideApply"}, 5, ("False", "NotAllWorkHaveBeenApplied"), "kubectl-edit"),
-        (
-            {"type": "ServerSideApply", "serverSideApplyConfig": {"force": True}},
-            2,
-            ("True", "AllWorkHaveBeenApplied"),
-            "",
-        ),
-        ({"type": "ClientSideApply"}, 2, ("True", "AllWorkHaveBeenApplied"), ""),
-    ],
+    SSA_CONFLICTS,
     ids=["ssa-conflict-reported", "ssa-forced", "client-side-forced"],
 )
 def test_conflict_with_another_field_manager(
@@ -120,54 +112,19 @@ def test_conflict_with_another_field_manager(
         assert manager_text in message and ".spec.replicas" in message
 
 
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "names": {
-            "kind": "Widget",
-            "plural": "widgets",
-            "singular": "widget",
-            "listKind": "WidgetList",
-        },
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-                        },
-                    }
-                },
-            }
-        ],
-    },
-}
+CRD = make_widget_crd(full=True)
 
 
 def test_namespace_and_crd_first_then_custom_resource(kube: Counting, names: Names) -> None:
     n = names.namespace
-    widget = {
-        "apiVersion": "example.com/v1",
-        "kind": "Widget",
-        "metadata": {"name": "w", "namespace": n},
-        "spec": {"size": 1},
-    }
-    report = agent_pass(kube, names.cluster, {names.key: [widget, CRD, ns(n)]})
+    report = agent_pass(kube, names.cluster, {names.key: [make_widget(n), CRD, ns(n)]})
     assert failures(report, names.key) == []
     assert cond(report, names.key, "Applied") == ("True", "AllWorkHaveBeenApplied")
     assert cond(report, names.key, "Available") == ("True", "NotAllWorkAreAvailabilityTrackable")
     live = kube.get("example.com/v1", "Widget", n, "w")
     assert live is not None and live["spec"] == {"size": 1}
     kube.writes.clear()
-    agent_pass(kube, names.cluster, {names.key: [widget, CRD, ns(n)]}, report)
+    agent_pass(kube, names.cluster, {names.key: [make_widget(n), CRD, ns(n)]}, report)
     assert kube.writes == []
 
 

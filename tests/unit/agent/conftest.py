@@ -23,11 +23,30 @@ from gitfleet.api.output import (
     placement_index_path,
 )
 from gitfleet.load.yamlio import dump_yaml
+from tests.helpers.manifests import make_widget, make_widget_crd
 
 ROOT = Path(__file__).resolve().parents[3]
 NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 COMMIT = "a" * 40
 COMMIT2 = "b" * 40
+
+
+# A namespaced custom resource kind and one object of it (apply and prune order tests).
+CRD = make_widget_crd()
+WIDGET = make_widget("app")
+
+# Deployment `web` (2 replicas) applied, scaled to 5 by another field manager (kubectl-edit),
+# applied again; by apply strategy: the replicas it ends with, Applied, text in the failure.
+SSA_CONFLICTS: list[tuple[dict[str, Any], int, tuple[str, str], str]] = [
+    ({"type": "ServerSideApply"}, 5, ("False", "NotAllWorkHaveBeenApplied"), "kubectl-edit"),
+    (
+        {"type": "ServerSideApply", "serverSideApplyConfig": {"force": True}},
+        2,
+        ("True", "AllWorkHaveBeenApplied"),
+        "",
+    ),
+    ({"type": "ClientSideApply"}, 2, ("True", "AllWorkHaveBeenApplied"), ""),
+]
 
 
 class Sleeps(list[float]):

@@ -8,37 +8,7 @@ from typing import Any
 from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.agent.run import run_once
 
-from .conftest import COMMIT, COMMIT2, NOW, cm, deployment, directory, ns, options
-
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "names": {"kind": "Widget", "plural": "widgets"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
-WIDGET = {
-    "apiVersion": "example.com/v1",
-    "kind": "Widget",
-    "metadata": {"name": "w", "namespace": "app"},
-    "spec": {"size": 1},
-}
+from .conftest import COMMIT, COMMIT2, CRD, NOW, WIDGET, cm, deployment, directory, ns, options
 
 
 class Deletions(InMemoryCluster):

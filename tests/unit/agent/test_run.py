@@ -12,7 +12,20 @@ from gitfleet.agent.memory import InMemoryCluster
 from gitfleet.agent.run import run_once
 from gitfleet.api import AgentReport, PlacementReport, find_condition
 
-from .conftest import COMMIT, COMMIT2, NOW, Sleeps, cm, deployment, directory, ns, options
+from .conftest import (
+    COMMIT,
+    COMMIT2,
+    CRD,
+    NOW,
+    SSA_CONFLICTS,
+    WIDGET,
+    Sleeps,
+    cm,
+    deployment,
+    directory,
+    ns,
+    options,
+)
 
 
 def placement(report: AgentReport, key: str) -> PlacementReport:
@@ -152,16 +165,7 @@ def test_crash_mid_apply_is_repaired_and_nothing_orphaned(after: int) -> None:
 
 @pytest.mark.parametrize(
     ("strategy", "replicas", "applied", "manager_text"),
-    [
-        ({"type": "ServerSideApply"}, 5, ("False", "NotAllWorkHaveBeenApplied"), "kubectl-edit"),
-        (
-            {"type": "ServerSideApply", "serverSideApplyConfig": {"force": True}},
-            2,
-            ("True", "AllWorkHaveBeenApplied"),
-            "",
-        ),
-        ({"type": "ClientSideApply"}, 2, ("True", "AllWorkHaveBeenApplied"), ""),
-    ],
+    SSA_CONFLICTS,
 )
 def test_ssa_conflict_reported_unless_forced(
     cluster: InMemoryCluster,
@@ -246,37 +250,6 @@ def test_namespace_missing_is_reported(cluster: InMemoryCluster) -> None:
     assert [(f.name, f.condition.reason) for f in failed] == [("orphan", "ManifestApplyFailed")]
     assert 'namespaces "elsewhere" not found' in failed[0].condition.message
     assert "a" in names(cluster, "ConfigMap")
-
-
-CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "names": {"kind": "Widget", "plural": "widgets"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": True,
-                    }
-                },
-            }
-        ],
-    },
-}
-WIDGET = {
-    "apiVersion": "example.com/v1",
-    "kind": "Widget",
-    "metadata": {"name": "w", "namespace": "app"},
-    "spec": {"size": 1},
-}
 
 
 @pytest.mark.parametrize(("polls", "ok"), [(0, True), (3, True), (50, False)])

@@ -22,59 +22,35 @@ from reconciler.history import (
 from reconciler.pass_ import reconcile
 from reconciler.state import PlacementState, Snapshot, State, read_state
 from renderers import load_fleet
+from tests.helpers.fleetfiles import (
+    format_cluster,
+    format_pin,
+    format_placement,
+    format_run,
+    write_tree,
+)
 
 NOW = datetime(2026, 11, 25, 10, tzinfo=UTC)
 HISTORY = (Snapshot(0, "h0", "c0"), Snapshot(1, "h1", "c1"), Snapshot(2, "h2", None))
-PLACEMENT = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterResourcePlacement
-metadata:
-  name: {name}{annotations}
-spec:
-  resourceSelectors:
-    - {{group: '', version: v1, kind: Namespace, name: {name}}}
-  strategy:
-    type: {strategy}
-"""
-RUN = """apiVersion: placement.kubernetes-fleet.io/v1beta1
-kind: ClusterStagedUpdateRun
-metadata:
-  name: {name}
-spec:
-  placementName: app
-  stagedRolloutStrategyName: s
-{index}"""
 
 
 def _pin(value: str) -> str:
-    return f"\n  annotations:\n    {PIN_ANNOTATION}: '{value}'"
+    return format_pin(PIN_ANNOTATION, value)
 
 
 def _fleet(root: Path, runs: dict[str, str | None], pin: str | None = None) -> FleetSnapshot:
-    (root / "placements").mkdir(parents=True, exist_ok=True)
-    (root / "resources").mkdir(exist_ok=True)
-    (root / "clusters").mkdir(exist_ok=True)
-    (root / "clusters/c1.yaml").write_text(
-        "apiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\n"
-        "metadata:\n  name: c1\n"
-    )
+    files = {"clusters/c1.yaml": format_cluster("c1")}
     for name in ("app", "web"):
-        (root / f"resources/{name}.yaml").write_text(
+        files[f"resources/{name}.yaml"] = (
             f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n"
         )
-    (root / "placements/app.yaml").write_text(
-        PLACEMENT.format(name="app", annotations="", strategy="External")
-    )
+    files["placements/app.yaml"] = format_placement("app", "External")
     annotations = _pin(pin) if pin is not None else ""
-    (root / "placements/web.yaml").write_text(
-        PLACEMENT.format(name="web", annotations=annotations, strategy="RollingUpdate")
-    )
-    docs = [
-        RUN.format(name=n, index=f"  resourceSnapshotIndex: '{i}'\n" if i else "")
-        for n, i in runs.items()
-    ]
+    files["placements/web.yaml"] = format_placement("web", "RollingUpdate", annotations)
+    docs = [format_run(n, strategy="s", index=i or None, state=None) for n, i in runs.items()]
     if docs:
-        (root / "rollouts").mkdir(exist_ok=True)
-        (root / "rollouts/runs.yaml").write_text("---\n".join(docs))
+        files["rollouts/runs.yaml"] = "---\n".join(docs)
+    write_tree(root, files)
     return load_fleet(WorkdirTree(root))
 
 
@@ -155,9 +131,7 @@ def test_pin_errors_name_file_line_and_annotation(
 ) -> None:
     _fleet(tmp_path, {})
     first = reconcile(load_fleet(WorkdirTree(tmp_path)), State(), None, NOW)
-    (tmp_path / "placements/web.yaml").write_text(
-        PLACEMENT.format(name="web", annotations=_pin(value), strategy=strategy)
-    )
+    write_tree(tmp_path, {"placements/web.yaml": format_placement("web", strategy, _pin(value))})
     prior, _ = read_state(first.files)
     result = reconcile(load_fleet(WorkdirTree(tmp_path)), prior, None, NOW)
     (error,) = [e for e in result.errors if e.field == PIN_FIELD]

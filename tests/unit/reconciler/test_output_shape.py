@@ -110,8 +110,13 @@ def test_state_bindings_round_trip(bindings: tuple[Binding, ...], grouped: bool)
 
 def _legacy(files: dict[str, bytes]) -> dict[str, bytes]:
     """The same output in the gitfleet.io/v1alpha1 shape: objects (with hashes) listed in the
-    cluster index, no placement indexes, one status entry a cluster, plain binding lists."""
-    out = {p: d for p, d in files.items() if p.count("/") != 3 or not p.endswith("/index.yaml")}
+    cluster index, no placement indexes, one status entry a cluster, plain binding lists, no
+    `state/prior/` records (they came later)."""
+    out = {
+        p: d
+        for p, d in files.items()
+        if (p.count("/") != 3 or not p.endswith("/index.yaml")) and not p.startswith("state/prior/")
+    }
     for path, data in files.items():
         where = split_cluster_path(path)
         doc = yaml.safe_load(data)

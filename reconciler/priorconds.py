@@ -1,0 +1,136 @@
+"""A placement's prior condition times: read from its status file, or recorded in `state/prior/`.
+
+`placement_conditions_of` derives them from a placement status document (the per-cluster
+entries expanded, entries without a cluster name numbered in order). `conditions_section` is
+their compact record in `state/prior/<key>.yaml` (`reconciler.priorstate`): `placement` (the
+placement's conditions), `perCluster` (clusters whose conditions no other cluster shares,
+entries without a name last, in order) and `perClusterGroups` (clusters whose conditions are
+identical once the quoted cluster name is written as `gitfleet.api.output.NAME_TOKEN`), and
+`parse_conditions_section` reads it back to the very values `placement_conditions_of` gives.
+Grouping and expanding work on the conditions themselves (one validation per group), not on
+documents. Called by `priorstate` and `statusdocs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gitfleet.api import Condition
+from gitfleet.api.output import NAME_TOKEN, expand_cluster_statuses
+from reconciler.priorparse import freeze, shared
+
+PriorConditions = tuple[tuple[Condition, ...], dict[str, tuple[Condition, ...]]]
+"""A placement's previous conditions and its previous per-cluster conditions by cluster."""
+UNNAMED = "#unselected-"
+"""Prefix of the keys of per-cluster entries without a cluster name (fixed clusters not found)."""
+TEXT_FIELDS = ("type", "reason", "message")
+"""The condition fields that may name the cluster."""
+
+
+def conditions_of(raw: Any) -> tuple[Condition, ...]:
+    items = raw or []
+    return shared(
+        ("conditions", freeze(items)), lambda: tuple(Condition.model_validate(c) for c in items)
+    )
+
+
+def status_of(doc: Any) -> dict[str, Any]:
+    status = doc.get("status") if isinstance(doc, dict) else None
+    return status if isinstance(status, dict) else {}
+
+
+def placement_conditions_of(status: dict[str, Any]) -> PriorConditions:
+    """The prior conditions in a placement status (entries without a name numbered in order)."""
+    per_cluster: dict[str, tuple[Condition, ...]] = {}
+    unnamed = 0
+    for entry in expand_cluster_statuses(status):
+        name = entry.get("clusterName")
+        if name is None:
+            name, unnamed = f"{UNNAMED}{unnamed}", unnamed + 1
+        per_cluster[str(name)] = conditions_of(entry.get("conditions"))
+    return conditions_of(status.get("conditions")), per_cluster
+
+
+def dump_conditions(conds: Iterable[Condition]) -> list[dict[str, Any]]:
+    return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
+
+
+def _group_key(name: str, conds: tuple[Condition, ...]) -> tuple[Any, ...] | None:
+    """What the conditions are without the cluster's quoted name (None: not groupable)."""
+    quoted = f'"{name}"'
+    key: list[Any] = []
+    for c in conds:
+        texts = tuple(getattr(c, f) for f in TEXT_FIELDS)
+        if any(NAME_TOKEN in text for text in texts):
+            return None
+        key.append((*(t.replace(quoted, NAME_TOKEN) for t in texts), c.status))
+        key.append((c.observed_generation, c.last_transition_time))
+    return tuple(key)
+
+
+def _tokenized(dumped: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    quoted = f'"{name}"'
+    return [
+        {k: v.replace(quoted, NAME_TOKEN) if k in TEXT_FIELDS else v for k, v in c.items()}
+        for c in dumped
+    ]
+
+
+def conditions_section(prior: PriorConditions) -> dict[str, Any]:
+    """The `conditions` part of a PlacementPrior."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    singles: list[dict[str, Any]] = []
+    unnamed: list[dict[str, Any]] = []
+    for name, conds in sorted(prior[1].items()):
+        key = None if name.startswith(UNNAMED) else _group_key(name, conds)
+        if key is not None:
+            groups.setdefault(key, []).append(name)
+        elif not name.startswith(UNNAMED):
+            singles.append({"cluster": name, "conditions": dump_conditions(conds)})
+    for name, conds in prior[1].items():  # in their numbered order
+        if name.startswith(UNNAMED):
+            unnamed.append({"conditions": dump_conditions(conds)})
+    grouped = []
+    for names in groups.values():
+        dumped = dump_conditions(prior[1][names[0]])
+        if len(names) == 1:
+            singles.append({"cluster": names[0], "conditions": dumped})
+        else:
+            grouped.append({"clusters": names, "conditions": _tokenized(dumped, names[0])})
+    section: dict[str, Any] = {"placement": dump_conditions(prior[0])}
+    if singles or unnamed:
+        section["perCluster"] = sorted(singles, key=lambda e: str(e["cluster"])) + unnamed
+    if grouped:
+        section["perClusterGroups"] = grouped
+    return section
+
+
+def _named(template: tuple[Condition, ...], name: str) -> tuple[Condition, ...]:
+    """A group's conditions for one of its clusters (the token replaced by its quoted name)."""
+    quoted = f'"{name}"'
+    out = []
+    for c in template:
+        update = {f: getattr(c, f).replace(NAME_TOKEN, quoted) for f in TEXT_FIELDS}
+        changed = {f: v for f, v in update.items() if v != getattr(c, f)}
+        out.append(c.model_copy(update=changed) if changed else c)
+    return tuple(out)
+
+
+def parse_conditions_section(section: Mapping[str, Any]) -> PriorConditions:
+    """Inverse of `conditions_section`. Raises ValueError/TypeError on malformed parts."""
+    named: dict[str, tuple[Condition, ...]] = {}
+    unnamed: list[tuple[Condition, ...]] = []
+    for entry in section.get("perCluster") or []:
+        conds = conditions_of(entry.get("conditions"))
+        if entry.get("cluster") is None:
+            unnamed.append(conds)
+        else:
+            named[str(entry["cluster"])] = conds
+    for group in section.get("perClusterGroups") or []:
+        template = conditions_of(group.get("conditions"))
+        for name in group.get("clusters") or []:
+            named[str(name)] = _named(template, str(name))
+    per_cluster = {name: named[name] for name in sorted(named)}
+    per_cluster.update({f"{UNNAMED}{i}": conds for i, conds in enumerate(unnamed)})
+    return conditions_of(section.get("placement")), per_cluster

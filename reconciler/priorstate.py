@@ -1,0 +1,288 @@
+"""`state/prior/<key>.yaml`: what a restarted hub needs of the previous output, in `state/`.
+
+A pass reads back, for every placement, its rows of every cluster's ClusterIndex (the rollout
+and the assembly keep or compare them) and the condition times of its status file. Parsing all
+those files costs a restarted hub more than the pass itself at 1,000 clusters, so the pass also
+writes one PlacementPrior a placement:
+
+- `index`: the placement's ClusterIndex rows. A row that is exactly what the cluster's binding
+  in `state/placements/<key>.yaml` implies (its snapshot indexes and content hash, with the
+  placement's `header`: name, namespace, apply strategy) is just the cluster's name in
+  `clusters`; any other row is written whole in `entries`.
+- `conditions`: `status.conditions` of the placement's status file and each cluster's
+  conditions, clusters with the same conditions grouped (`reconciler.priorconds`).
+
+`prior_files` writes them from the new output tree (its documents derived through
+`reconciler.priorparse`: a pass does not parse what it wrote itself); `read_placement_prior` and
+`implied_rows` read them back. A part that is missing (an output written before these files, or
+a row the record cannot hold) makes the readers parse the index or status files as before.
+Called by `state`, `priorindex` and `statusdocs`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol
+
+import yaml
+
+from gitfleet.api.canonical import canonical_json
+from gitfleet.api.output import (
+    OUTPUT_API_VERSION,
+    placement_prior_path,
+    placement_status_path,
+)
+from gitfleet.load.yamlio import dump_yaml
+from reconciler.priorconds import (
+    PriorConditions,
+    conditions_section,
+    parse_conditions_section,
+    placement_conditions_of,
+    status_of,
+)
+from reconciler.priorparse import blob_key, derive_own, freeze, remember, shared
+
+PRIOR_KIND = "PlacementPrior"
+PRIOR_TAG = "placement-prior"
+CONDITIONS_TAG = "placement-conditions"
+HEADER_FIELDS = ("name", "namespace", "applyStrategy")
+READ_ERRORS = (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError)
+
+
+class BindingLike(Protocol):
+    """What a row implied by a binding reads of it (`reconciler.state.Binding`)."""
+
+    @property
+    def cluster(self) -> str: ...
+    @property
+    def policy_index(self) -> int: ...
+    @property
+    def resource_index(self) -> int | None: ...
+    @property
+    def content(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class IndexRecord:
+    """A placement's ClusterIndex rows as recorded: implied by bindings, or whole."""
+
+    header: Mapping[str, Any] | None
+    clusters: tuple[str, ...]
+    entries: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class PlacementPrior:
+    """One `state/prior/<key>.yaml` as read (a part is None when it was not recorded)."""
+
+    key: str
+    index: IndexRecord | None
+    conditions: PriorConditions | None
+
+
+def implied_row(key: str, header: Mapping[str, Any], b: BindingLike) -> dict[str, Any] | None:
+    """The ClusterIndex row the binding `b` implies (None: it names no content)."""
+    if b.content is None or b.resource_index is None:
+        return None
+    row = {
+        **header,
+        "key": key,
+        "resourceSnapshotIndex": b.resource_index,
+        "policySnapshotIndex": b.policy_index,
+        "contentHash": b.content,
+    }
+    return dict(sorted(row.items()))
+
+
+def implied_rows(
+    key: str, record: IndexRecord, bindings: Iterable[BindingLike]
+) -> dict[str, dict[str, Any]]:
+    """cluster -> ClusterIndex row of the placement. Raises KeyError/ValueError when the record
+    names a cluster its bindings cannot explain (then the caller reads the index files)."""
+    by_cluster = {b.cluster: b for b in bindings}
+    rows: dict[str, dict[str, Any]] = {}
+    for cluster in record.clusters:
+        row = implied_row(key, record.header or {}, by_cluster[cluster])
+        if row is None or record.header is None:
+            raise ValueError(f"cluster {cluster}: its binding names no content")
+        rows[cluster] = row
+    for entry in record.entries:
+        row = {k: v for k, v in entry.items() if k != "cluster"}
+        rows[str(entry["cluster"])] = dict(sorted({**row, "key": key}.items()))
+    return rows
+
+
+def _header(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The most common (name, namespace, apply strategy) of the rows (ties: the first in
+    canonical order)."""
+    counts = Counter(canonical_json({f: r[f] for f in HEADER_FIELDS if f in r}) for r in rows)
+    if not counts:
+        return None
+    best = min(counts.items(), key=lambda item: (-item[1], item[0]))[0]
+    header: dict[str, Any] = json.loads(best)
+    return header
+
+
+def _index_section(
+    key: str, rows: Mapping[str, Mapping[str, Any]], bindings: Iterable[BindingLike]
+) -> dict[str, Any]:
+    header = _header(rows.values())
+    by_cluster = {b.cluster: b for b in bindings}
+    clusters: list[str] = []
+    entries: list[dict[str, Any]] = []
+    for cluster, row in sorted(rows.items()):
+        binding = by_cluster.get(cluster)
+        implied = None if binding is None or header is None else implied_row(key, header, binding)
+        if implied is not None and implied == row:
+            clusters.append(cluster)
+        else:
+            entries.append({"cluster": cluster, **{k: v for k, v in row.items() if k != "key"}})
+    section: dict[str, Any] = {"clusters": clusters}
+    if clusters and header is not None:
+        section["header"] = header
+    if entries:
+        section["entries"] = entries
+    return section
+
+
+def parse_placement_prior(doc: Any) -> PlacementPrior:
+    """Inverse of the documents `prior_files` writes. Raises KeyError/ValueError/TypeError."""
+    if doc.get("kind") != PRIOR_KIND:
+        raise ValueError(f"kind: expected {PRIOR_KIND}")
+    index = doc.get("index")
+    record = _index_record(index) if isinstance(index, dict) else None
+    conds = doc.get("conditions")
+    conditions = parse_conditions_section(conds) if isinstance(conds, dict) else None
+    return PlacementPrior(str(doc["metadata"]["name"]), record, conditions)
+
+
+def read_placement_prior(output: Mapping[str, bytes], key: str) -> PlacementPrior | None:
+    """The placement's record in the previous output (None: absent or unreadable)."""
+    path = placement_prior_path(key)
+    if path not in output:
+        return None
+    try:
+        return derive_own(output, path, PRIOR_TAG, parse_placement_prior)
+    except READ_ERRORS:
+        return None
+
+
+def status_conditions(output: Mapping[str, bytes], key: str) -> PriorConditions | None:
+    """The prior conditions in the placement's status file (None: missing or unreadable)."""
+    path = placement_status_path(key)
+    if path not in output:
+        return None
+    try:
+        return derive_own(
+            output, path, CONDITIONS_TAG, lambda doc: placement_conditions_of(status_of(doc))
+        )
+    except READ_ERRORS:
+        return None
+
+
+def index_entries(doc: Any) -> dict[str, dict[str, Any]]:
+    """placement key -> row of one parsed ClusterIndex. An older-shape (v1alpha1) row keeps its
+    `objects` (shared: the same on every cluster that got the same file)."""
+    out: dict[str, dict[str, Any]] = {}
+    for entry in (doc or {}).get("placements") or []:
+        objects = entry.get("objects")
+        if isinstance(objects, list):
+            entry = {**entry, "objects": [shared_object(o) for o in objects]}
+        out[str(entry["key"])] = entry
+    return out
+
+
+def shared_object(obj: Any) -> Any:
+    return shared(("object", freeze(obj)), lambda: obj)
+
+
+def placement_rows(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[str, Any]]] | None:
+    """placement key -> cluster -> ClusterIndex row of an output tree; None when a row cannot
+    be recorded (an unreadable index, or an older-shape row that lists its objects)."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for path in output:
+        if not (path.startswith("clusters/") and path.endswith("/index.yaml")):
+            continue
+        parts = path.split("/")
+        if len(parts) != 3:
+            continue
+        try:
+            entries = derive_own(output, path, "cluster-index", index_entries)
+        except READ_ERRORS:
+            return None
+        for key, row in entries.items():
+            if "objects" in row:
+                return None
+            out.setdefault(key, {})[parts[1]] = row
+    return out
+
+
+MAX_KEPT = 20_000
+_blocks: dict[tuple[str, str], tuple[Any, bytes]] = {}
+"""(placement key, part) -> what the part's last YAML block was made from, and its bytes."""
+
+
+def _block(key: str, part: str, made_from: Any, make: Callable[[], Any]) -> bytes:
+    """The YAML of `{part: make()}`, serialised only when `made_from` differs from the last
+    time. A top-level block mapping is its keys' blocks one after the other (sorted), so a
+    document is the concatenation of its parts' blocks."""
+    last = _blocks.get((key, part))
+    if last is not None and last[0] == made_from:
+        return last[1]
+    if len(_blocks) >= MAX_KEPT:
+        _blocks.clear()
+    data = dump_yaml({part: make()}).encode()
+    _blocks[(key, part)] = (made_from, data)
+    return data
+
+
+def _index_record(section: Mapping[str, Any]) -> IndexRecord:
+    return IndexRecord(
+        header=section.get("header"),
+        clusters=tuple(str(c) for c in section.get("clusters") or ()),
+        entries=tuple(section.get("entries") or ()),
+    )
+
+
+def _status_part(output: Mapping[str, bytes], key: str) -> tuple[str, PriorConditions] | None:
+    """(status blob id, its prior conditions) of the placement's status file in `output`."""
+    conditions = status_conditions(output, key)
+    if conditions is None:
+        return None
+    return blob_key(output, placement_status_path(key)), conditions
+
+
+def prior_files(
+    placements: Mapping[str, Iterable[BindingLike]],
+    rows: Mapping[str, Mapping[str, Mapping[str, Any]]] | None,
+    output: Mapping[str, bytes],
+) -> dict[str, bytes]:
+    """`state/prior/<key>.yaml` for every placement (`placements`: key -> its bindings), from
+    `rows` (placement key -> cluster -> ClusterIndex row of the new output; None when some row
+    cannot be recorded: no `index` is written then) and the status files in `output`. Each
+    part is serialised only when what it is made from changed (the conditions: the status
+    file's blob id)."""
+    files: dict[str, bytes] = {}
+    if rows is not None and not set(rows) <= set(placements):
+        rows = None  # a row of a placement without state: only the index files hold it
+    head = dump_yaml({"apiVersion": OUTPUT_API_VERSION}).encode()
+    kind = dump_yaml({"kind": PRIOR_KIND}).encode()
+    for key, bindings in sorted(placements.items()):
+        parts, record, conditions = [head], None, None
+        status = _status_part(output, key)
+        if status is not None:
+            conditions = status[1]
+            make = partial(conditions_section, conditions)
+            parts.append(_block(key, "conditions", status[0], make))
+        if rows is not None:
+            section = _index_section(key, rows.get(key, {}), tuple(bindings))
+            parts.append(_block(key, "index", section, partial(dict, section)))
+            record = _index_record(section)
+        parts += [kind, dump_yaml({"metadata": {"name": key}}).encode()]
+        data = files[placement_prior_path(key)] = b"".join(parts)
+        remember(data, PRIOR_TAG, PlacementPrior(key, record, conditions))
+    return files

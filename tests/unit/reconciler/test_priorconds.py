@@ -1,0 +1,72 @@
+"""The condition record of `state/prior/` (reconciler.priorconds) reads back to exactly the
+conditions it was written from: grouped clusters, clusters that cannot be grouped, entries
+without a cluster name in their numbered order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from gitfleet.api import Condition
+from gitfleet.api.output import NAME_TOKEN
+from gitfleet.load.yamlio import dump_yaml
+from reconciler.priorconds import (
+    PriorConditions,
+    conditions_section,
+    parse_conditions_section,
+)
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+T1 = datetime(2026, 1, 2, tzinfo=UTC)
+
+
+def cond(type_: str, message: str, when: datetime = T0, status: str = "True") -> Condition:
+    return Condition.model_validate(
+        {
+            "type": type_,
+            "status": status,
+            "reason": type_,
+            "message": message,
+            "observedGeneration": 1,
+            "lastTransitionTime": when,
+        }
+    )
+
+
+def conds(name: str, when: datetime = T0) -> tuple[Condition, ...]:
+    return (cond("Scheduled", f'picked "{name}" (score 1)', when), cond("Applied", "all applied"))
+
+
+def roundtrip(prior: PriorConditions) -> tuple[dict[str, Any], PriorConditions]:
+    section = yaml.safe_load(dump_yaml(conditions_section(prior)))
+    return section, parse_conditions_section(section)
+
+
+def test_clusters_with_the_same_conditions_but_their_name_are_one_group() -> None:
+    per_cluster = {n: conds(n) for n in ("c", "a", "b")} | {"late": conds("late", T1)}
+    prior: PriorConditions = ((cond("Placed", "ok"),), per_cluster)
+    section, back = roundtrip(prior)
+    (group,) = section["perClusterGroups"]
+    assert group["clusters"] == ["a", "b", "c"]
+    assert group["conditions"][0]["message"] == f"picked {NAME_TOKEN} (score 1)"
+    assert [e["cluster"] for e in section["perCluster"]] == ["late"]  # another time: alone
+    assert back == prior
+
+
+def test_a_name_already_holding_the_token_and_unnamed_entries_stay_single() -> None:
+    odd = (cond("Scheduled", f"literal {NAME_TOKEN} text"),)
+    unnamed = {
+        f"#unselected-{i}": (cond("Scheduled", f"missing {i}", status="False"),) for i in range(12)
+    }
+    prior: PriorConditions = ((), {"x": odd, "y": odd, **unnamed})
+    section, back = roundtrip(prior)
+    assert "perClusterGroups" not in section
+    assert [e.get("cluster") for e in section["perCluster"]] == ["x", "y", *[None] * 12]
+    assert back == prior
+    assert list(back[1]) == list(prior[1])  # #unselected-10 after #unselected-9
+
+
+def test_an_empty_record_reads_back_empty() -> None:
+    assert roundtrip(((), {}))[1] == ((), {})
