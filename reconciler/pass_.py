@@ -272,7 +272,7 @@ def reconcile(
         if data is not None:
             files[path] = data
     state = State(placements=states, overrides=override_snapshots)
-    files.update(state_files(state))
+    files.update(state_files(state, files))
     errors += _plan_errors(plans, origins)
     for key, ps in sorted(kept.items()):
         if key in deleted:

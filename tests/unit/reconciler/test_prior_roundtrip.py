@@ -12,7 +12,7 @@ import yaml
 
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import priorindex, priorparse, state, statusdocs
+from reconciler import priorindex, priorparse, priorstate, state, statusdocs
 from reconciler.pass_ import reconcile
 from reconciler.state import State
 from renderers import load_fleet
@@ -32,6 +32,7 @@ READERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     ),
     "state/placements/": ("placement-state", state.parse_placement_state),
     "state/overrides.yaml": ("override-state", state._override_snapshots),
+    "state/prior/": ("placement-prior", priorstate.parse_placement_prior),
 }
 
 
