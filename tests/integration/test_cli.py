@@ -123,12 +123,12 @@ def test_render_twice_is_byte_identical(tmp_path: Path) -> None:
     out = tmp_path / "out"
     first_line = render(tmp_path, QUICKSTART, out, "--now", NOW)
     first = read_tree(out)
-    assert first_line == f"wrote {out}: 34 changed, 0 unchanged, 0 removed"
+    assert first_line == f"wrote {out}: 36 changed, 0 unchanged, 0 removed"
     second_line = render(tmp_path, QUICKSTART, out, "--now", NOW)
-    assert second_line == f"wrote {out}: 0 changed, 34 unchanged, 0 removed"
+    assert second_line == f"wrote {out}: 0 changed, 36 unchanged, 0 removed"
     assert read_tree(out) == first
     later_line = render(tmp_path, QUICKSTART, out, "--now", LATER)
-    assert later_line == f"wrote {out}: 0 changed, 34 unchanged, 0 removed"
+    assert later_line == f"wrote {out}: 0 changed, 36 unchanged, 0 removed"
     assert read_tree(out) == first, "condition times must be kept when nothing changed"
     assert LATER[:10] not in "".join(d.decode() for d in read_tree(out).values())
 
@@ -158,6 +158,7 @@ def test_editing_a_resource_makes_snapshot_1_and_fresh_resets_it(
         "clusters/eu-1/web/configmap_web_frontend-content.yaml",
         "clusters/eu-1/index.yaml",
         "state/placements/web.yaml",
+        "state/prior/web.yaml",
         "status/placements/web.yaml",
     }
     assert changed_paths(before, after) == expected
@@ -192,7 +193,8 @@ def test_deleting_a_placement_removes_its_files(tmp_path: Path, fleet: Path) -> 
         "metadata: {name: drop-viewer}\nspec: {placements: [fleet-viewer]}\n"
     )
     line = render(tmp_path, fleet, out, "--now", NOW)
-    assert line.endswith(", 7 removed")  # 4 object files, 2 placement indexes, the decision
+    # 4 object files, 2 placement indexes, the decision, its state/prior record
+    assert line.endswith(", 8 removed")
     remaining = read_tree(out)
     assert not [p for p in remaining if "fleet-viewer" in p]
     assert not list(out.glob("clusters/*/fleet-viewer"))
