@@ -357,7 +357,7 @@ def _write_indexes(
     """Each cluster's ClusterIndex and, per placement, its PlacementIndex: serialised once per
     distinct object list (most clusters of a placement share one)."""
     emitted: dict[tuple[Any, ...], bytes] = {}
-    shared_idents: dict[int, tuple[Any, ...]] = {}  # object lists clusters share (`_Checked`)
+    shared_idents: dict[tuple[str, int], tuple[Any, ...]] = {}  # object lists clusters share
     for cluster in clusters:
         entries = index.get(cluster, [])
         doc = cluster_index_doc(cluster, entries)
@@ -365,10 +365,10 @@ def _write_indexes(
         remember(data, "cluster-index", {str(e["key"]): e for e in doc["placements"]})
         for entry in entries:
             key, objects = str(entry["key"]), entry.get("objects") or []
-            ident = shared_idents.get(id(objects)) if objects else None
+            ident = shared_idents.get((key, id(objects))) if objects else None
             if ident is None:
                 ident = (key, *(tuple(o.get(f) for f in IDENTITY_FIELDS) for o in objects))
-                shared_idents[id(objects)] = ident
+                shared_idents[(key, id(objects))] = ident
             listed = emitted.get(ident)
             if listed is None:
                 listing = placement_index_doc(key, objects)
