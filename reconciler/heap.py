@@ -30,7 +30,8 @@ class HeapKeeper:
         gc.set_threshold(YOUNG_THRESHOLD, middle, old)
 
     def after_pass(self) -> None:
-        """Called once a pass has finished (committed or not)."""
+        """Called after every pass that rendered (committed or unchanged); skipped passes make
+        next to no garbage."""
         self.passes += 1
         if self.passes % FULL_EVERY == 0:
             gc.unfreeze()
