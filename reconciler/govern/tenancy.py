@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from gitfleet.api.errors import FleetError
@@ -173,32 +174,45 @@ def _override_problem(
     )
 
 
-def _check_overrides(check: _Check, placements: Mapping[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for slot, kind in (
-        ("cluster_overrides", "ClusterResourceOverride"),
-        ("resource_overrides", "ResourceOverride"),
-    ):
-        kept = {}
-        for key, override in getattr(check.fleet, slot).items():
-            ns, name = key if isinstance(key, tuple) else ("", key)
-            origin = check.fleet.origins.get((kind, ns, name))
-            tenant = check.owner(origin)
-            if tenant is not None and origin is not None:
-                ref = override.spec.placement
-                target = None
-                if ref is not None:
-                    scoped_ns = ns if ref.scope == "Namespaced" else ""
-                    target = placement_key(ref.name, scoped_ns)
-                problem = _override_problem(check.tenants[tenant], placements, target)
-                if problem is not None:
-                    check.refuse(origin, "spec.placement", problem)
-                    continue
-            elif origin is not None and origin.file in check.failed:
+Problem = Callable[[Tenant, Any, str], tuple[str, str] | None]
+"""(tenant, object, its namespace) -> (field, message) when the tenant may not declare it."""
+
+
+def _kept(check: _Check, slot: str, kind: str, problem_of: Problem) -> dict[Any, Any]:
+    """The objects of one snapshot slot a tenant may declare; the others are refused (an object
+    whose file failed under a tenant's paths is dropped too)."""
+    kept = {}
+    for key, obj in getattr(check.fleet, slot).items():
+        ns, name = key if isinstance(key, tuple) else ("", key)
+        origin = check.fleet.origins.get((kind, ns, name))
+        tenant = check.owner(origin)
+        if tenant is not None and origin is not None:
+            problem = problem_of(check.tenants[tenant], obj, ns)
+            if problem is not None:
+                check.refuse(origin, *problem)
                 continue
-            kept[key] = override
-        out[slot] = kept
-    return out
+        elif origin is not None and origin.file in check.failed:
+            continue
+        kept[key] = obj
+    return kept
+
+
+def _check_overrides(check: _Check, placements: Mapping[str, str]) -> dict[str, Any]:
+    def problem_of(tenant: Tenant, override: Any, ns: str) -> tuple[str, str] | None:
+        ref = override.spec.placement
+        target = None
+        if ref is not None:
+            target = placement_key(ref.name, ns if ref.scope == "Namespaced" else "")
+        problem = _override_problem(tenant, placements, target)
+        return None if problem is None else ("spec.placement", problem)
+
+    return {
+        slot: _kept(check, slot, kind, problem_of)
+        for slot, kind in (
+            ("cluster_overrides", "ClusterResourceOverride"),
+            ("resource_overrides", "ResourceOverride"),
+        )
+    }
 
 
 REFERENCES: tuple[tuple[str, str, Callable[[Any, str], str | None]], ...] = (
@@ -243,27 +257,23 @@ def _reference_problem(
     return None
 
 
+def _reference_of(
+    target_of: Callable[[Any, str], str | None],
+    kind: str,
+    placements: Mapping[str, str],
+    tenant: Tenant,
+    obj: Any,
+    ns: str,
+) -> tuple[str, str] | None:
+    return _reference_problem(tenant, kind, target_of(obj, ns), ns, placements)
+
+
 def _check_references(check: _Check, placements: Mapping[str, str]) -> dict[str, Any]:
     """Evictions, budgets, update runs and distributions of a tenant act on its own only."""
-    out: dict[str, Any] = {}
-    for slot, kind, target_of in REFERENCES:
-        kept = {}
-        for key, obj in getattr(check.fleet, slot).items():
-            ns, name = key if isinstance(key, tuple) else ("", key)
-            origin = check.fleet.origins.get((kind, ns, name))
-            tenant = check.owner(origin)
-            if tenant is not None and origin is not None:
-                problem = _reference_problem(
-                    check.tenants[tenant], kind, target_of(obj, ns), ns, placements
-                )
-                if problem is not None:
-                    check.refuse(origin, *problem)
-                    continue
-            elif origin is not None and origin.file in check.failed:
-                continue
-            kept[key] = obj
-        out[slot] = kept
-    return out
+    return {
+        slot: _kept(check, slot, kind, partial(_reference_of, target_of, kind, placements))
+        for slot, kind, target_of in REFERENCES
+    }
 
 
 def _check_fleet_kinds(check: _Check) -> dict[str, Any]:
