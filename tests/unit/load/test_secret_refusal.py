@@ -17,7 +17,7 @@ import pytest
 from gitfleet.load.agecrypt import generate_identity
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.load.snapshot import PLAINTEXT_RULE
-from tests.unit.override.override_helpers import load
+from tests.unit.override.override_helpers import PLAINTEXT_FLEET, load
 
 VALUE = "giraffe-hush-4471"
 SECRET = f"""apiVersion: v1
@@ -76,14 +76,7 @@ spec:
   values:
     pw: {VALUE}
 """
-ALLOW = """apiVersion: gitfleet.io/v1alpha1
-kind: Fleet
-metadata:
-  name: fleet
-spec:
-  secrets:
-    allowPlaintext: true
-"""
+ALLOW = PLAINTEXT_FLEET
 MIXED = f"""apiVersion: placement.kubernetes-fleet.io/v1beta1
 kind: ClusterResourcePlacement
 metadata:
