@@ -6,7 +6,6 @@ commits, without parsing the previous output's index or status files; from an ou
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -17,7 +16,7 @@ import yaml
 
 from reconciler import loop, priorindex, statusdocs
 from reconciler.pass_ import PassResult, reconcile
-from tests.helpers.gitrepo import OUTPUT, git
+from tests.helpers.gitrepo import OUTPUT, git, list_output
 from tests.helpers.hubs import Clock
 from tests.integration.test_hub_faults import (
     CONFIGMAP,
@@ -69,16 +68,6 @@ def _snapshots(remote: Path) -> dict[str, int]:
     return out
 
 
-def _files(remote: Path) -> list[str]:
-    done = subprocess.run(
-        ["git", "--git-dir", str(remote), "ls-tree", "-r", "--name-only", OUTPUT],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.split()
-
-
 @pytest.mark.parametrize("records", [True, False], ids=["from-state", "older-output"])
 def test_a_restarted_hub_commits_the_tree_of_the_hub_that_kept_running(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, records: bool
@@ -93,7 +82,7 @@ def test_a_restarted_hub_commits_the_tree_of_the_hub_that_kept_running(
         assert running.run_once().outcome == "committed"
     copy = tmp_path / "copy.git"  # the same remote, for the hub that restarts
     shutil.copytree(world.remote, copy)
-    assert any(p.startswith("state/prior/") for p in _files(copy)) is records
+    assert any(p.startswith("state/prior/") for p in list_output(copy)) is records
     world.edit(1)
     world.commit(
         {"resources/rolling/cm.yaml": CONFIGMAP.format(name="cm", ns="rolling", rev=1)}, "roll"
