@@ -32,7 +32,7 @@ from reconciler.output import yaml_bytes
 from reconciler.outputguard import cluster_bytes, cluster_over_cap, describe, refusal
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import placement_objects, read_prior_index
-from reconciler.priorparse import parse_own, remember
+from reconciler.priorparse import parse_own, paths_under, remember
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import PlacementState, State
 
@@ -391,7 +391,7 @@ def _enforce_cap(
     prefix = cluster_dir(cluster)
     for path in [p for p in files if p.startswith(prefix)]:
         del files[path]
-    files.update({p: prior.output[p] for p in prior.output if p.startswith(prefix)})
+    files.update({p: prior.output[p] for p in paths_under(prior.output, prefix)})
     for plan in plans.values():
         if cluster in plan.bound_clusters():
             plan.errors.append(("", problem))

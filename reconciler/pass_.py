@@ -40,6 +40,7 @@ from reconciler.output import placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
 from reconciler.priorindex import read_prior_index
+from reconciler.priorparse import paths_under
 from reconciler.publish import decision_files, profile_files
 from reconciler.reports import statuses_from_reports
 from reconciler.rollout.cgu import overlay_entries, with_label_overlay, with_overlay_status
@@ -161,7 +162,7 @@ def _kept_decisions(kept: Mapping[str, PlacementState], prior: State) -> dict[st
     if not kept:
         return {}
     slices = [re.compile(rf"decisions/{re.escape(key)}-[0-9]+\.yaml") for key in sorted(kept)]
-    paths = [p for p in prior.output if p.startswith("decisions/")]
+    paths = paths_under(prior.output, "decisions/")
     return {p: prior.output[p] for p in paths if any(s.fullmatch(p) for s in slices)}
 
 

@@ -25,7 +25,7 @@ from gitfleet.api.output import (
     placement_index_path,
     split_cluster_path,
 )
-from reconciler.priorparse import derive_own
+from reconciler.priorparse import derive_own, paths_under
 from reconciler.priorstate import (
     READ_ERRORS,
     implied_rows,
@@ -63,7 +63,7 @@ def recorded_prior_index(output: Mapping[str, bytes]) -> PriorIndex | None:
     """`read_prior_index` from the placement states and their `state/prior/` records; None
     when any placement lacks a readable record of its rows (an older output)."""
     rows: dict[str, list[dict[str, Any]]] = {}
-    states = sorted(p for p in output if p.startswith(PLACEMENT_STATE_PREFIX))
+    states = paths_under(output, PLACEMENT_STATE_PREFIX)
     for path in states:
         try:
             ps = derive_own(output, path, "placement-state", parse_placement_state)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from contextlib import suppress
@@ -65,6 +66,21 @@ def blob_key(output: Mapping[str, bytes], path: str) -> str:
     if oid is not None:
         return str(oid(path))
     return _blob_id(output[path])
+
+
+def paths_under(output: Mapping[str, bytes], prefix: str) -> list[str]:
+    """The sorted paths of `output` that start with `prefix`: a slice of the sorted listing a
+    lazy output tree keeps (`TreeFiles.sorted_paths`), else one scan of the mapping."""
+    listing = getattr(output, "sorted_paths", None)
+    if listing is None:
+        return sorted(p for p in output if p.startswith(prefix))
+    paths: list[str] = listing()
+    out = []
+    for path in paths[bisect_left(paths, prefix) :]:
+        if not path.startswith(prefix):
+            break
+        out.append(path)
+    return out
 
 
 def derive_own(output: Mapping[str, bytes], path: str, tag: str, derive: Callable[[Any], T]) -> T:

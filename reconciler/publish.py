@@ -18,6 +18,7 @@ from reconciler.decisions import cluster_profile_documents, decision_documents
 from reconciler.isolate import hold
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
+from reconciler.priorparse import paths_under
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import State
 
@@ -41,7 +42,7 @@ def decision_files(plans: Mapping[str, PlacementPlan], prior: State) -> dict[str
             except Exception as exc:  # one placement's fault fails it alone
                 hold(plan, "writing the scheduling decisions of", exc)
         prefix = f"decisions/{key}-"
-        files.update({p: prior.output[p] for p in prior.output if p.startswith(prefix)})
+        files.update({p: prior.output[p] for p in paths_under(prior.output, prefix)})
     return files
 
 

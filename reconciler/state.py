@@ -29,7 +29,7 @@ from gitfleet.api.output import (
     placement_state_path,
 )
 from gitfleet.load.yamlio import dump_yaml
-from reconciler.priorparse import derive_own, remember
+from reconciler.priorparse import derive_own, paths_under, remember
 from reconciler.priorstate import placement_rows, prior_files
 
 STATE_API_VERSION = OUTPUT_API_VERSION
@@ -362,9 +362,7 @@ def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
     skipped (their placements start afresh) rather than failing the pass."""
     placements: dict[str, PlacementState] = {}
     problems: list[str] = []
-    for path in sorted(
-        p for p in files if p.startswith(PLACEMENT_STATE_PREFIX) and p.endswith(".yaml")
-    ):
+    for path in [p for p in paths_under(files, PLACEMENT_STATE_PREFIX) if p.endswith(".yaml")]:
         try:
             ps = derive_own(files, path, "placement-state", parse_placement_state)
         except (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as exc:

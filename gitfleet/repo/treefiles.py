@@ -19,6 +19,7 @@ class TreeFiles(Mapping[str, bytes]):
         self._tree = tree
         self._files = tree.files()
         self._known = set(self._files)
+        self._sorted: list[str] | None = None
 
     def __getitem__(self, path: str) -> bytes:
         if path not in self._known:
@@ -33,6 +34,12 @@ class TreeFiles(Mapping[str, bytes]):
 
     def __contains__(self, path: object) -> bool:
         return path in self._known
+
+    def sorted_paths(self) -> list[str]:
+        """Every path, sorted (computed once; `reconciler.priorparse.paths_under` bisects it)."""
+        if self._sorted is None:
+            self._sorted = sorted(self._files)
+        return self._sorted
 
     def oid(self, path: str) -> str:
         """The blob id of `path` without reading it (`reconciler.priorparse.OidFiles`)."""

@@ -25,7 +25,7 @@ from gitfleet.api.cgu import (
     ClusterGroupUpgradeSpec,
 )
 from gitfleet.load.model import FleetSnapshot
-from reconciler.priorparse import parse_own
+from reconciler.priorparse import parse_own, paths_under
 from reconciler.rollout.cgu_base import Context
 from reconciler.rollout.cgu_blockers import soak_annotations, staged_run_blockers
 from reconciler.rollout.cgu_run import advance
@@ -52,23 +52,10 @@ def state_path(namespace: str, name: str) -> str:
     return f"{STATE_PREFIX}{namespace}/{name}.yaml"
 
 
-_listed: list[tuple[Mapping[str, bytes], int, list[str]]] = []
-"""The last output listed by `_state_paths` (held, so its id is not reused), its size and its
-CGU state paths: a pass asks for the same previous output several times."""
-
-
-def _state_paths(output: Mapping[str, bytes]) -> list[str]:
-    if _listed and _listed[0][0] is output and _listed[0][1] == len(output):
-        return _listed[0][2]
-    paths = sorted(p for p in output if p.startswith(STATE_PREFIX) and p.endswith(".yaml"))
-    _listed[:] = [(output, len(output), paths)]
-    return paths
-
-
 def prior_runs(output: Mapping[str, bytes]) -> dict[Key, CguRun]:
     """Every CGU state document of the previous output (unreadable ones start afresh)."""
     runs: dict[Key, CguRun] = {}
-    for path in _state_paths(output):
+    for path in [p for p in paths_under(output, STATE_PREFIX) if p.endswith(".yaml")]:
         parts = path[len(STATE_PREFIX) : -len(".yaml")].split("/")
         if len(parts) != 2:
             continue

@@ -23,7 +23,7 @@ from gitfleet.api.output import NAME_TOKEN, _renamed, group_named
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler.heap import HeapKeeper
 from reconciler.pass_ import reconcile
-from reconciler.priorparse import derive_own
+from reconciler.priorparse import derive_own, paths_under
 from reconciler.state import State
 from reconciler.status import Cond, timed
 from reconciler.statusdocs import _placement_conditions, _status_of
@@ -191,3 +191,32 @@ def test_the_heap_keeper_collects_and_freezes_after_each_pass() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*threshold)
+
+
+class _Listed(dict[str, bytes]):
+    """An output mapping that keeps a sorted listing, as `TreeFiles` does."""
+
+    def sorted_paths(self) -> list[str]:
+        return sorted(self)
+
+
+@pytest.mark.parametrize(
+    "prefix", ["decisions/", "decisions/web-", "state/placements/", "clusters/a/", "zz/", ""]
+)
+def test_paths_under_a_sorted_listing_equals_a_scan(prefix: str) -> None:
+    paths = [
+        "clusters/a/index.yaml",
+        "clusters/a.b/index.yaml",
+        "clusters/a/web/x.yaml",
+        "clusters/ab/index.yaml",
+        "decisions/web-0.yaml",
+        "decisions/web-api-0.yaml",
+        "decisions/web.yaml",
+        "state/placements/web.yaml",
+        "state/placementsx.yaml",
+        "status/placements/web.yaml",
+    ]
+    files = {p: b"" for p in reversed(paths)}
+    scanned = sorted(p for p in files if p.startswith(prefix))
+    assert paths_under(files, prefix) == scanned
+    assert paths_under(_Listed(files), prefix) == scanned
