@@ -38,7 +38,8 @@ from reconciler.history import NO_HISTORY, HistoricalSources
 from reconciler.isolate import failed_plan
 from reconciler.output import placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
-from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place
+from reconciler.placememo import pass_key, place_reusing
+from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan
 from reconciler.priorindex import read_prior_index
 from reconciler.priorparse import paths_under
 from reconciler.publish import decision_files, profile_files
@@ -132,11 +133,12 @@ def _plan_all(
     )
     plans: dict[str, PlacementPlan] = {}
     origins: dict[str, Origin | None] = {}
+    whole_pass = pass_key(views, index, inputs)
     for key, (placement, origin) in sorted(_placements(fleet).items()):
         prior_ps = prior.placements.get(key) or PlacementState(key=key)
         file = origin.file if origin is not None else ""
         try:
-            plan = place(key, placement, prior_ps, views, index, inputs)
+            plan = place_reusing(key, placement, prior_ps, views, index, inputs, whole_pass)
         except Exception as exc:  # one placement's fault fails it alone
             plan = failed_plan(key, placement, prior_ps, file, exc)
         if origin is not None:

@@ -98,10 +98,20 @@ def derive_own(output: Mapping[str, bytes], path: str, tag: str, derive: Callabl
     return value
 
 
-def remember(data: bytes, tag: str, value: Any) -> None:
+def remember(data: bytes, tag: str, value: Any) -> Any:
     """Record `value` as what `derive_own(..., tag, ...)` makes of `data`, a file this pass
-    writes from the very document `value` was derived from: the next pass does not parse it."""
-    _keep((tag, _blob_id(data)), value)
+    writes from the very document `value` was derived from: the next pass does not parse it.
+    When the same bytes are already known, the value recorded first stays (it is equal) and is
+    returned: unchanged files keep giving the very same object, pass after pass, so later
+    stages can compare by identity."""
+    key = (tag, _blob_id(data))
+    found = _derived.get(key, _MISSING)
+    if found is not _MISSING:
+        with suppress(KeyError):  # another hub thread may have dropped it meanwhile
+            _derived.move_to_end(key)
+        return found
+    _keep(key, value)
+    return value
 
 
 def _keep(key: tuple[str, str], value: Any) -> None:

@@ -1,0 +1,190 @@
+"""Reuse of `placement.place` across passes: a placement whose inputs did not change is not
+selected, scheduled or overridden again.
+
+`place` is a pure function of the placement, its prior state, the cluster views, the resources it
+selects, the overrides serving it and a few pass-wide facts. `PlaceMemo.place` keys one
+placement's work by exactly those (issue 18, item 4):
+
+- the pass-wide part (`pass_key`): every cluster view as the plugins and overrides read it (the
+  MemberCluster without its agent heartbeats, and the eligibility verdict those heartbeats gave),
+  the CRD scope table, the governance inputs, the per-placement object limit and the files that
+  failed to load;
+- the placement as declared (canonical JSON of the whole object);
+- its selection: content hash plus each selected object's identity and origin, and the objects
+  it matched that cannot be placed;
+- the overrides serving it: key, spec hash, snapshot name and origin;
+- the source commit, only when it would be recorded (the selection's hash is new);
+- its prior state, by identity first (`priorparse.remember` keeps unchanged state files the very
+  same object from pass to pass) and by value otherwise.
+
+A hit returns a copy of the plan `place` returned for the same key (the later stages change
+plans in place). Placements with history to render (pins, staged runs of older snapshots) and
+invalid selectors are always computed. One entry per
+placement key, process-wide (like the override and parsed-source caches); a long-running hub is
+what benefits. Called by `reconciler.pass_`.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gitfleet.api import MemberCluster
+from gitfleet.api.canonical import canonical_json
+from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place, resource_id
+from reconciler.schedule.clusters import ClusterView
+from reconciler.select import ResourceIndex, select_resources
+from reconciler.state import PlacementState
+
+MAX_ENTRIES = 50_000
+"""Placement keys remembered (beyond it the memo starts afresh)."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    fingerprint: tuple[Any, ...]
+    prior: PlacementState
+    plan: PlacementPlan
+
+
+_entries: dict[str, _Entry] = {}
+_cluster_digests: dict[int, tuple[MemberCluster, str]] = {}
+_lock = threading.Lock()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cluster_digest(cluster: MemberCluster) -> str:
+    """What scheduling and overrides may read of a MemberCluster: all of it but the agents'
+    heartbeats (their effect is the view's eligibility verdict)."""
+    found = _cluster_digests.get(id(cluster))
+    if found is not None and found[0] is cluster:
+        return found[1]
+    dumped = cluster.model_dump(
+        by_alias=True, exclude_none=True, mode="json", exclude={"status": {"agent_status"}}
+    )
+    digest = _sha(canonical_json(dumped))
+    with _lock:
+        if len(_cluster_digests) > MAX_ENTRIES:
+            _cluster_digests.clear()
+        _cluster_digests[id(cluster)] = (cluster, digest)
+    return digest
+
+
+def pass_key(
+    views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
+) -> tuple[Any, ...]:
+    """The part of every placement's key that is the same for the whole pass."""
+    clusters = tuple(
+        (name, view.ineligible_reason, _cluster_digest(view.cluster))
+        for name, view in sorted(views.items())
+    )
+    scopes = (sorted(index.scopes.cluster), sorted(index.scopes.plurals.items()))
+    gov = inputs.governance
+    tenancy = (
+        sorted((n, canonical_json(t.model_dump(mode="json"))) for n, t in gov.tenancy.tenants.items()),
+        sorted(gov.tenancy.placements.items()),
+        repr(gov.tenancy.scopes),
+    )
+    governance = (
+        tenancy,
+        str(gov.deletion_budget),
+        sorted(gov.allowed_deletions),
+        sorted(gov.evicted),
+    )
+    return (
+        _sha(repr(clusters)),
+        repr(scopes),
+        _sha(repr(governance)),
+        inputs.max_objects,
+        tuple(sorted(inputs.broken_files)),
+    )
+
+
+def _fingerprint(
+    key: str,
+    placement: AnyPlacement,
+    prior: PlacementState,
+    index: ResourceIndex,
+    inputs: PassInputs,
+    whole_pass: tuple[Any, ...],
+) -> tuple[Any, ...] | None:
+    """The placement's key, or None when its work must be done afresh every time."""
+    if inputs.history.for_placement(key):
+        return None
+    selection = select_resources(placement, index)
+    if selection.error is not None:
+        return None
+    serving = inputs.overrides.for_placement(placement, selection.resources).overrides
+    latest = prior.latest_resources()
+    new_snapshot = latest is None or latest.hash != selection.hash
+    declared = placement.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return (
+        whole_pass,
+        canonical_json(declared),
+        selection.hash,
+        tuple((r.group, r.version, r.kind, r.namespace, r.name, r.origin) for r in selection.resources),
+        tuple((resource_id(i.resource), i.origin) for i in selection.invalid),
+        tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
+        tuple(inputs.override_names.get(o.key) for o in serving),
+        inputs.commit if new_snapshot else None,
+    )
+
+
+def copy_plan(plan: PlacementPlan) -> PlacementPlan:
+    """A plan the later stages may change without touching `plan`: every mutable container is
+    copied; the frozen values in them (states, manifests, conditions) are shared."""
+    out = copy.copy(plan)
+    out.errors = list(plan.errors)
+    out.override_faults = {fault: list(cs) for fault, cs in plan.override_faults.items()}
+    out.sync_errors = dict(plan.sync_errors)
+    out.per_cluster = dict(plan.per_cluster)
+    out.desired = dict(plan.desired)
+    out.waits = dict(plan.waits)
+    out.reports = dict(plan.reports)
+    out.renders = dict(plan.renders)
+    out.unavailable = dict(plan.unavailable)
+    out.moved_to = dict(plan.moved_to)
+    out.cluster_apply_strategies = dict(plan.cluster_apply_strategies)
+    return out
+
+
+def place_reusing(
+    key: str,
+    placement: AnyPlacement,
+    prior: PlacementState,
+    views: Mapping[str, ClusterView],
+    index: ResourceIndex,
+    inputs: PassInputs,
+    whole_pass: tuple[Any, ...],
+) -> PlacementPlan:
+    """`place(...)`, or a copy of its result for the same inputs in an earlier pass."""
+    fingerprint = _fingerprint(key, placement, prior, index, inputs, whole_pass)
+    entry = _entries.get(key)
+    if (
+        fingerprint is not None
+        and entry is not None
+        and entry.fingerprint == fingerprint
+        and (entry.prior is prior or entry.prior == prior)
+    ):
+        return copy_plan(entry.plan)
+    plan = place(key, placement, prior, views, index, inputs)
+    if fingerprint is not None:
+        with _lock:
+            if len(_entries) > MAX_ENTRIES:
+                _entries.clear()
+            _entries[key] = _Entry(fingerprint, prior, copy_plan(plan))
+    return plan
+
+
+def forget() -> None:
+    """Drop every remembered plan (tests compare a pass with and without reuse)."""
+    with _lock:
+        _entries.clear()
+        _cluster_digests.clear()

@@ -1,0 +1,131 @@
+"""Reusing `place` across passes (`reconciler.placememo`) gives exactly what computing every
+placement afresh gives: on every golden fleet, and on a generated fleet after each kind of source
+change the hub benchmark makes (resource, fleet-wide resource, override, placement, relabel, add
+and remove a cluster) and after agent reports move the rollout. A pass with nothing changed
+computes no placement at all; a change recomputes the placements it touches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from benchmarks.generate import FleetSize, build_fleet, write_fleet
+from benchmarks.hub_scenarios import scenarios
+from gitfleet.api import parse_time
+from gitfleet.api.report import AgentReport
+from gitfleet.cli.app import read_reports_dir
+from gitfleet.load.model import FleetSnapshot
+from gitfleet.repo.workdir import WorkdirTree
+from reconciler import placememo
+from reconciler.pass_ import PassResult, reconcile
+from reconciler.state import State, read_state
+from renderers import load_fleet
+from tests.golden.test_golden import CASES, case_spec
+
+NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
+
+
+@pytest.fixture
+def computed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The keys `place` actually ran for (not reused), in order."""
+    calls: list[str] = []
+    real = placememo.place
+
+    def counting(key: str, *args: object) -> object:
+        calls.append(key)
+        return real(key, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(placememo, "place", counting)
+    placememo.forget()
+    yield calls
+    placememo.forget()
+
+
+def _same(reused: PassResult, fresh: PassResult) -> None:
+    assert reused.files.keys() == fresh.files.keys()
+    differ = [p for p in reused.files if reused.files[p] != fresh.files[p]]
+    assert not differ, differ[:5]
+    assert reused.errors == fresh.errors
+    assert reused.next_wakeup == fresh.next_wakeup
+    assert reused.trailers == fresh.trailers
+
+
+def _twice(
+    computed: list[str],
+    fleet: FleetSnapshot,
+    prior: State,
+    now: datetime = NOW,
+    reports: Mapping[str, AgentReport] | None = None,
+) -> tuple[PassResult, int]:
+    """The pass with the memo as the earlier passes left it, checked against a fresh one; and
+    how many placements the first of them computed."""
+    computed.clear()
+    reused = reconcile(fleet, prior, None, now, reports)
+    ran = len(computed)
+    placememo.forget()
+    _same(reused, reconcile(fleet, prior, None, now, reports))
+    return reused, ran
+
+
+def _count(fleet: FleetSnapshot) -> int:
+    return len(fleet.placements) + len(fleet.resource_placements)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_golden_fleets_reuse_gives_the_same_tree(case: Path, computed: list[str]) -> None:
+    spec = case_spec(case)
+    fleet = load_fleet(WorkdirTree((case / spec.get("fleet", "fleet")).resolve()))
+    first = reconcile(fleet, State(), None, NOW)
+    second = reconcile(fleet, read_state(first.files)[0], None, NOW)
+    _, ran = _twice(computed, fleet, read_state(second.files)[0])
+    if _count(fleet) >= 2:
+        assert ran < _count(fleet), "a pass with nothing changed computed every placement"
+
+
+EXPECTED = {  # placements a scenario recomputes: none, some, or every one (a cluster changed)
+    "unrelated source commit": "none",
+    "edit one resource": "some",
+    "edit fleet-wide resource": "some",
+    "edit one override": "some",
+    "change one placement": "some",
+    "relabel one cluster": "all",
+    "add a cluster": "all",
+    "remove a cluster": "all",
+}
+
+
+def test_every_hub_scenario_reuses_only_what_it_may(tmp_path: Path, computed: list[str]) -> None:
+    made = build_fleet(FleetSize(24, 10, 60, 8), seed=5)
+    root = tmp_path / "fleet"
+    write_fleet(made, root)
+    fleet = load_fleet(WorkdirTree(root))
+    result = reconcile(fleet, State(), None, NOW)
+    result = reconcile(fleet, read_state(result.files)[0], None, NOW)
+    result, ran = _twice(computed, fleet, read_state(result.files)[0])
+    assert ran == 0
+    edits = [(name, edit) for name, edit in scenarios(made) if edit is not None]
+    assert {name for name, _ in edits} == set(EXPECTED)
+    for name, edit in edits:
+        edit(root, 0)  # trial 0: every edit changes its file (later trials alternate values)
+        fleet = load_fleet(WorkdirTree(root))
+        result, ran = _twice(computed, fleet, read_state(result.files)[0])
+        seen = "none" if ran == 0 else "all" if ran == _count(fleet) else "some"
+        assert seen == EXPECTED[name], (name, ran, _count(fleet))
+
+
+def test_agent_reports_moving_a_rolling_update(computed: list[str]) -> None:
+    case = next(c for c in CASES if c.name == "rolling-waves")
+    spec = case_spec(case)
+    result = reconcile(load_fleet(WorkdirTree(case / "fleet")), State(), None, NOW, {})
+    for step in spec["steps"]:
+        fleet = load_fleet(WorkdirTree(case / step.get("fleet", "fleet")))
+        reports, problems = read_reports_dir(case / "steps" / step["name"] / "reports")
+        assert not problems
+        now = parse_time(step["now"])
+        prior = read_state(result.files)[0]
+        result, _ = _twice(computed, fleet, prior, now, reports)
+        again, ran = _twice(computed, fleet, read_state(result.files)[0], now, reports)
+        assert again.files == result.files or ran > 0
