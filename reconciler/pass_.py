@@ -24,6 +24,7 @@ from gitfleet.api.output import placement_status_path
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot, Origin
 from reconciler.assemble import assemble_clusters
+from reconciler.clusterstatus import cluster_status_files
 from reconciler.distributions import apply_distributions
 from reconciler.govern.checks import Governance
 from reconciler.govern.deletion import (
@@ -53,8 +54,8 @@ from reconciler.schedule.inventory import build_cluster_views
 from reconciler.schedule.outcome import ClusterExplanation
 from reconciler.sealing import seal_secrets
 from reconciler.select import build_index
-from reconciler.state import PlacementState, Snapshot, State, state_files
-from reconciler.statusdocs import cluster_status_files, placement_status_files
+from reconciler.state import PlacementState, Snapshot, State, canonical_state, state_files
+from reconciler.statusdocs import placement_status_files
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,8 @@ def reconcile(
     files.update(distributed.files)
     files.update(distributed.status_files(files))
     files.update(_kept_decisions(kept, prior))
+    for plan in plans.values():  # unchanged states become last pass's objects (stage memos)
+        plan.state = canonical_state(plan.state)
     files.update(decision_files(plans, prior))  # before status: it may hold a placement
     files.update(placement_status_files(plans, prior, reports or {}, now))
     files.update(profile_files(views))

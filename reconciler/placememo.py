@@ -38,6 +38,7 @@ from gitfleet.api.canonical import canonical_json
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place, resource_id
 from reconciler.schedule.clusters import ClusterView
 from reconciler.select import ResourceIndex, select_resources
+from reconciler.stagememo import forget_stages
 from reconciler.state import PlacementState
 
 MAX_ENTRIES = 50_000
@@ -88,7 +89,9 @@ def pass_key(
     scopes = (sorted(index.scopes.cluster), sorted(index.scopes.plurals.items()))
     gov = inputs.governance
     tenancy = (
-        sorted((n, canonical_json(t.model_dump(mode="json"))) for n, t in gov.tenancy.tenants.items()),
+        sorted(
+            (n, canonical_json(t.model_dump(mode="json"))) for n, t in gov.tenancy.tenants.items()
+        ),
         sorted(gov.tenancy.placements.items()),
         repr(gov.tenancy.scopes),
     )
@@ -129,7 +132,9 @@ def _fingerprint(
         whole_pass,
         canonical_json(declared),
         selection.hash,
-        tuple((r.group, r.version, r.kind, r.namespace, r.name, r.origin) for r in selection.resources),
+        tuple(
+            (r.group, r.version, r.kind, r.namespace, r.name, r.origin) for r in selection.resources
+        ),
         tuple((resource_id(i.resource), i.origin) for i in selection.invalid),
         tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
         tuple(inputs.override_names.get(o.key) for o in serving),
@@ -184,7 +189,9 @@ def place_reusing(
 
 
 def forget() -> None:
-    """Drop every remembered plan (tests compare a pass with and without reuse)."""
+    """Drop every remembered plan and every stage's remembered results (tests compare a pass
+    with and without reuse)."""
     with _lock:
         _entries.clear()
         _cluster_digests.clear()
+    forget_stages()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -116,6 +116,15 @@ class PlacementState:
     """Bindings being deleted (KubeFleet's deletionTimestamp): their clusters' files are gone
     from the output and their agents are removing the objects. The scheduler never sees them;
     the rollout counts them (kubefleet.md §2.3) until the agent reports the objects gone."""
+
+    def __hash__(self) -> int:
+        """Hashed once per object (a state holds a binding per cluster): the pass looks states
+        up by value every time (`canonical_state`, `_state_bytes`)."""
+        found: int | None = self.__dict__.get("_hash")
+        if found is None:
+            found = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", found)
+        return found
 
     def latest_policy(self) -> Snapshot | None:
         return self.policy_snapshots[-1] if self.policy_snapshots else None
@@ -254,21 +263,41 @@ OVERRIDES_FILE = OVERRIDE_STATE_PATH
 
 MAX_EMITTED_STATES = 20_000
 """Placement states whose YAML bytes are kept between passes (least recently used dropped)."""
-_emitted: OrderedDict[PlacementState, bytes] = OrderedDict()
+_emitted: OrderedDict[PlacementState, tuple[PlacementState, bytes | None]] = OrderedDict()
+"""state -> (the first equal state seen, its YAML once written)."""
+
+
+def canonical_state(ps: PlacementState) -> PlacementState:
+    """The first state equal to `ps` this process kept (else `ps`, kept from now on): a
+    placement whose state did not change hands the later stages the very same object, pass
+    after pass, so their memos compare it by identity (`reconciler.stagememo`)."""
+    found = _emitted.get(ps)
+    if found is not None:
+        with suppress(KeyError):  # another hub thread may have dropped it meanwhile
+            _emitted.move_to_end(ps)
+        return found[0]
+    _emitted[ps] = (ps, None)
+    _trim()
+    return ps
+
+
+def _trim() -> None:
+    with suppress(KeyError):
+        while len(_emitted) > MAX_EMITTED_STATES:
+            _emitted.popitem(last=False)
 
 
 def _state_bytes(ps: PlacementState) -> bytes:
     """The YAML of `ps`, serialised only when this state was not written recently: a
     long-running hub re-emits only the placements a pass changed."""
-    data = _emitted.get(ps)
-    if data is not None:
+    found = _emitted.get(ps)
+    if found is not None and found[1] is not None:
         with suppress(KeyError):  # another hub thread may have dropped it meanwhile
             _emitted.move_to_end(ps)
-        return data
-    data = _emitted[ps] = dump_yaml(placement_state_doc(ps)).encode()
-    with suppress(KeyError):
-        while len(_emitted) > MAX_EMITTED_STATES:
-            _emitted.popitem(last=False)
+        return found[1]
+    data = dump_yaml(placement_state_doc(ps)).encode()
+    _emitted[ps] = (found[0] if found is not None else ps, data)
+    _trim()
     return data
 
 

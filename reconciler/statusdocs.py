@@ -5,7 +5,7 @@ counted by spec changes) with `status.conditions`, `observedResourceIndex`, `sel
 and the per-cluster statuses (spec §8), clusters with identical entries grouped
 (`gitfleet.api.output.group_cluster_statuses`). A cluster's status file is its MemberCluster with the
 reported status and gitfleet's eligibility verdict. Condition times are carried over from the
-previous pass. Called by `pass_`.
+previous pass. Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from gitfleet.api import Condition
 from gitfleet.api.output import (
     GROUPS_FIELD,
     PER_CLUSTER_FIELD,
-    cluster_status_path,
     group_cluster_statuses,
     placement_status_path,
 )
@@ -32,14 +31,13 @@ from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorconds import PriorConditions
-from reconciler.priorconds import conditions_of as _conditions_of
 from reconciler.priorconds import placement_conditions_of as _placement_conditions
 from reconciler.priorconds import status_of as _status_of
 from reconciler.priorparse import derive_own, remember
 from reconciler.priorstate import read_placement_prior, status_conditions
 from reconciler.reports import failure_details
 from reconciler.rollout.rolling import STALE_REASON
-from reconciler.schedule.clusters import ClusterView
+from reconciler.stagememo import StageMemo
 from reconciler.state import Binding, State
 from reconciler.status import (
     Cond,
@@ -50,16 +48,15 @@ from reconciler.status import (
     timed,
 )
 
-ELIGIBLE = "gitfleet.io/Eligible"
 T = TypeVar("T")
 BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
 
 
-def _dump(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
+def dump_conditions(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
     return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
 
 
-def _derive_status(prior: State, path: str, tag: str, derive: Callable[[Any], T], empty: T) -> T:
+def derive_status(prior: State, path: str, tag: str, derive: Callable[[Any], T], empty: T) -> T:
     """`derive(status)` of a previous status file, `empty` when missing or unreadable."""
     if path not in prior.output:
         return empty
@@ -148,7 +145,7 @@ def _cluster_entries(
                 "clusterName": d.cluster,
                 **_rollout_fields(plan, binding, index),
                 **_applicable(custom),
-                "conditions": _dump(timed_conds),
+                "conditions": dump_conditions(timed_conds),
                 **failure_details(entry),
             }
         )
@@ -158,7 +155,7 @@ def _cluster_entries(
             conds = [Cond("Scheduled", "False", "ScheduleFailed", d.reason)]
             unselected = f"#unselected-{i}"
             timed_conds = by_name[unselected] = timed(conds, prior.get(unselected, ()), gen, now)
-            entries.append({"conditions": _dump(timed_conds)})
+            entries.append({"conditions": dump_conditions(timed_conds)})
     return entries, raw, by_name
 
 
@@ -228,7 +225,7 @@ def placement_status_doc(
         if plan.scheduled.status == "Unknown":
             entries, by_name = [], {}
     top = timed(conds, prior[0], gen, now)
-    status: dict[str, Any] = {"conditions": _dump(top)}
+    status: dict[str, Any] = {"conditions": dump_conditions(top)}
     latest = plan.state.latest_resources()
     if latest is not None:
         status["observedResourceIndex"] = str(latest.index)
@@ -255,7 +252,7 @@ def _failed_status_doc(
     """The status of a placement whose status could not be computed: what failed, where."""
     scheduled = plan.scheduled
     conds = [Cond(plan.kind + "Scheduled", scheduled.status, scheduled.reason, scheduled.message)]
-    status = {"conditions": _dump(timed(conds, prior[0], plan.state.generation, now))}
+    status = {"conditions": dump_conditions(timed(conds, prior[0], plan.state.generation, now))}
     return {**plan.declared, "status": status}
 
 
@@ -290,61 +287,80 @@ def placement_status_files(
     reports: Mapping[str, AgentReport],
     now: datetime,
 ) -> dict[str, bytes]:
+    """Every placement's status file; one whose inputs equal the last pass's, with conditions
+    that kept their times then, is that pass's bytes (`_STATUSES`)."""
     files: dict[str, bytes] = {}
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
-        try:
-            doc, written = placement_status_doc(plan, conditions, reports, now)
-        except Exception as exc:  # one placement's fault fails it alone
-            hold(plan, "writing the status of", exc)
-            doc = _failed_status_doc(plan, conditions, now)
-            written = _placement_conditions(_status_of(doc))
-        data = files[placement_status_path(key)] = yaml_bytes(doc)
+        inputs = (*_status_inputs(plan), conditions)
+        found = _STATUSES.get(key, inputs)
+        if found is None:
+            found = _status_file(key, plan, conditions, reports, now, inputs)
+        data, written = found
+        files[placement_status_path(key)] = data
         remember(data, "placement-conditions", written)
     return files
 
 
-def _prior_conditions(prior: State, path: str) -> tuple[Condition, ...]:
-    return _derive_status(
-        prior, path, "conditions", lambda status: _conditions_of(status.get("conditions")), ()
+_STATUSES: StageMemo[tuple[bytes, PriorConditions]] = StageMemo()
+"""Placement key -> its last status file and conditions, with what they were made from."""
+
+
+def _status_inputs(plan: PlacementPlan) -> tuple[Any, ...]:
+    """Everything `placement_status_doc` reads of the plan (dicts copied: plans change)."""
+    return (
+        plan.held,
+        plan.kind,
+        plan.scheduled,
+        tuple(plan.errors),
+        plan.deletion_hold,
+        plan.state,
+        plan.decisions,
+        plan.target_index,
+        dict(plan.desired),
+        dict(plan.reports),
+        dict(plan.per_cluster),
+        dict(plan.sync_errors),
+        dict(plan.waits),
+        plan.strategy_type,
+        plan.apply_strategy,
+        plan.fixed_names,
+        plan.selection,
+        plan.declared,
     )
 
 
-def _eligibility_cond(view: ClusterView, has_status: bool, mode: str) -> Cond:
-    if view.ineligible_reason is not None:
-        return Cond(ELIGIBLE, "False", "NotEligible", view.ineligible_reason)
-    if not has_status:
-        return Cond(
-            ELIGIBLE,
-            "True",
-            "AssumedJoined",
-            "No cluster status source: the cluster is taken as joined and healthy",
-        )
-    if mode == "AssumeJoined":
-        return Cond(
-            ELIGIBLE, "True", "AssumedJoined", "Fleet spec.clusterEligibility is AssumeJoined"
-        )
-    return Cond(
-        ELIGIBLE, "True", "AgentHealthy", "The member agent is joined, healthy and sends heartbeats"
-    )
+def _kept_times(written: PriorConditions, prior: PriorConditions) -> bool:
+    """Every condition written is the prior's own object (`timed` kept it): the document did
+    not depend on the pass's clock, so equal inputs give it again at any later time."""
+    (top, by_name), (prior_top, prior_by_name) = written, prior
+    if by_name.keys() != prior_by_name.keys() or not _same_objects(top, prior_top):
+        return False
+    return all(_same_objects(conds, prior_by_name[name]) for name, conds in by_name.items())
 
 
-def cluster_status_files(
-    views: Mapping[str, ClusterView], has_status: bool, mode: str, prior: State, now: datetime
-) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
-    for name, view in sorted(views.items()):
-        path = cluster_status_path(name)
-        doc = view.cluster.model_dump(by_alias=True, exclude_none=True, mode="json")
-        status = dict(doc.get("status") or {})
-        reported = [c for c in status.get("conditions") or [] if c.get("type") != ELIGIBLE]
-        verdict = timed(
-            [_eligibility_cond(view, has_status, mode)], _prior_conditions(prior, path), 0, now
-        )
-        verdict_dump = [
-            {k: v for k, v in c.items() if k != "observedGeneration"} for c in _dump(verdict)
-        ]
-        status["conditions"] = sorted(reported + verdict_dump, key=lambda c: str(c.get("type")))
-        data = files[path] = yaml_bytes({**doc, "status": status})
-        remember(data, "conditions", _conditions_of(status["conditions"]))
-    return files
+def _same_objects(a: tuple[Condition, ...], b: tuple[Condition, ...]) -> bool:
+    return len(a) == len(b) and {id(c) for c in a} == {id(c) for c in b}
+
+
+def _status_file(
+    key: str,
+    plan: PlacementPlan,
+    conditions: PriorConditions,
+    reports: Mapping[str, AgentReport],
+    now: datetime,
+    inputs: tuple[Any, ...],
+) -> tuple[bytes, PriorConditions]:
+    try:
+        doc, written = placement_status_doc(plan, conditions, reports, now)
+    except Exception as exc:  # one placement's fault fails it alone
+        hold(plan, "writing the status of", exc)
+        doc = _failed_status_doc(plan, conditions, now)
+        _STATUSES.drop(key)
+        return yaml_bytes(doc), _placement_conditions(_status_of(doc))
+    data = yaml_bytes(doc)
+    if _kept_times(written, conditions):
+        _STATUSES.put(key, inputs, (data, written))
+    else:
+        _STATUSES.drop(key)
+    return data, written

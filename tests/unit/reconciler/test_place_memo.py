@@ -1,5 +1,5 @@
-"""Reusing `place` across passes (`reconciler.placememo`) gives exactly what computing every
-placement afresh gives: on every golden fleet, and on a generated fleet after each kind of source
+"""Reusing `place` across passes (`reconciler.placememo`), and the stages' remembered results
+(`reconciler.stagememo`), gives exactly what computing every placement afresh gives: on every golden fleet, and on a generated fleet after each kind of source
 change the hub benchmark makes (resource, fleet-wide resource, override, placement, relabel, add
 and remove a cluster) and after agent reports move the rollout. A pass with nothing changed
 computes no placement at all; a change recomputes the placements it touches."""
@@ -7,7 +7,7 @@ computes no placement at all; a change recomputes the placements it touches."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -108,10 +108,11 @@ def test_every_hub_scenario_reuses_only_what_it_may(tmp_path: Path, computed: li
     assert ran == 0
     edits = [(name, edit) for name, edit in scenarios(made) if edit is not None]
     assert {name for name, _ in edits} == set(EXPECTED)
-    for name, edit in edits:
+    for k, (name, edit) in enumerate(edits):
         edit(root, 0)  # trial 0: every edit changes its file (later trials alternate values)
         fleet = load_fleet(WorkdirTree(root))
-        result, ran = _twice(computed, fleet, read_state(result.files)[0])
+        later = NOW + timedelta(minutes=k + 1)  # what was remembered is reused at a later time
+        result, ran = _twice(computed, fleet, read_state(result.files)[0], later)
         seen = "none" if ran == 0 else "all" if ran == _count(fleet) else "some"
         assert seen == EXPECTED[name], (name, ran, _count(fleet))
 

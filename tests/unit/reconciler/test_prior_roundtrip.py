@@ -12,7 +12,7 @@ import yaml
 
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import priorindex, priorparse, priorstate, state, statusdocs
+from reconciler import priorconds, priorindex, priorparse, priorstate, state, statusdocs
 from reconciler.pass_ import reconcile
 from reconciler.state import State
 from renderers import load_fleet
@@ -28,7 +28,7 @@ READERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     ),
     "status/clusters/": (
         "conditions",
-        lambda doc: statusdocs._conditions_of(statusdocs._status_of(doc).get("conditions")),
+        lambda doc: priorconds.conditions_of(statusdocs._status_of(doc).get("conditions")),
     ),
     "state/placements/": ("placement-state", state.parse_placement_state),
     "state/overrides.yaml": ("override-state", state._override_snapshots),

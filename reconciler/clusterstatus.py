@@ -1,0 +1,70 @@
+"""Cluster status files of the output tree: `status/clusters/<name>.yaml`.
+
+A cluster's status file is its MemberCluster with the reported status and gitfleet's eligibility
+verdict (`gitfleet.io/Eligible`), its time carried over from the previous pass. Called by
+`pass_`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from gitfleet.api import Condition
+from gitfleet.api.output import cluster_status_path
+from reconciler.output import yaml_bytes
+from reconciler.priorconds import conditions_of as _conditions_of
+from reconciler.priorparse import remember
+from reconciler.schedule.clusters import ClusterView
+from reconciler.state import State
+from reconciler.status import Cond, timed
+from reconciler.statusdocs import derive_status, dump_conditions
+
+ELIGIBLE = "gitfleet.io/Eligible"
+
+
+def _prior_conditions(prior: State, path: str) -> tuple[Condition, ...]:
+    return derive_status(
+        prior, path, "conditions", lambda status: _conditions_of(status.get("conditions")), ()
+    )
+
+
+def _eligibility_cond(view: ClusterView, has_status: bool, mode: str) -> Cond:
+    if view.ineligible_reason is not None:
+        return Cond(ELIGIBLE, "False", "NotEligible", view.ineligible_reason)
+    if not has_status:
+        return Cond(
+            ELIGIBLE,
+            "True",
+            "AssumedJoined",
+            "No cluster status source: the cluster is taken as joined and healthy",
+        )
+    if mode == "AssumeJoined":
+        return Cond(
+            ELIGIBLE, "True", "AssumedJoined", "Fleet spec.clusterEligibility is AssumeJoined"
+        )
+    return Cond(
+        ELIGIBLE, "True", "AgentHealthy", "The member agent is joined, healthy and sends heartbeats"
+    )
+
+
+def cluster_status_files(
+    views: Mapping[str, ClusterView], has_status: bool, mode: str, prior: State, now: datetime
+) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for name, view in sorted(views.items()):
+        path = cluster_status_path(name)
+        doc = view.cluster.model_dump(by_alias=True, exclude_none=True, mode="json")
+        status = dict(doc.get("status") or {})
+        reported = [c for c in status.get("conditions") or [] if c.get("type") != ELIGIBLE]
+        verdict = timed(
+            [_eligibility_cond(view, has_status, mode)], _prior_conditions(prior, path), 0, now
+        )
+        verdict_dump = [
+            {k: v for k, v in c.items() if k != "observedGeneration"}
+            for c in dump_conditions(verdict)
+        ]
+        status["conditions"] = sorted(reported + verdict_dump, key=lambda c: str(c.get("type")))
+        data = files[path] = yaml_bytes({**doc, "status": status})
+        remember(data, "conditions", _conditions_of(status["conditions"]))
+    return files

@@ -1,0 +1,61 @@
+"""One remembered result per placement for a stage of the pass, reused while the stage's inputs
+compare equal to the ones it was computed from.
+
+A long-running hub hands a stage mostly the very same objects pass after pass: `placememo`
+reuses unchanged placements' plans (their manifests, decisions and selections), the state files
+keep their first-parsed object (`priorparse.remember`), and `state.canonical_state` gives equal
+placement states one object. Comparing a stage's inputs as a tuple is then mostly identity checks
+(Python's containers compare identical elements without calling `__eq__`); unequal inputs only
+cost the stage's own work. Process-wide and bounded, like the other caches of the pass; `forget`
+clears every StageMemo (tests compare passes with and without reuse). Called by `statusdocs`
+and `assemble`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+MAX_KEYS = 50_000
+"""Keys a memo remembers; beyond it the memo starts afresh."""
+
+_memos: list[StageMemo[Any]] = []
+_lock = threading.Lock()
+
+
+class StageMemo(Generic[T]):
+    """key -> (inputs, result) of the last computation for that key."""
+
+    def __init__(self) -> None:
+        self._entries: dict[Hashable, tuple[tuple[Any, ...], T]] = {}
+        with _lock:
+            _memos.append(self)
+
+    def get(self, key: Hashable, inputs: tuple[Any, ...]) -> T | None:
+        """The result remembered for `key` when its inputs equal `inputs`, else None."""
+        found = self._entries.get(key)
+        if found is None or found[0] != inputs:
+            return None
+        return found[1]
+
+    def put(self, key: Hashable, inputs: tuple[Any, ...], result: T) -> None:
+        with _lock:
+            if len(self._entries) >= MAX_KEYS:
+                self._entries.clear()
+            self._entries[key] = (inputs, result)
+
+    def drop(self, key: Hashable) -> None:
+        with _lock:
+            self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        with _lock:
+            self._entries.clear()
+
+
+def forget_stages() -> None:
+    """Clear every StageMemo."""
+    for memo in list(_memos):
+        memo.clear()
