@@ -17,40 +17,18 @@ from typing import Any
 
 from gitfleet.api.canonical import content_hash, placement_content_hash
 from gitfleet.api.limits import DEFAULT_LIMITS, Limits
-from gitfleet.api.output import (
-    IDENTITY_FIELDS,
-    cluster_dir,
-    cluster_index_doc,
-    cluster_index_path,
-    object_path,
-    placement_index_doc,
-    placement_index_path,
-)
+from gitfleet.api.output import cluster_dir, object_path
+from reconciler.conflicts import Claim, find_owners, ident_key
+from reconciler.indexfiles import write_indexes
 from reconciler.isolate import hold
 from reconciler.manifests import Manifest
-from reconciler.output import yaml_bytes
 from reconciler.outputguard import cluster_bytes, cluster_over_cap, describe, refusal
 from reconciler.placement import PlacementPlan
-from reconciler.priorindex import placement_objects, read_prior_index
-from reconciler.priorparse import parse_own, paths_under, remember
+from reconciler.priorindex import read_prior_index
+from reconciler.priorparse import parse_own, paths_under
 from reconciler.schedule.clusters import ClusterView
+from reconciler.stagememo import StageMemo
 from reconciler.state import PlacementState, State
-
-Ident = tuple[str, str, str, str]
-"""(group, kind, namespace, name) of an object, version-independent."""
-Claim = tuple[str, Ident]
-"""(cluster, object)."""
-
-
-def _ident_key(ident: Mapping[str, Any]) -> Ident:
-    api_version = str(ident.get("apiVersion", ""))
-    group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-    return (
-        group,
-        str(ident.get("kind", "")),
-        str(ident.get("namespace", "")),
-        str(ident.get("name", "")),
-    )
 
 
 def _rollout_kept(
@@ -81,48 +59,6 @@ def _live_entry(plan: PlacementPlan, index: int | None = None) -> dict[str, Any]
     entry["policySnapshotIndex"] = policy.index if policy else 0
     entry["applyStrategy"] = dict(plan.apply_strategy)
     return entry
-
-
-def _owners(
-    plans: Mapping[str, PlacementPlan],
-    held: Mapping[str, dict[str, dict[str, Any]]],
-    prior_index: dict[str, dict[str, dict[str, Any]]],
-) -> dict[Claim, str]:
-    """Owner of every (cluster, object) that two placements produce. Only objects that appear in
-    more than one placement are examined, so the common case costs one pass over manifests (the
-    previous owners are looked up only when some object is contested)."""
-    by_object: dict[Ident, set[str]] = defaultdict(set)
-    for key, plan in plans.items():
-        if not plan.held:
-            for m in plan.manifests:
-                by_object[_ident_key(m.identity)].add(key)
-    claims: dict[Claim, list[str]] = defaultdict(list)
-    for key, per_cluster in held.items():
-        for cluster, entry in per_cluster.items():
-            for obj in entry.get("objects") or []:
-                claims[(cluster, _ident_key(obj))].append(key)
-    shared = {ident for ident, keys in by_object.items() if len(keys) > 1}
-    shared |= {ident for _, ident in claims}
-    for ident in shared:
-        for key in sorted(by_object.get(ident, ())):
-            for cluster in plans[key].written_clusters():
-                claims[(cluster, ident)].append(key)
-    contested = {claim: keys for claim, keys in claims.items() if len(keys) > 1}
-    prior_owner = _prior_owners(prior_index) if contested else {}
-    owners = {}
-    for claim, keys in contested.items():
-        previous = prior_owner.get(claim)
-        owners[claim] = previous if previous in keys else min(keys)
-    return owners
-
-
-def _prior_owners(prior_index: dict[str, dict[str, dict[str, Any]]]) -> dict[Claim, str]:
-    return {
-        (cluster, _ident_key(obj)): key
-        for cluster, entries in prior_index.items()
-        for key, entry in entries.items()
-        for obj in entry.get("objects") or []
-    }
 
 
 def _held_entries(
@@ -190,15 +126,27 @@ def _write_live(
     for _, plan in sorted(plans.items()):
         if plan.held:
             continue
+        inputs = () if owners else layout_inputs(plan, limits)  # conflicts: never reused
+        found = _LAYOUTS.get(plan.key, inputs) if inputs else None
+        if found is not None:
+            files.update(found[0])
+            for cluster, rows in found[1].items():
+                index[cluster] += rows
+            continue
         mine: dict[str, bytes] = {}
         entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
         losses: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+        errors = len(plan.errors)
         try:
-            _write_one(plan, owners, prior, prior_index, mine, entries, losses, limits)
+            pure = _write_one(plan, owners, prior, prior_index, mine, entries, losses, limits)
         except Exception as exc:  # one placement's fault fails it alone
             plan.sync_errors.clear()
             hold(plan, "laying out the files of", exc)
             continue
+        if inputs and pure and len(plan.errors) == errors:
+            _LAYOUTS.put(plan.key, inputs, (mine, dict(entries)))
+        else:
+            _LAYOUTS.drop(plan.key)
         files.update(mine)
         for cluster, rows in entries.items():
             index[cluster] += rows
@@ -240,8 +188,11 @@ def _write_one(
     index: dict[str, list[dict[str, Any]]],
     lost: dict[tuple[str, str, str], list[str]],
     limits: Limits,
-) -> None:
+) -> bool:
+    """Lays out one placement; False when it kept previous files (its result then depends on
+    the previous output, not only on the plan)."""
     key, base = plan.key, _live_entry(plan)
+    pure = True
     refused: dict[str, str] = {}
     checked: dict[int, _Checked] = {}  # per distinct manifest tuple (shared by most clusters)
     for cluster in plan.written_clusters():
@@ -264,11 +215,12 @@ def _write_one(
             if problem is not None:
                 refused.setdefault(describe(m.identity), problem[0])
                 if problem[1]:
+                    pure = False
                     objects += _keep_failed(
                         key, cluster, ((m.file, problem[0]),), prior, prior_index, files
                     )
                 continue
-            winner = owners.get((cluster, _ident_key(m.identity)), key) if owners else key
+            winner = owners.get((cluster, ident_key(m.identity)), key) if owners else key
             if winner != key:
                 what = _describe(m.identity)
                 lost[(key, winner, what)].append(cluster)
@@ -280,11 +232,13 @@ def _write_one(
             objects.append(m.entry)
         failed = custom.failures
         if failed:
+            pure = False
             objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
         content = placement_content_hash(objects)
         entry = {**header, "applyStrategy": strategy, "contentHash": content, "objects": objects}
         index[cluster].append(entry)
     plan.errors += [("spec.resourceSelectors", f"{what}: {why}") for what, why in refused.items()]
+    return pure
 
 
 def _refusal(
@@ -332,7 +286,7 @@ def assemble_clusters(
             rolling = _rollout_kept(plan, prior_index, views)
             if rolling:
                 held[key] = rolling
-    owners = _owners(plans, held, prior_index)
+    owners = find_owners(plans, held, prior_index)
     files: dict[str, bytes] = {}
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)
     _write_held(held, prior, files, index)
@@ -344,37 +298,34 @@ def assemble_clusters(
     )
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
-    _write_indexes(sorted(set(index) | set(views)), index, files)
+    write_indexes(sorted(set(index) | set(views)), index, files)
     totals = cluster_bytes(files)
     for cluster in sorted(set(index) | set(views)):
         _enforce_cap(cluster, totals.get(cluster, 0), files, prior, plans, limits)
     return files
 
 
-def _write_indexes(
-    clusters: list[str], index: Mapping[str, list[dict[str, Any]]], files: dict[str, bytes]
-) -> None:
-    """Each cluster's ClusterIndex and, per placement, its PlacementIndex: serialised once per
-    distinct object list (most clusters of a placement share one)."""
-    emitted: dict[tuple[Any, ...], bytes] = {}
-    shared_idents: dict[tuple[str, int], tuple[Any, ...]] = {}  # object lists clusters share
-    for cluster in clusters:
-        entries = index.get(cluster, [])
-        doc = cluster_index_doc(cluster, entries)
-        data = files[cluster_index_path(cluster)] = yaml_bytes(doc)
-        remember(data, "cluster-index", {str(e["key"]): e for e in doc["placements"]})
-        for entry in entries:
-            key, objects = str(entry["key"]), entry.get("objects") or []
-            ident = shared_idents.get((key, id(objects))) if objects else None
-            if ident is None:
-                ident = (key, *(tuple(o.get(f) for f in IDENTITY_FIELDS) for o in objects))
-                shared_idents[(key, id(objects))] = ident
-            listed = emitted.get(ident)
-            if listed is None:
-                listing = placement_index_doc(key, objects)
-                listed = emitted[ident] = yaml_bytes(listing)
-                remember(listed, "placement-index", placement_objects(listing))
-            files[placement_index_path(cluster, key)] = listed
+_LAYOUTS: StageMemo[tuple[dict[str, bytes], dict[str, list[dict[str, Any]]]]] = StageMemo()
+"""Placement key -> its files and index rows, with what they were laid out from."""
+
+
+def layout_inputs(plan: PlacementPlan, limits: Limits) -> tuple[Any, ...]:
+    """Everything `_write_one` reads of a plan (dicts copied: plans change), for `_LAYOUTS`."""
+    return (
+        plan.key,
+        plan.name,
+        plan.namespace,
+        plan.state,
+        plan.target_index,
+        dict(plan.desired),
+        dict(plan.moved_to),
+        plan.manifests,
+        dict(plan.per_cluster),
+        dict(plan.renders),
+        plan.apply_strategy,
+        dict(plan.cluster_apply_strategies),
+        limits,
+    )
 
 
 def _enforce_cap(
