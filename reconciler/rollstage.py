@@ -24,8 +24,10 @@ from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
 from reconciler.isolate import guarded
+from reconciler.output import placement_key
 from reconciler.placement import PlacementPlan
 from reconciler.rolldelete import begin, blocked, settle
+from reconciler.rollmemo import keep, report_entries, reuse, rollout_inputs
 from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
 from reconciler.rollout.guard import driver_fault, kept_under
@@ -46,7 +48,7 @@ from reconciler.rollout.rolling import (
     pick_bindings,
 )
 from reconciler.rollview import binding_view, deleting_views, observe, placement_view, timed
-from reconciler.state import Binding
+from reconciler.state import Binding, PlacementState
 
 PriorIndex = Mapping[str, Mapping[str, Mapping[str, Any]]]
 HELD = "held: External strategy, no update run targets this placement"
@@ -339,9 +341,19 @@ def roll_out(
     own rollout work raises is held (`reconciler.isolate`); the others roll out."""
     live: dict[str, PlacementPlan] = {}
     views: dict[str, PlacementView] = {}
+    seen = (prior_index, clusters, assume_ready)
+    entries = report_entries(reports)
+    before: dict[str, tuple[tuple[Any, ...] | None, PlacementState]] = {}
+    evicting = {placement_key(e.spec.placement_name) for e in fleet.evictions.values()}
     for key, plan in sorted(plans.items()):
         if plan.held:
             continue
+        known = None if key in evicting else rollout_inputs(plan, entries, *seen)
+        view = reuse(plan, known)
+        if view is not None:  # settled and unchanged: last pass's rollout (`rollmemo`)
+            views[key] = view
+            continue
+        before[key] = (known, plan.state)
         work = partial(_observe, plan, reports, now, prior_index, clusters, assume_ready, views)
         if guarded(plan, "observing the rollout of", work):
             live[key] = plan
@@ -363,11 +375,12 @@ def roll_out(
                 partial(_external_into, plan, updates, now, prior_index, assume_ready, errors),
             )
         else:
+            due: list[datetime] = []
             guarded(
-                plan,
-                "rolling out",
-                partial(_roll_into, plan, now, assume_ready, prior_index, wakeups),
+                plan, "rolling out", partial(_roll_into, plan, now, assume_ready, prior_index, due)
             )
+            wakeups += due
+            keep(plan, *before[key], min(due, default=None), views[key])
     for r in results:
         files.update(r.files)
     return RolloutOutcome(

@@ -1,0 +1,132 @@
+"""Reuse of one RollingUpdate placement's rollout across passes, once it has settled.
+
+The rollout of a placement (`rollstage`: observe the agents' reports, pick the bindings to move,
+settle deletions) reads the plan `place` made, the report entries of its clusters about it, the
+content the previous output gave each cluster, which clusters are still declared and which are
+assumed ready - and the pass's clock. A rollout that changed nothing (its state came out as it
+went in), waits for nothing and set no timer does not depend on the clock: with the same inputs
+at any later time it gives the same result again. `rollout_inputs` keys exactly those inputs;
+`reuse` applies the remembered result, `keep` remembers a settled one (`reconciler.stagememo`).
+
+Never reused: held and External placements (drivers move them), placements with bindings being
+deleted or an eviction this pass. Called by `rollstage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from gitfleet.api.report import AgentReport, PlacementReport
+from reconciler.placement import PlacementPlan
+from reconciler.priorindex import given_content
+from reconciler.rollout.model import PlacementView
+from reconciler.stagememo import StageMemo
+from reconciler.state import PlacementState
+
+ReportEntries = Mapping[str, Mapping[str, PlacementReport]]
+"""cluster -> placement key -> the cluster's report entry about that placement."""
+
+
+@dataclass(frozen=True)
+class _Rolled:
+    state: PlacementState
+    desired: dict[str, str]
+    reports: dict[str, PlacementReport]
+    apply_strategies: dict[str, Mapping[str, Any]]
+    view: PlacementView
+
+
+_ROLLOUTS: StageMemo[_Rolled] = StageMemo()
+_entries: dict[int, tuple[AgentReport, dict[str, PlacementReport]]] = {}
+
+
+def report_entries(reports: Mapping[str, AgentReport]) -> ReportEntries:
+    """Every report's entries by placement key (built once per report object)."""
+    out = {}
+    fresh: dict[int, tuple[AgentReport, dict[str, PlacementReport]]] = {}
+    for cluster, report in reports.items():
+        found = _entries.get(id(report))
+        if found is None or found[0] is not report:
+            found = (report, {p.key: p for p in report.placements})
+        fresh[id(report)] = found
+        out[cluster] = found[1]
+    _entries.clear()
+    _entries.update(fresh)
+    return out
+
+
+def rollout_inputs(
+    plan: PlacementPlan,
+    entries: ReportEntries,
+    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    clusters: frozenset[str],
+    assume: frozenset[str],
+) -> tuple[Any, ...] | None:
+    """Everything the rollout of `plan` reads, or None when it is never reused."""
+    if plan.held or plan.strategy_type == "External" or plan.state.deleting:
+        return None
+    key = plan.key
+    names = [b.cluster for b in plan.state.bindings]
+    return (
+        plan.state,
+        plan.manifests,
+        dict(plan.per_cluster),
+        dict(plan.renders),
+        dict(plan.unavailable),
+        plan.target_index,
+        plan.rolling,
+        (plan.kind, plan.name, plan.namespace, plan.placement_type, plan.number_of_clusters),
+        plan.fixed_names,
+        plan.apply_strategy,
+        plan.scheduled,
+        plan.declared,
+        tuple(entries.get(c, {}).get(key) for c in names),
+        tuple(given_content(prior_index.get(c, {}).get(key)) for c in names),
+        tuple(c in clusters for c in names),
+        tuple(c in assume for c in names),
+    )
+
+
+def reuse(plan: PlacementPlan, inputs: tuple[Any, ...] | None) -> PlacementView | None:
+    """Apply the remembered rollout of `plan` (its view for the drivers), or None."""
+    found = _ROLLOUTS.get(plan.key, inputs) if inputs is not None else None
+    if found is None:
+        return None
+    plan.state = found.state
+    plan.desired = dict(found.desired)
+    plan.reports = dict(found.reports)
+    plan.cluster_apply_strategies = dict(found.apply_strategies)
+    return found.view
+
+
+def keep(
+    plan: PlacementPlan,
+    inputs: tuple[Any, ...] | None,
+    before: PlacementState,
+    wakeup: datetime | None,
+    view: PlacementView,
+) -> None:
+    """Remember the rollout just done when it settled (see the module docstring)."""
+    settled = (
+        inputs is not None
+        and wakeup is None
+        and not plan.held
+        and not plan.waits
+        and not plan.moved_to
+        and not plan.rollout_note
+        and plan.state == before
+    )
+    if not settled or inputs is None:
+        _ROLLOUTS.drop(plan.key)
+        return
+    rolled = _Rolled(
+        before,  # equal: keeping the object that went in keeps later stages' keys identical
+        dict(plan.desired),
+        dict(plan.reports),
+        dict(plan.cluster_apply_strategies),
+        view,
+    )
+    _ROLLOUTS.put(plan.key, inputs, rolled)
