@@ -47,6 +47,8 @@ WAKEUP_TRAILER = "Gitfleet-Wakeup"
 """When a rollout timer of this output is due (the hub passes again then, even without input)."""
 STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
 MAX_PUSH_ATTEMPTS = 64
+_ReadReport = tuple[str, "AgentReport | None", tuple[FleetError, ...]]
+"""(status branch commit, the report read from it, its problems)."""
 """Push attempts per pass. A rejection means another writer moved the output branch (it only
 moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
 with capped backoff and jitter until it commits or finds its inputs already rendered. Under a
@@ -133,6 +135,8 @@ class Hub:
         self._timings: list[tuple[str, float]] = []
         self._mark = time.perf_counter()
         self._ids = BlobIdMemo()
+        self._reports: dict[str, _ReadReport] = {}
+        """cluster -> (status commit, its report, problems): a report is read and parsed once."""
         self._listing: tuple[str, dict[str, tuple[str, int]]] | None = None
         """(output commit, its listing) when this hub wrote or last read that commit."""
         self.next_wakeup: datetime | None = None
@@ -167,19 +171,30 @@ class Hub:
         """The latest valid report of every declared cluster's status branch."""
         reports: dict[str, AgentReport] = {}
         errors: list[FleetError] = []
+        read: dict[str, _ReadReport] = {}
         for ref, commit in self.mirror.list_refs(STATUS_PREFIX).items():
             cluster = ref.removeprefix(STATUS_PREFIX)
             if cluster not in clusters:
                 continue
-            with GitTree.open(self.mirror.path, commit) as tree:
-                if REPORT_FILE not in tree.files():
-                    continue
-                data = tree.read(REPORT_FILE)
-            report, problems = read_agent_report(data, cluster, branch=status_branch(cluster))
-            errors += problems
-            if report is not None:
-                reports[cluster] = report
+            known = self._reports.get(cluster)
+            if known is None or known[0] != commit:  # only new status commits are read
+                known = (commit, *self._read_report(cluster, commit))
+            read[cluster] = known
+            errors += known[2]
+            if known[1] is not None:
+                reports[cluster] = known[1]
+        self._reports = read
         return reports, tuple(errors)
+
+    def _read_report(
+        self, cluster: str, commit: str
+    ) -> tuple[AgentReport | None, tuple[FleetError, ...]]:
+        with GitTree.open(self.mirror.path, commit) as tree:
+            if REPORT_FILE not in tree.files():
+                return None, ()
+            data = tree.read(REPORT_FILE)
+        report, problems = read_agent_report(data, cluster, branch=status_branch(cluster))
+        return report, tuple(problems)
 
     def _check_history(self, source: str, recorded: Mapping[str, list[str]]) -> str | None:
         last = _last(recorded, SOURCE_TRAILER)

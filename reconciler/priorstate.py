@@ -45,6 +45,7 @@ from reconciler.priorconds import (
     status_of,
 )
 from reconciler.priorparse import blob_key, derive_own, freeze, remember, shared
+from reconciler.stagememo import StageMemo
 
 PRIOR_KIND = "PlacementPrior"
 PRIOR_TAG = "placement-prior"
@@ -272,6 +273,13 @@ def prior_files(
     head = dump_yaml({"apiVersion": OUTPUT_API_VERSION}).encode()
     kind = dump_yaml({"kind": PRIOR_KIND}).encode()
     for key, bindings in sorted(placements.items()):
+        found_rows = rows.get(key, {}) if rows is not None else None
+        inputs = (tuple(bindings), found_rows, output.get(placement_status_path(key)))
+        known = _PRIORS.get(key, inputs)
+        if known is not None:  # the same bindings, rows and status file as last pass
+            files[placement_prior_path(key)] = known[0]
+            remember(known[0], PRIOR_TAG, known[1])
+            continue
         parts, record, conditions = [head], None, None
         status = _status_part(output, key)
         if status is not None:
@@ -284,5 +292,11 @@ def prior_files(
             record = _index_record(section)
         parts += [kind, dump_yaml({"metadata": {"name": key}}).encode()]
         data = files[placement_prior_path(key)] = b"".join(parts)
-        remember(data, PRIOR_TAG, PlacementPrior(key, record, conditions))
+        prior = PlacementPrior(key, record, conditions)
+        remember(data, PRIOR_TAG, prior)
+        _PRIORS.put(key, inputs, (data, prior))
     return files
+
+
+_PRIORS: StageMemo[tuple[bytes, PlacementPrior]] = StageMemo()
+"""Placement key -> its last `state/prior/` file, with what it was made from."""
