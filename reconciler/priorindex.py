@@ -28,12 +28,14 @@ from gitfleet.api.output import (
 from reconciler.priorparse import derive_own, paths_under
 from reconciler.priorstate import (
     READ_ERRORS,
+    PlacementPrior,
     implied_rows,
     read_placement_prior,
     shared_object,
 )
 from reconciler.priorstate import index_entries as _index_entries
-from reconciler.state import parse_placement_state
+from reconciler.stagememo import StageMemo
+from reconciler.state import PlacementState, parse_placement_state
 
 PriorIndex = dict[str, dict[str, dict[str, Any]]]
 
@@ -61,27 +63,67 @@ def read_prior_index(output: Mapping[str, bytes]) -> PriorIndex:
 
 def recorded_prior_index(output: Mapping[str, bytes]) -> PriorIndex | None:
     """`read_prior_index` from the placement states and their `state/prior/` records; None
-    when any placement lacks a readable record of its rows (an older output)."""
-    rows: dict[str, list[dict[str, Any]]] = {}
-    states = paths_under(output, PLACEMENT_STATE_PREFIX)
-    for path in states:
+    when any placement lacks a readable record of its rows (an older output). The result is
+    shared: read it, never change it."""
+    records = []
+    for path in paths_under(output, PLACEMENT_STATE_PREFIX):
         try:
             ps = derive_own(output, path, "placement-state", parse_placement_state)
             prior = read_placement_prior(output, ps.key)
-            if prior is None or prior.index is None:
-                return None
-            found = implied_rows(ps.key, prior.index, ps.bindings)
+        except READ_ERRORS:
+            return None
+        if prior is None or prior.index is None:
+            return None
+        records.append((ps, prior))
+    if not records:
+        return None
+    inputs = tuple(records)
+    out = _INDEXES.get("", inputs)
+    if out is None:
+        out = _merged(output, records)
+        if out is not None:
+            _INDEXES.put("", inputs, out)
+    return out
+
+
+_INDEXES: StageMemo[PriorIndex] = StageMemo()
+"""The last prior index, with the (state, record) pairs it was made from."""
+_ROWS: StageMemo[dict[str, dict[str, Any]]] = StageMemo()
+"""Placement key -> cluster -> its row with objects, with the (state, record) it came from."""
+
+
+def _merged(
+    output: Mapping[str, bytes], records: list[tuple[PlacementState, PlacementPrior]]
+) -> PriorIndex | None:
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for ps, prior in records:
+        try:
+            found = _placement_rows(output, ps, prior)
         except READ_ERRORS:
             return None
         for cluster, row in found.items():
             rows.setdefault(cluster, []).append(row)
-    if not states:
-        return None
     out: PriorIndex = {}
     for cluster in sorted(rows, key=cluster_index_path):  # the order of the index files
         ordered = sorted(rows[cluster], key=lambda p: (p.get("namespace", ""), p["name"]))
-        out[cluster] = {str(row["key"]): _with_objects(output, cluster, row) for row in ordered}
+        out[cluster] = {str(row["key"]): row for row in ordered}
     return out
+
+
+def _placement_rows(
+    output: Mapping[str, bytes], ps: PlacementState, prior: PlacementPrior
+) -> dict[str, dict[str, Any]]:
+    """cluster -> the placement's row with its objects. The same state and record imply the
+    same rows, and a row's content hash fixes its PlacementIndex (the pass writes both from one
+    object list), so they are reused across passes."""
+    inputs = (ps, prior)
+    found = _ROWS.get(ps.key, inputs)
+    if found is None:
+        assert prior.index is not None
+        implied = implied_rows(ps.key, prior.index, ps.bindings)
+        found = {c: _with_objects(output, c, row) for c, row in implied.items()}
+        _ROWS.put(ps.key, inputs, found)
+    return found
 
 
 def parsed_prior_index(output: Mapping[str, bytes]) -> PriorIndex:
