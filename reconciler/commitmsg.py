@@ -9,9 +9,9 @@ gives the subject, body and trailers (`Gitfleet-Source`, `Gitfleet-Placement`,
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from gitfleet.repo.gitwrite import blob_id
 
@@ -89,16 +89,51 @@ def describe_changes(
     prior: ListedTree | None,
     files: Mapping[str, bytes],
     ids: Callable[[bytes], str] = blob_id,
+    listing: Mapping[str, tuple[str, int]] | None = None,
 ) -> ChangeSummary:
     """Group what differs between the previous output tree and `files`; `ids` gives a
-    content's blob id (the hub passes one that remembers them)."""
+    content's blob id (the hub passes one that remembers them), or `listing` (path -> (blob
+    id, size) of `files`) gives them all."""
     summary = ChangeSummary(initial=prior is None)
-    before = set(prior.files()) if prior is not None else set()
+    before = _listed(prior)
     for path, data in files.items():
-        if prior is None or path not in before or prior.oid(path) != ids(data):
+        known = before.get(path)
+        oid = listing[path][0] if listing is not None else None
+        if known is None or known != (oid if oid is not None else ids(data)):
             _record(summary, path)
             summary.changes[path] = data
-    for path in before - set(files):
-        _record(summary, path)
-        summary.changes[path] = None
+    for path in before:
+        if path not in files:
+            _record(summary, path)
+            summary.changes[path] = None
     return summary
+
+
+def _listed(prior: ListedTree | None) -> Mapping[str, str]:
+    """path -> blob id of the previous output."""
+    if prior is None:
+        return {}
+    whole = getattr(prior, "listing", None)  # a GitTree lists everything at once
+    if whole is not None:
+        return _Oids(whole())
+    return {path: prior.oid(path) for path in prior.files()}
+
+
+class _Oids(Mapping[str, str]):
+    """The blob ids of a (path -> (blob id, size)) listing, without copying it."""
+
+    def __init__(self, listing: Mapping[str, tuple[str, int]]) -> None:
+        self._listing = listing
+
+    def __getitem__(self, path: str) -> str:
+        return self._listing[path][0]
+
+    def get(self, path: str, default: object = None) -> Any:
+        found = self._listing.get(path)
+        return found[0] if found is not None else default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._listing)
+
+    def __len__(self) -> int:
+        return len(self._listing)

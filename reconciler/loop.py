@@ -274,8 +274,8 @@ class Hub:
             history = self.older.history(fleet, prior)
             result = reconcile(fleet, prior, None, self._clock(), reports, history=history)
             self._lap("pass")
-            summary = describe_changes(prior_tree, result.files, self._ids)
             listing = self._ids.listing(result.files)
+            summary = describe_changes(prior_tree, result.files, listing=listing)
             self._lap("diff")
         finally:
             if prior_tree is not None:

@@ -35,7 +35,11 @@ class GitTree:
     """Regular files of one commit, by repository-relative POSIX path."""
 
     def __init__(
-        self, repo_dir: Path, commit: str, blobs: dict[str, _Blob], errors: list[FleetError]
+        self,
+        repo_dir: Path,
+        commit: str,
+        blobs: Mapping[str, tuple[str, int]],
+        errors: list[FleetError],
     ) -> None:
         self._repo_dir = repo_dir
         self._commit = commit
@@ -55,8 +59,9 @@ class GitTree:
     @classmethod
     def listed(cls, repo_dir: Path, commit: str, blobs: Mapping[str, tuple[str, int]]) -> GitTree:
         """A tree whose listing (path -> (blob id, size)) the caller already knows, because it
-        wrote the commit itself: no `ls-tree`. Blobs are still read from the repository."""
-        return cls(repo_dir, commit, {p: _Blob._make(entry) for p, entry in blobs.items()}, [])
+        wrote the commit itself: no `ls-tree`. The listing is used as it is (not copied: leave it
+        unchanged while the tree is open). Blobs are still read from the repository."""
+        return cls(repo_dir, commit, blobs, [])
 
     @property
     def commit(self) -> str | None:
@@ -73,18 +78,22 @@ class GitTree:
 
     def oid(self, path: str) -> str:
         """The blob id of a listed file (KeyError for an unlisted path), without reading it."""
-        return self._blobs[path].oid
+        return self._blobs[path][0]
 
     def size(self, path: str) -> int:
-        return self._blobs[path].size
+        return self._blobs[path][1]
+
+    def listing(self) -> Mapping[str, tuple[str, int]]:
+        """path -> (blob id, size) of every listed file (read-only)."""
+        return self._blobs
 
     def read(self, path: str) -> bytes:
-        blob = self._blobs[path]
+        oid = self._blobs[path][0]
         stdin, stdout = self._pipes()
-        stdin.write(blob.oid.encode("ascii") + b"\n")
+        stdin.write(oid.encode("ascii") + b"\n")
         stdin.flush()
         header = stdout.readline().decode("ascii", "replace").split()
-        if len(header) != 3 or header[0] != blob.oid or header[1] != "blob":
+        if len(header) != 3 or header[0] != oid or header[1] != "blob":
             self.close()
             raise GitError(f"git cat-file could not read {path!r} ({' '.join(header[1:])})")
         data = stdout.read(int(header[2]))

@@ -51,18 +51,24 @@ class BlobIdMemo:
     same bytes for unchanged content (its memos), so only new content is hashed."""
 
     def __init__(self) -> None:
-        self._ids: dict[int, tuple[bytes, str]] = {}
+        self._ids: dict[int, tuple[bytes, tuple[str, int]]] = {}
 
-    def __call__(self, data: bytes) -> str:
+    def entry(self, data: bytes) -> tuple[str, int]:
+        """(blob id, size) of `data`; the same tuple for the same bytes object."""
         hit = self._ids.get(id(data))
         if hit is not None and hit[0] is data:
             return hit[1]
-        oid = blob_id(data)
-        self._ids[id(data)] = (data, oid)
-        return oid
+        entry = (blob_id(data), len(data))
+        self._ids[id(data)] = (data, entry)
+        return entry
+
+    def __call__(self, data: bytes) -> str:
+        return self.entry(data)[0]
 
     def listing(self, files: Mapping[str, bytes]) -> dict[str, tuple[str, int]]:
         """path -> (blob id, size) of `files`; forgets contents not among them."""
-        out = {path: (self(data), len(data)) for path, data in files.items()}
-        self._ids = {id(data): (data, out[path][0]) for path, data in files.items()}
+        entry = self.entry
+        out = {path: entry(data) for path, data in files.items()}
+        kept = self._ids
+        self._ids = {id(data): kept[id(data)] for data in files.values()}
         return out
