@@ -10,7 +10,7 @@ first by name; the other gets a WorkSynchronized failure naming both. Called by 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +72,7 @@ def _write_held(
     prior: State,
     files: dict[str, bytes],
     index: dict[str, list[dict[str, Any]]],
+    sizes: Counter[str],
 ) -> None:
     """Held placements keep exactly the files and index entries of the previous output."""
     for key, per_cluster in sorted(held.items()):
@@ -79,7 +80,8 @@ def _write_held(
             for obj in entry.get("objects") or []:
                 path = object_path(cluster, key, str(obj["file"]))
                 if path in prior.output:
-                    files[path] = prior.output[path]
+                    data = files[path] = prior.output[path]
+                    sizes[cluster] += len(data)
             index[cluster].append(entry)
 
 
@@ -119,9 +121,11 @@ def _write_live(
     files: dict[str, bytes],
     index: dict[str, list[dict[str, Any]]],
     limits: Limits,
+    sizes: Counter[str],
 ) -> dict[tuple[str, str, str], list[str]]:
-    """Files and index entries of placements that render now; returns the conflicts lost. A
-    placement whose layout raises is held instead (`reconciler.isolate`)."""
+    """Files and index entries of placements that render now (their bytes per cluster added to
+    `sizes`); returns the conflicts lost. A placement whose layout raises is held instead
+    (`reconciler.isolate`)."""
     lost: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for _, plan in sorted(plans.items()):
         if plan.held:
@@ -132,6 +136,7 @@ def _write_live(
             files.update(found[0])
             for cluster, rows in found[1].items():
                 index[cluster] += rows
+            sizes.update(found[2])
             continue
         mine: dict[str, bytes] = {}
         entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -143,11 +148,13 @@ def _write_live(
             plan.sync_errors.clear()
             hold(plan, "laying out the files of", exc)
             continue
+        written = cluster_bytes(mine)
         if inputs and pure and len(plan.errors) == errors:
-            _LAYOUTS.put(plan.key, inputs, (mine, dict(entries)))
+            _LAYOUTS.put(plan.key, inputs, (mine, dict(entries), written))
         else:
             _LAYOUTS.drop(plan.key)
         files.update(mine)
+        sizes.update(written)
         for cluster, rows in entries.items():
             index[cluster] += rows
         for what, clusters in losses.items():
@@ -272,7 +279,7 @@ def assemble_clusters(
     views: Mapping[str, ClusterView],
     prior_index: dict[str, dict[str, dict[str, Any]]] | None = None,
     limits: Limits = DEFAULT_LIMITS,
-) -> dict[str, bytes]:
+) -> AssembledClusters:
     """Every `clusters/...` file of the new output tree (`prior_index`: `read_prior_index` of
     the prior output, when the caller already has it). A cluster whose files would exceed
     `limits.maxRenderedBytesPerCluster` keeps its previous files (an error on each placement
@@ -289,24 +296,35 @@ def assemble_clusters(
     owners = find_owners(plans, held, prior_index)
     files: dict[str, bytes] = {}
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    _write_held(held, prior, files, index)
-    lost = _write_live(plans, owners, prior, prior_index, files, index, limits)
+    sizes: Counter[str] = Counter()  # bytes per cluster, summed as the parts are laid out
+    _write_held(held, prior, files, index, sizes)
+    lost = _write_live(plans, owners, prior, prior_index, files, index, limits, sizes)
     _report_conflicts(plans, lost)
     failed = {k for k, p in plans.items() if p.held and k not in held}
-    _write_held(
-        {k: _held_entries(k, prior_index, views) for k in sorted(failed)}, prior, files, index
-    )
+    failed_entries = {k: _held_entries(k, prior_index, views) for k in sorted(failed)}
+    _write_held(failed_entries, prior, files, index, sizes)
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
-    write_indexes(sorted(set(index) | set(views)), index, files)
-    totals = cluster_bytes(files)
-    for cluster in sorted(set(index) | set(views)):
-        _enforce_cap(cluster, totals.get(cluster, 0), files, prior, plans, limits)
-    return files
+    clusters = sorted(set(index) | set(views))
+    sizes.update(write_indexes(clusters, index, files))
+    for cluster in clusters:
+        _enforce_cap(cluster, sizes.get(cluster, 0), files, prior, plans, limits)
+    return AssembledClusters(files, clusters)
 
 
-_LAYOUTS: StageMemo[tuple[dict[str, bytes], dict[str, list[dict[str, Any]]]]] = StageMemo()
-"""Placement key -> its files and index rows, with what they were laid out from."""
+@dataclass(frozen=True)
+class AssembledClusters:
+    """Every `clusters/...` file, and the clusters that have an index file among them."""
+
+    files: dict[str, bytes]
+    indexed: list[str]
+
+
+_LAYOUTS: StageMemo[tuple[dict[str, bytes], dict[str, list[dict[str, Any]]], dict[str, int]]] = (
+    StageMemo()
+)
+"""Placement key -> its files, index rows and bytes per cluster, with what they were laid out
+from."""
 
 
 def layout_inputs(plan: PlacementPlan, limits: Limits) -> tuple[Any, ...]:

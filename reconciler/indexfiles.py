@@ -63,9 +63,11 @@ def _cluster_files(
 
 def write_indexes(
     clusters: list[str], index: Mapping[str, list[dict[str, Any]]], files: dict[str, bytes]
-) -> None:
-    """Every cluster's ClusterIndex and PlacementIndex files into `files`."""
+) -> dict[str, int]:
+    """Every cluster's ClusterIndex and PlacementIndex files into `files`; returns their bytes
+    per cluster."""
     listings = _Listings()
+    sizes = {}
     for cluster in clusters:
         entries = index.get(cluster, [])
         inputs = tuple(entries)  # the rows themselves: compared by identity when reused
@@ -74,3 +76,5 @@ def write_indexes(
             written = _cluster_files(cluster, entries, listings)
             _CLUSTERS.put(cluster, inputs, written)
         files.update(written)
+        sizes[cluster] = sum(map(len, written.values()))
+    return sizes

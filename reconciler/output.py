@@ -91,3 +91,12 @@ def yaml_bytes(doc: Any) -> bytes:
         while _held > EMITTED_BYTES:
             _held -= len(_emitted.popitem(last=False)[1])
     return data
+
+
+class SortedFiles(dict[str, bytes]):
+    """An output tree built in sorted path order, as a pass returns it: `sorted_paths` lists
+    the paths without sorting them again (`reconciler.priorparse.paths_under` bisects it when
+    the tree is the next pass's prior). Copy it before adding paths."""
+
+    def sorted_paths(self) -> list[str]:
+        return list(self)

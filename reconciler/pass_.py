@@ -37,7 +37,7 @@ from reconciler.govern.deletion import (
 from reconciler.govern.tenancy import NO_TENANCY, Tenancy, govern_fleet
 from reconciler.history import NO_HISTORY, HistoricalSources
 from reconciler.isolate import failed_plan
-from reconciler.output import placement_key
+from reconciler.output import SortedFiles, placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placememo import pass_key, place_reusing
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan
@@ -252,7 +252,8 @@ def reconcile(
         assume_ready=assume_ready,
     )
     errors += rollout.errors
-    files = assemble_clusters(plans, kept, prior, views, prior_index, fleet.fleet.limits())
+    assembled = assemble_clusters(plans, kept, prior, views, prior_index, fleet.fleet.limits())
+    files = assembled.files
     record_sync(plans, now)  # a conflict lost now makes the binding failed for the next pass
     files.update(rollout.files)
     files.update(distributed.files)
@@ -278,7 +279,7 @@ def reconcile(
         if data is not None:
             files[path] = data
     state = State(placements=states, overrides=override_snapshots)
-    files.update(state_files(state, files))
+    files.update(state_files(state, files, assembled.indexed))
     errors += _plan_errors(plans, origins)
     for key, ps in sorted(kept.items()):
         if key in deleted:
@@ -293,9 +294,10 @@ def reconcile(
         )
     all_errors = tuple(sorted(set(fleet.errors) | set(errors)))
     holds = {k: p.deletion_hold for k, p in plans.items() if p.deletion_hold} | deleted
+    output = SortedFiles(sorted(files.items()))
     return PassResult(
-        files=dict(sorted(files.items())),
-        state=State(states, files, override_snapshots),
+        files=output,
+        state=State(states, output, override_snapshots),
         errors=all_errors,
         explanations={key: plan.explanations for key, plan in plans.items()},
         next_wakeup=rollout.wakeup,

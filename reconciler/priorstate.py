@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -33,6 +33,7 @@ import yaml
 from gitfleet.api.canonical import canonical_json
 from gitfleet.api.output import (
     OUTPUT_API_VERSION,
+    cluster_index_path,
     placement_prior_path,
     placement_status_path,
 )
@@ -201,16 +202,14 @@ def shared_object(obj: Any) -> Any:
     return shared(("object", freeze(obj)), lambda: obj)
 
 
-def placement_rows(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[str, Any]]] | None:
+def placement_rows(
+    output: Mapping[str, bytes], clusters: Iterable[str] | None = None
+) -> dict[str, dict[str, dict[str, Any]]] | None:
     """placement key -> cluster -> ClusterIndex row of an output tree; None when a row cannot
-    be recorded (an unreadable index, or an older-shape row that lists its objects)."""
+    be recorded (an unreadable index, or an older-shape row that lists its objects).
+    `clusters`: the clusters with an index file (else every path is looked at)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for path in output:
-        if not (path.startswith("clusters/") and path.endswith("/index.yaml")):
-            continue
-        parts = path.split("/")
-        if len(parts) != 3:
-            continue
+    for cluster, path in _cluster_indexes(output, clusters):
         try:
             entries = derive_own(output, path, "cluster-index", index_entries)
         except READ_ERRORS:
@@ -218,8 +217,25 @@ def placement_rows(output: Mapping[str, bytes]) -> dict[str, dict[str, dict[str,
         for key, row in entries.items():
             if "objects" in row:
                 return None
-            out.setdefault(key, {})[parts[1]] = row
+            out.setdefault(key, {})[cluster] = row
     return out
+
+
+def _cluster_indexes(
+    output: Mapping[str, bytes], clusters: Iterable[str] | None
+) -> Iterator[tuple[str, str]]:
+    """(cluster, path) of every `clusters/<cluster>/index.yaml` in `output`."""
+    if clusters is not None:
+        for cluster in clusters:
+            path = cluster_index_path(cluster)
+            if path in output:
+                yield cluster, path
+        return
+    for path in output:
+        if path.startswith("clusters/") and path.endswith("/index.yaml"):
+            parts = path.split("/")
+            if len(parts) == 3:
+                yield parts[1], path
 
 
 MAX_KEPT = 20_000

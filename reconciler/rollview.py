@@ -121,7 +121,8 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
             if b.cluster in live:
                 b = with_sync(b, plan.sync_errors.get(b.cluster), now)
             bindings.append(b)
-        plan.state = replace(plan.state, bindings=tuple(bindings))
+        if any(a is not b for a, b in zip(bindings, plan.state.bindings, strict=True)):
+            plan.state = replace(plan.state, bindings=tuple(bindings))
 
 
 def with_sync(b: Binding, error: str | None, now: datetime) -> Binding:

@@ -50,6 +50,8 @@ of the plaintext) -> the file's content hash, for files that decrypted to that p
 long-running hub parses and decrypts each file once, not once per pass (~0.15 ms each)."""
 _verified: OrderedDict[tuple[str, str, str], str] = OrderedDict()
 MAX_REPORTED = 20
+MAX_REMEMBERED = 100_000
+"""Manifest tuples whose Secret check is remembered."""
 """Clusters whose sealing failures are listed in one placement's errors."""
 
 
@@ -173,7 +175,38 @@ def _document(secret: Mapping[str, Any], recipients: list[str], ciphertext: str)
     }
 
 
+_has_secret: dict[int, tuple[tuple[Manifest, ...], bool]] = {}
+"""id of a manifest tuple -> (the tuple, whether it holds a Secret); plans reuse their tuples
+from pass to pass (`reconciler.placememo`), so most are looked at once."""
+
+
+def _holds_secret(manifests: tuple[Manifest, ...]) -> bool:
+    found = _has_secret.get(id(manifests))
+    if found is not None and found[0] is manifests:
+        return found[1]
+    if len(_has_secret) > MAX_REMEMBERED:
+        _has_secret.clear()
+    holds = any(_is_secret_manifest(m) for m in manifests)
+    _has_secret[id(manifests)] = (manifests, holds)
+    return holds
+
+
+def _any_secret(plan: PlacementPlan) -> bool:
+    """Whether any manifest tuple of the plan holds a Secret (each distinct tuple looked at
+    once)."""
+    seen: set[int] = set()
+    tuples = [plan.manifests, *(c.manifests for c in plan.per_cluster.values() if c.manifests)]
+    for manifests in tuples:
+        if id(manifests) not in seen:
+            seen.add(id(manifests))
+            if _holds_secret(manifests):
+                return True
+    return False
+
+
 def _seal_plan(plan: PlacementPlan, sealer: Sealer, views: Mapping[str, ClusterView]) -> None:
+    if not _any_secret(plan):
+        return
     reported = 0
     secrets: dict[int, bool] = {}  # per distinct manifest tuple (most clusters share one)
     for cluster in plan.targeted_clusters():

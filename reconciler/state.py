@@ -11,7 +11,7 @@ Called by `reconciler.pass_` and the CLI.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
@@ -118,8 +118,7 @@ class PlacementState:
     the rollout counts them (kubefleet.md §2.3) until the agent reports the objects gone."""
 
     def __hash__(self) -> int:
-        """Hashed once per object (a state holds a binding per cluster): the pass looks states
-        up by value every time (`canonical_state`, `_state_bytes`)."""
+        """Computed once per object: a state holds a binding per cluster (`canonical_state`)."""
         found: int | None = self.__dict__.get("_hash")
         if found is None:
             found = hash(tuple(getattr(self, f.name) for f in fields(self)))
@@ -229,8 +228,8 @@ def _decision(raw: Any) -> BindingDecision | None:
 
 def _bindings_to_yaml(bindings: tuple[Binding, ...]) -> dict[str, Any]:
     """`bindings` (and `bindingGroups`: clusters whose bindings are identical but for the
-    cluster name, `gitfleet.api.output.group_named`). Grouping needs the (cluster, state)
-    order the scheduler keeps, without repeats, so that reading restores the exact tuple."""
+    cluster name, `group_named`). Grouping needs the scheduler's (cluster, state) order without
+    repeats, so that reading restores the exact tuple."""
     rows = [_binding_to_yaml(b) for b in bindings]
     keys = [(b.cluster, b.state) for b in bindings]
     if keys != sorted(set(keys)):
@@ -259,8 +258,6 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
 
 
 OVERRIDES_FILE = OVERRIDE_STATE_PATH
-
-
 MAX_EMITTED_STATES = 20_000
 """Placement states whose YAML bytes are kept between passes (least recently used dropped)."""
 _emitted: OrderedDict[PlacementState, tuple[PlacementState, bytes | None]] = OrderedDict()
@@ -268,21 +265,20 @@ _emitted: OrderedDict[PlacementState, tuple[PlacementState, bytes | None]] = Ord
 
 
 def canonical_state(ps: PlacementState) -> PlacementState:
-    """The first state equal to `ps` this process kept (else `ps`, kept from now on): a
-    placement whose state did not change hands the later stages the very same object, pass
-    after pass, so their memos compare it by identity (`reconciler.stagememo`)."""
+    """The first state equal to `ps` this process kept (else `ps`, kept from now on): an
+    unchanged placement's state is the same object pass after pass (`reconciler.stagememo`)."""
     found = _emitted.get(ps)
     if found is not None:
         with suppress(KeyError):  # another hub thread may have dropped it meanwhile
             _emitted.move_to_end(ps)
         return found[0]
-    _emitted[ps] = (ps, None)
-    _trim()
+    _keep(ps, (ps, None))
     return ps
 
 
-def _trim() -> None:
-    with suppress(KeyError):
+def _keep(ps: PlacementState, value: tuple[PlacementState, bytes | None]) -> None:
+    _emitted[ps] = value
+    with suppress(KeyError):  # the oldest go first
         while len(_emitted) > MAX_EMITTED_STATES:
             _emitted.popitem(last=False)
 
@@ -296,14 +292,16 @@ def _state_bytes(ps: PlacementState) -> bytes:
             _emitted.move_to_end(ps)
         return found[1]
     data = dump_yaml(placement_state_doc(ps)).encode()
-    _emitted[ps] = (found[0] if found is not None else ps, data)
-    _trim()
+    _keep(ps, (found[0] if found is not None else ps, data))
     return data
 
 
-def state_files(state: State, output: Mapping[str, bytes] | None = None) -> dict[str, bytes]:
+def state_files(
+    state: State, output: Mapping[str, bytes] | None = None, clusters: Iterable[str] | None = None
+) -> dict[str, bytes]:
     """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`; with
-    `output` (the new output tree, its index and status files final) `state/prior/` too."""
+    `output` (the new output tree, its index and status files final) `state/prior/` too
+    (`clusters`: those with an index file in `output`, when the caller knows them)."""
     files = {}
     for key, ps in sorted(state.placements.items()):
         data = files[placement_state_path(key)] = _state_bytes(ps)
@@ -318,7 +316,7 @@ def state_files(state: State, output: Mapping[str, bytes] | None = None) -> dict
         remember(data, "override-state", dict(state.overrides))
     if output is not None:
         bindings = {key: ps.bindings for key, ps in state.placements.items()}
-        files.update(prior_files(bindings, placement_rows(output), output))
+        files.update(prior_files(bindings, placement_rows(output, clusters), output))
     return files
 
 
