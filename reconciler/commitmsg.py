@@ -9,9 +9,9 @@ gives the subject, body and trailers (`Gitfleet-Source`, `Gitfleet-Placement`,
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from gitfleet.repo.gitwrite import blob_id
 
@@ -95,45 +95,18 @@ def describe_changes(
     content's blob id (the hub passes one that remembers them), or `listing` (path -> (blob
     id, size) of `files`) gives them all."""
     summary = ChangeSummary(initial=prior is None)
-    before = _listed(prior)
-    for path, data in files.items():
-        known = before.get(path)
-        oid = listing[path][0] if listing is not None else None
-        if known is None or known != (oid if oid is not None else ids(data)):
-            _record(summary, path)
-            summary.changes[path] = data
+    whole = getattr(prior, "listing", None)  # a GitTree lists (blob id, size) of everything
+    if listing is not None and whole is not None:
+        before: Mapping[str, object] = whole()
+        changed = [p for p, entry in listing.items() if before.get(p) != entry]
+    else:
+        before = {path: prior.oid(path) for path in prior.files()} if prior is not None else {}
+        changed = [p for p, data in files.items() if before.get(p) != ids(data)]
+    for path in changed:
+        _record(summary, path)
+        summary.changes[path] = files[path]
     for path in before:
         if path not in files:
             _record(summary, path)
             summary.changes[path] = None
     return summary
-
-
-def _listed(prior: ListedTree | None) -> Mapping[str, str]:
-    """path -> blob id of the previous output."""
-    if prior is None:
-        return {}
-    whole = getattr(prior, "listing", None)  # a GitTree lists everything at once
-    if whole is not None:
-        return _Oids(whole())
-    return {path: prior.oid(path) for path in prior.files()}
-
-
-class _Oids(Mapping[str, str]):
-    """The blob ids of a (path -> (blob id, size)) listing, without copying it."""
-
-    def __init__(self, listing: Mapping[str, tuple[str, int]]) -> None:
-        self._listing = listing
-
-    def __getitem__(self, path: str) -> str:
-        return self._listing[path][0]
-
-    def get(self, path: str, default: object = None) -> Any:
-        found = self._listing.get(path)
-        return found[0] if found is not None else default
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._listing)
-
-    def __len__(self) -> int:
-        return len(self._listing)

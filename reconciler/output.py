@@ -93,10 +93,19 @@ def yaml_bytes(doc: Any) -> bytes:
     return data
 
 
-class SortedFiles(dict[str, bytes]):
-    """An output tree built in sorted path order, as a pass returns it: `sorted_paths` lists
-    the paths without sorting them again (`reconciler.priorparse.paths_under` bisects it when
-    the tree is the next pass's prior). Copy it before adding paths."""
+class OutputFiles(dict[str, bytes]):
+    """An output tree as a pass returns it (path -> bytes, in no particular order).
+    `sorted_paths` lists its paths sorted (`reconciler.priorparse.paths_under` bisects it when
+    the tree is the next pass's prior); a tree with the same paths as the last one sorted
+    reuses that order (one set comparison instead of a sort: most passes keep every path)."""
 
     def sorted_paths(self) -> list[str]:
-        return list(self)
+        order, paths = _last_order[0]
+        if self.keys() != paths:
+            order = sorted(self)
+            _last_order[0] = (order, frozenset(order))
+        return list(order)
+
+
+_last_order: list[tuple[list[str], frozenset[str]]] = [([], frozenset())]
+"""The sorted paths of the last tree `OutputFiles.sorted_paths` ordered, and their set."""

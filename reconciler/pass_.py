@@ -37,7 +37,7 @@ from reconciler.govern.deletion import (
 from reconciler.govern.tenancy import NO_TENANCY, Tenancy, govern_fleet
 from reconciler.history import NO_HISTORY, HistoricalSources
 from reconciler.isolate import failed_plan
-from reconciler.output import SortedFiles, placement_key
+from reconciler.output import OutputFiles, placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placememo import pass_key, place_reusing
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan
@@ -63,7 +63,8 @@ class PassResult:
     """Everything one pass produces."""
 
     files: dict[str, bytes]
-    """The complete output tree: path -> bytes."""
+    """The complete output tree: path -> bytes (an `OutputFiles`: in no particular order;
+    `sorted_paths()` lists the paths sorted)."""
     state: State
     errors: tuple[FleetError, ...]
     """Every user error found, sorted (loader errors included)."""
@@ -294,7 +295,7 @@ def reconcile(
         )
     all_errors = tuple(sorted(set(fleet.errors) | set(errors)))
     holds = {k: p.deletion_hold for k, p in plans.items() if p.deletion_hold} | deleted
-    output = SortedFiles(sorted(files.items()))
+    output = OutputFiles(files)
     return PassResult(
         files=output,
         state=State(states, output, override_snapshots),

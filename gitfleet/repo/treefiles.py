@@ -66,9 +66,12 @@ class BlobIdMemo:
         return self.entry(data)[0]
 
     def listing(self, files: Mapping[str, bytes]) -> dict[str, tuple[str, int]]:
-        """path -> (blob id, size) of `files`; forgets contents not among them."""
-        entry = self.entry
-        out = {path: entry(data) for path, data in files.items()}
-        kept = self._ids
-        self._ids = {id(data): kept[id(data)] for data in files.values()}
+        """path -> (blob id, size) of `files`. Contents no longer among them are forgotten once
+        they outnumber the ones in use."""
+        ids, out = self._ids, {}
+        for path, data in files.items():
+            hit = ids.get(id(data))
+            out[path] = hit[1] if hit is not None and hit[0] is data else self.entry(data)
+        if len(ids) > 2 * len(files):
+            self._ids = {id(data): ids[id(data)] for data in files.values()}
         return out
