@@ -48,12 +48,48 @@ class _Listings:
         return listed
 
 
+_rows: dict[int, tuple[dict[str, Any], bytes]] = {}
+"""id of an index row -> (the row, its YAML as one item of `placements`)."""
+MAX_ROWS = 500_000
+
+
+def _row_bytes(entry: dict[str, Any], row: dict[str, Any]) -> bytes:
+    """The YAML list item of one ClusterIndex row (`row`: `entry` without its objects),
+    emitted once per row object (unchanged placements hand over the very same rows)."""
+    found = _rows.get(id(entry))
+    if found is not None and found[0] is entry:
+        return found[1]
+    if len(_rows) >= MAX_ROWS:
+        _rows.clear()
+    data = yaml_bytes([row])
+    _rows[id(entry)] = (entry, data)
+    return data
+
+
+def _index_bytes(cluster: str, entries: list[dict[str, Any]]) -> tuple[bytes, list[dict[str, Any]]]:
+    """The ClusterIndex file and its rows (`cluster_index_doc`'s). Block YAML of a mapping is
+    its keys' blocks in order and a block list is its items one after the other, so the file is
+    the header's YAML, `placements:` and each row's list item: the same bytes as emitting the
+    document whole (the golden fleets check it), with only new rows emitted."""
+    header = cluster_index_doc(cluster, [])
+    del header["placements"]  # the last key: the emitter sorts them
+    order = sorted(range(len(entries)), key=lambda i: _order(entries[i]))  # as the doc sorts
+    rows = [{k: v for k, v in entries[i].items() if k != "objects"} for i in order]
+    if not rows:
+        return yaml_bytes({**header, "placements": []}), rows
+    items = [_row_bytes(entries[i], row) for i, row in zip(order, rows, strict=True)]
+    return yaml_bytes(header) + b"placements:\n" + b"".join(items), rows
+
+
+def _order(entry: Mapping[str, Any]) -> tuple[str, str]:
+    return (entry.get("namespace", ""), entry["name"])
+
+
 def _cluster_files(
     cluster: str, entries: list[dict[str, Any]], listings: _Listings
 ) -> dict[str, bytes]:
-    doc = cluster_index_doc(cluster, entries)
-    data = yaml_bytes(doc)
-    remember(data, "cluster-index", {str(e["key"]): e for e in doc["placements"]})
+    data, rows = _index_bytes(cluster, entries)
+    remember(data, "cluster-index", {str(e["key"]): e for e in rows})
     out = {cluster_index_path(cluster): data}
     for entry in entries:
         key = str(entry["key"])
