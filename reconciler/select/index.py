@@ -118,8 +118,29 @@ def build_index(
             )
         else:
             first_seen[key] = res
-        entries.append(_entry(res, scopes, found, (res.namespace, res.name) in services))
+        entries.append(_entry_of(res, scopes, found, (res.namespace, res.name) in services))
     return _assemble(scopes, entries, frozenset(skipped_namespaces))
+
+
+MAX_ENTRIES = 200_000
+_entries: dict[int, tuple[Resource, tuple[Any, ...], IndexEntry]] = {}
+"""id of a resource -> (the resource, what else its entry was made from, the entry). A
+long-running hub loads unchanged files as the very same objects (`renderers.plain`), so their
+entries (and selected copies) are made once."""
+
+
+def _entry_of(
+    res: Resource, scopes: ScopeTable, found: list[FieldIssue], has_service: bool
+) -> IndexEntry:
+    made_from = (scopes, tuple(found), has_service)
+    hit = _entries.get(id(res))
+    if hit is not None and hit[0] is res and hit[1] == made_from:
+        return hit[2]
+    entry = _entry(res, scopes, found, has_service)
+    if len(_entries) >= MAX_ENTRIES:
+        _entries.clear()
+    _entries[id(res)] = (res, made_from, entry)
+    return entry
 
 
 def _assemble(

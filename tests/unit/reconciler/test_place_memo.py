@@ -32,7 +32,7 @@ NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
 def computed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The keys `place` actually ran for (not reused), in order."""
     calls: list[str] = []
-    real = placememo.place
+    real = placememo.place  # type: ignore[attr-defined]
 
     def counting(key: str, *args: object) -> object:
         calls.append(key)

@@ -1,0 +1,133 @@
+"""The shortcuts the warm pass takes give exactly what the long way gives: a ClusterIndex file
+built from per-row pieces equals the whole document emitted at once; an output tree's sorted
+paths are sorted whatever the last tree was; the hub's change description from listings equals
+the one from blob ids; a settled pass observes no rollout and emits no status or index file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.generate import FleetSize, build_fleet, write_fleet
+from gitfleet.api.output import cluster_index_doc
+from gitfleet.repo.gitwrite import blob_id
+from gitfleet.repo.treefiles import BlobIdMemo
+from gitfleet.repo.workdir import WorkdirTree
+from reconciler import indexfiles, placememo, rollstage, statusdocs
+from reconciler.commitmsg import describe_changes
+from reconciler.output import OutputFiles, yaml_bytes
+from reconciler.pass_ import reconcile
+from reconciler.state import State, read_state
+from renderers import load_fleet
+
+NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
+STRATEGY = {"type": "ClientSideApply", "whenToApply": "Always"}
+
+
+def _row(name: str, namespace: str = "", **extra: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"key": f"{namespace}.{name}" if namespace else name, "name": name}
+    if namespace:
+        row["namespace"] = namespace
+    return {**row, "applyStrategy": STRATEGY, "contentHash": "sha256:" + "0" * 64, **extra}
+
+
+ROWS = [
+    ("none", []),
+    ("one", [_row("a")]),
+    ("unsorted", [_row("b"), _row("a"), _row("c", "ns")]),
+    ("namespaced first by namespace", [_row("z", "b"), _row("a", "b"), _row("m", "a")]),
+    ("objects left out", [_row("a", objects=[{"file": "x.yaml", "kind": "ConfigMap"}])]),
+    ("quoting", [_row("a", note="yes: no\n'quoted' \"x\" #"), _row("b", n=[1, {"k": None}])]),
+    ("unicode", [_row("größe", extra="✓")]),
+]
+
+
+@pytest.mark.parametrize(("name", "rows"), ROWS, ids=[n for n, _ in ROWS])
+def test_index_file_from_rows_equals_the_whole_document(name: str, rows: list[Any]) -> None:
+    whole = yaml_bytes(cluster_index_doc("eu-1", rows))
+    assert indexfiles._index_bytes("eu-1", rows)[0] == whole
+    assert indexfiles._index_bytes("eu-1", rows)[0] == whole  # the second time from its rows
+
+
+def test_sorted_paths_follow_the_tree_not_the_last_one() -> None:
+    first = OutputFiles({"b": b"", "a": b"", "c/d": b""})
+    assert first.sorted_paths() == ["a", "b", "c/d"]
+    same = OutputFiles({"c/d": b"1", "a": b"2", "b": b"3"})
+    assert same.sorted_paths() == ["a", "b", "c/d"]
+    other = OutputFiles({"c/d": b"", "a": b"", "aa": b""})
+    assert other.sorted_paths() == ["a", "aa", "c/d"]
+    assert first.sorted_paths() == ["a", "b", "c/d"]
+
+
+class _Tree:
+    """A listed previous output (what `GitTree` gives the hub)."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self._listing = {p: (blob_id(d), len(d)) for p, d in files.items()}
+
+    def files(self) -> list[str]:
+        return sorted(self._listing)
+
+    def oid(self, path: str) -> str:
+        return self._listing[path][0]
+
+    def listing(self) -> dict[str, tuple[str, int]]:
+        return self._listing
+
+
+def test_change_description_from_listings_equals_the_one_from_blob_ids() -> None:
+    before = {"clusters/eu/p/a.yaml": b"a", "clusters/eu/p/b.yaml": b"b", "status/x.yaml": b"x"}
+    after = {"clusters/eu/p/a.yaml": b"a2", "clusters/us/p/a.yaml": b"a", "status/x.yaml": b"x"}
+    listing = BlobIdMemo().listing(after)
+    fast = describe_changes(_Tree(before), after, listing=listing)
+    slow = describe_changes(_Tree(before), after)
+    assert fast.changes == slow.changes
+    assert set(fast.changes) == {
+        "clusters/eu/p/a.yaml",
+        "clusters/us/p/a.yaml",
+        "clusters/eu/p/b.yaml",
+    }
+    assert fast.changes["clusters/eu/p/b.yaml"] is None
+    assert dict(fast.placements) == dict(slow.placements) == {"p": {"eu", "us"}}
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """How often the rollout observes a placement and status and index files are emitted."""
+    calls = {"observe": 0, "status": 0, "index": 0}
+
+    def counting(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(rollstage, "_observe", counting("observe", rollstage._observe))
+    monkeypatch.setattr(
+        statusdocs, "placement_status_doc", counting("status", statusdocs.placement_status_doc)
+    )
+    monkeypatch.setattr(indexfiles, "_cluster_files", counting("index", indexfiles._cluster_files))
+    placememo.forget()
+    yield calls
+    placememo.forget()
+
+
+def test_a_settled_pass_rolls_out_and_emits_nothing_again(
+    tmp_path: Path, counted: dict[str, int]
+) -> None:
+    write_fleet(build_fleet(FleetSize(16, 10, 50, 6), seed=7), tmp_path)
+    fleet = load_fleet(WorkdirTree(tmp_path))
+    result = reconcile(fleet, State(), None, NOW)
+    for _ in range(2):  # the first passes settle the rollout and the condition times
+        result = reconcile(fleet, read_state(result.files)[0], None, NOW)
+    assert counted["observe"] and counted["status"] and counted["index"]
+    counted.update(observe=0, status=0, index=0)
+    again = reconcile(fleet, read_state(result.files)[0], None, NOW)
+    assert counted == {"observe": 0, "status": 0, "index": 0}
+    assert again.files == result.files
