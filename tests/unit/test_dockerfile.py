@@ -109,7 +109,9 @@ def test_the_scan_finds_the_programs_the_code_is_known_to_run() -> None:
 
 def test_every_program_the_code_runs_is_in_the_image() -> None:
     shipped = set(APT) | set(BUILT)
-    missing = {p for p in called_programs() if p not in shipped and COVERED_BY.get(p) not in shipped}
+    missing = {
+        p for p in called_programs() if p not in shipped and COVERED_BY.get(p) not in shipped
+    }
     assert not missing, f"the code runs {sorted(missing)}: install them in the Dockerfile"
 
 
@@ -141,7 +143,7 @@ def test_python_packages_and_template_are_copied_and_installed() -> None:
     instructions = final().instructions
     copied = {i.split()[1] for i in instructions if i.startswith("COPY ") and "--from" not in i}
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    include = re.search(r'include = \[([^\]]*)\]', pyproject)
+    include = re.search(r"include = \[([^\]]*)\]", pyproject)
     assert include is not None
     packages = {p.strip(' "*') for p in include.group(1).split(",")}
     assert packages | {"fleet-repo-template", "pyproject.toml"} <= copied
@@ -161,3 +163,20 @@ def test_header_comment_names_every_shipped_program() -> None:
     for program in (*APT, *BUILT):
         assert re.search(rf"\b{re.escape(program)}\b", header), program
     assert "not bundled" not in header and "not built yet" not in header
+
+
+def test_dockerignore_keeps_every_copied_source() -> None:
+    ignored = {
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    copied = {
+        w
+        for stage in stages(DOCKERFILE.read_text(encoding="utf-8"))
+        for i in stage.instructions
+        if i.startswith("COPY ") and "--from" not in i
+        for w in i.split()[1:-1]
+    }
+    assert "hack/tools.sh" in copied and "gitfleet" in copied
+    assert not {c.split("/")[0] for c in copied} & ignored
