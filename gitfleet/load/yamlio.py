@@ -79,12 +79,20 @@ def parse_documents(
 
 def _unparsed_tenants(file: str, text: str, docs: Sequence[SourceDoc]) -> list[FleetError]:
     """An error at each `kind: Tenant` line of `text` that no loaded document accounts for."""
-    loaded = {locate(text, d.doc, "kind") for d in docs if d.body.get("kind") == "Tenant"}
+    loaded = set()
+    for d in docs:
+        items = d.body.get("items") if d.body.get("kind") == "List" else None
+        fields = [f"items[{i}].kind" for i, item in enumerate(items or []) if _tenant(item)]
+        loaded |= {locate(text, d.doc, f) for f in (["kind"] if _tenant(d.body) else fields)}
     return [
         FleetError(file, line, "kind", TENANT_NOT_LOADED)
         for line in tenant_lines(text)
         if line not in loaded
     ]
+
+
+def _tenant(body: Any) -> bool:
+    return isinstance(body, dict) and body.get("kind") == "Tenant"
 
 
 def locate(text: str, doc: int, field: str) -> int | None:

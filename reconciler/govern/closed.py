@@ -26,6 +26,8 @@ from reconciler.override.envelope import target_keys, wrapped_targets
 TENANT_DIR = "tenants/"
 RULE = "placements not owned by a loaded Tenant keep their previous output until it loads"
 MAX_SHOWN = 3
+RESTRICTING = frozenset({"ClusterResourcePlacementDisruptionBudget"})
+"""Kinds that only restrict a placement: they act whoever owns them."""
 Owner = Callable[[Origin | None], str | None]
 """The loaded Tenant owning an object's file (None: none does)."""
 
@@ -166,7 +168,8 @@ def closed_rules(
     broken = broken_tenant_files(fleet)
     if not broken:
         return Closed()
-    named = _named(fleet, owner, [*references, *_approvals(fleet, key_of)])
+    acting = [r for r in references if r[1] not in RESTRICTING]
+    named = _named(fleet, owner, [*acting, *_approvals(fleet, key_of)])
     loose = _overrides(fleet, owner, named, key_of)
     workloads = {}
     for (ns, name), rd in fleet.distributions.items():

@@ -19,7 +19,7 @@ from gitfleet.load.unloaded import TENANT_NOT_LOADED, tenant_lines
 from gitfleet.load.yamlio import parse_documents
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State, read_state
-from tests.unit.govern.test_tenancy import CLUSTER, CRO, EVICTION, NAMESPACE, NOW, TENANT
+from tests.unit.govern.test_tenancy import BUDGET, CLUSTER, CRO, EVICTION, NAMESPACE, NOW, TENANT
 
 SHOP_TENANT = TENANT.replace("payments", "shop")
 CRP = """apiVersion: placement.kubernetes-fleet.io/v1beta1
@@ -114,6 +114,16 @@ def second_pass(
     return reconcile(fleet, State(prior.placements, first.files), None, NOW)
 
 
+RUN = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateRun
+metadata: {name: run-1}
+spec: {placementName: shop, stagedRolloutStrategyName: strat, state: Run}
+"""
+APPROVAL = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterApprovalRequest
+metadata: {name: run-1-stage-a}
+spec: {parentStageRollout: run-1, targetStage: stage-a}
+"""
 SHOP_CRO = CRO.format(name="patch-shop", placement="  placement: {name: shop}\n", ns="shop")
 LOOSE_CRO = CRO.format(name="patch-any", placement="", ns="shop")
 
@@ -183,6 +193,34 @@ ROWS: list[tuple[str, dict[str, str | None], tuple[FleetError, ...], set[str], s
         },
         (),
         {"pay", "platform", "shop"},
+        "tenants/payments.yaml:1",
+    ),
+    (
+        "a broken Tenant plus an update run of a good tenant's placement",
+        {"tenants/payments.yaml": BROKEN, "rollouts/run.yaml": RUN},
+        (),
+        {"pay", "platform", "shop"},
+        "tenants/payments.yaml:1",
+    ),
+    (
+        "a broken Tenant plus an approval of a good tenant's update run",
+        {
+            "tenants/payments.yaml": BROKEN,
+            "tenants/shop/run.yaml": RUN,
+            "approvals/a.yaml": APPROVAL,
+        },
+        (),
+        {"pay", "platform", "shop"},
+        "tenants/payments.yaml:1",
+    ),
+    (
+        "a broken Tenant plus a disruption budget of a good tenant's placement (it only restricts)",
+        {
+            "tenants/payments.yaml": BROKEN,
+            "placements/budget.yaml": BUDGET.format(placement="shop"),
+        },
+        (),
+        {"pay", "platform"},
         "tenants/payments.yaml:1",
     ),
 ]
@@ -266,10 +304,16 @@ def test_tenant_lines_are_found_in_text_that_may_not_parse(text: str, lines: lis
     assert tenant_lines(text) == lines
 
 
-def test_a_loaded_tenant_in_a_file_with_another_broken_document_is_not_reported() -> None:
-    text = TENANT + "---\nkind: ConfigMap\n: :\n"
+LIST = "apiVersion: v1\nkind: List\nitems:\n" + "".join(
+    ("  - " if i == 0 else "    ") + line + "\n" for i, line in enumerate(TENANT.splitlines())
+)
+
+
+@pytest.mark.parametrize("text", [TENANT, LIST], ids=["a document", "an item of a List"])
+def test_a_loaded_tenant_in_a_file_with_another_broken_document_is_not_reported(text: str) -> None:
+    text += "---\nkind: ConfigMap\n: :\n"
     docs, errors = parse_documents("tenants/payments.yaml", text, DEFAULT_LIMITS)
-    assert [d.body["kind"] for d in docs] == ["Tenant"]
+    assert len(docs) == 1
     assert errors and not [e for e in errors if e.message == TENANT_NOT_LOADED]
     fleet = build_snapshot(docs, errors)
     assert fleet.unloaded_tenants == {} and "payments" in fleet.tenants
