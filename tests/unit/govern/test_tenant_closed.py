@@ -124,6 +124,23 @@ kind: ClusterApprovalRequest
 metadata: {name: run-1-stage-a}
 spec: {parentStageRollout: run-1, targetStage: stage-a}
 """
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+"""
+DISTRIBUTION = """apiVersion: gitfleet.io/v1alpha1
+kind: ReplicaDistribution
+metadata: {name: web, namespace: shop}
+spec:
+  workload: {apiVersion: apps/v1, kind: Deployment, name: web}
+  replicas: 4
+"""
 SHOP_CRO = CRO.format(name="patch-shop", placement="  placement: {name: shop}\n", ns="shop")
 LOOSE_CRO = CRO.format(name="patch-any", placement="", ns="shop")
 
@@ -208,6 +225,17 @@ ROWS: list[tuple[str, dict[str, str | None], tuple[FleetError, ...], set[str], s
             "tenants/payments.yaml": BROKEN,
             "tenants/shop/run.yaml": RUN,
             "approvals/a.yaml": APPROVAL,
+        },
+        (),
+        {"pay", "platform", "shop"},
+        "tenants/payments.yaml:1",
+    ),
+    (
+        "a broken Tenant plus a ReplicaDistribution of a good tenant's workload",
+        {
+            "tenants/payments.yaml": BROKEN,
+            "resources/shop/web.yaml": DEPLOYMENT,
+            "distributions/web.yaml": DISTRIBUTION,
         },
         (),
         {"pay", "platform", "shop"},
