@@ -4,12 +4,17 @@
 `agent_manifests` returns the Namespace, ServiceAccount, least-privilege RBAC, the askpass
 ConfigMap and the Deployment of one cluster's agent; `hub_manifests` the hub's. Git credentials
 are never in the output: both reference a Secret the operator creates (`ssh-privatekey` and
-`known_hosts` for ssh URLs, `username` and `password` for https URLs). Pure: plain dicts; the
-CLI prints them as YAML. Documented in deploy/README.md.
+`known_hosts` for ssh URLs, `username` and `password` for https URLs). Keys are referenced the
+same way (`KeyRefs`): an age identity Secret (the hub's SOPS key, or a cluster's key), the hub's
+SSH signing key Secret and an allowed-signers ConfigMap are mounted read-only and their paths
+passed as `--age-key-file`, `--sign-key` and `--allowed-signers` (the agent adds
+`--require-signed-output`). Pure: plain dicts; the CLI prints them as YAML. Documented in
+deploy/README.md.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from gitfleet import __version__
@@ -40,6 +45,42 @@ DEFAULT_RESOURCES = (
 
 SELF_RESOURCES = ("namespaces", "configmaps")
 """Always granted: the agent creates `gitfleet-system` and keeps its inventory ConfigMap there."""
+
+AGE_KEY = "age.key"
+"""The key of the age identity Secret (`--from-file=age.key=./hub.key`)."""
+SIGN_KEY = "ssh-privatekey"
+"""The key of the signing key Secret (as in a `kubernetes.io/ssh-auth` Secret)."""
+ALLOWED_SIGNERS = "allowed_signers"
+"""The key of the allowed-signers ConfigMap (public keys only: not a Secret)."""
+
+
+@dataclass(frozen=True)
+class KeyRefs:
+    """Kubernetes objects, by name only, that hold the keys the hub or an agent uses."""
+
+    age_key_secret: str | None = None
+    """Secret with `age.key`: the hub's SOPS identity, or the cluster's own age identity."""
+    sign_key_secret: str | None = None
+    """Secret with `ssh-privatekey`: the hub signs its output commits with it (hub only)."""
+    allowed_signers_configmap: str | None = None
+    """ConfigMap with `allowed_signers`: the hub reconciles only source commits signed by these
+    keys; an agent applies only output commits signed by them (the hub's signing key)."""
+
+
+NO_KEYS = KeyRefs()
+
+_MOUNTS = (
+    ("age_key_secret", "age-key", "/etc/gitfleet/age", AGE_KEY, "--age-key-file"),
+    ("sign_key_secret", "sign-key", "/etc/gitfleet/sign", SIGN_KEY, "--sign-key"),
+    (
+        "allowed_signers_configmap",
+        "allowed-signers",
+        "/etc/gitfleet/signers",
+        ALLOWED_SIGNERS,
+        "--allowed-signers",
+    ),
+)
+"""(field of KeyRefs, volume, mount directory, key in the object, flag given the file)."""
 
 _ASKPASS = """#!/bin/sh
 # git asks for the username, then the password of an https remote: answer from the Secret.
@@ -105,13 +146,49 @@ def _git_auth(
     return env, volumes, [{"name": "git", "mountPath": "/etc/gitfleet/git", "readOnly": True}]
 
 
+def _key_mounts(
+    keys: KeyRefs,
+) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(args, volumes, mounts) for the referenced keys: each object mounted read-only with only
+    its one key, and the file's path passed with the flag the command reads."""
+    args: list[str] = []
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    for field_name, volume, directory, key, flag in _MOUNTS:
+        name = getattr(keys, field_name)
+        if name is None:
+            continue
+        items = [{"key": key, "path": key}]
+        if field_name.endswith("_configmap"):
+            source = {"configMap": {"name": name, "items": items, "defaultMode": 0o444}}
+        else:
+            source = {"secret": {"secretName": name, "items": items, "defaultMode": 0o440}}
+        volumes.append({"name": volume, **source})
+        mounts.append({"name": volume, "mountPath": directory, "readOnly": True})
+        args += [flag, f"{directory}/{key}"]
+    return args, volumes, mounts
+
+
 def _deployment(
-    name: str, namespace: str, component: str, image: str, args: list[str], url: str, secret: str
+    name: str,
+    namespace: str,
+    component: str,
+    image: str,
+    args: list[str],
+    url: str,
+    secret: str,
+    keys: KeyRefs,
 ) -> dict[str, Any]:
     env, volumes, mounts = _git_auth(url, secret)
+    key_args, key_volumes, key_mounts = _key_mounts(keys)
+    args = [*args, *key_args]
+    volumes += key_volumes
+    mounts += key_mounts
     env.append({"name": "XDG_CACHE_HOME", "value": "/cache"})
-    volumes.append({"name": "cache", "emptyDir": {}})
-    mounts.append({"name": "cache", "mountPath": "/cache"})
+    # the root filesystem is read-only: git (signing, verification), helm, kustomize and sops
+    # need a writable temporary directory
+    volumes += [{"name": "cache", "emptyDir": {}}, {"name": "tmp", "emptyDir": {}}]
+    mounts += [{"name": "cache", "mountPath": "/cache"}, {"name": "tmp", "mountPath": "/tmp"}]
     labels = {"app.kubernetes.io/name": "gitfleet", "app.kubernetes.io/component": component}
     container = {
         "name": component,
@@ -182,8 +259,12 @@ def agent_manifests(
     secret: str = "gitfleet-git",
     output_branch: str = "gitfleet/rendered",
     resources: tuple[str, ...] = DEFAULT_RESOURCES,
+    keys: KeyRefs = NO_KEYS,
 ) -> list[dict[str, Any]]:
-    """Everything one member cluster's agent needs, except the Git credentials Secret."""
+    """Everything one member cluster's agent needs, except the Git credentials Secret and the
+    key objects `keys` names. The hub's signing key is refused here: an agent never signs."""
+    if keys.sign_key_secret is not None:
+        raise ValueError("an agent signs nothing: a signing key Secret is for the hub only")
     name = "gitfleet-agent"
     role = {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -199,7 +280,9 @@ def agent_manifests(
         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}],
     }
     args = ["agent", "--repo", url, "--cluster", cluster, "--output-branch", output_branch]
-    deployment = _deployment(name, NAMESPACE, "agent", image, args, url, secret)
+    if keys.allowed_signers_configmap is not None:
+        args.append("--require-signed-output")
+    deployment = _deployment(name, NAMESPACE, "agent", image, args, url, secret, keys)
     return [*_common(name, NAMESPACE, "agent", url), role, binding, deployment]
 
 
@@ -212,10 +295,12 @@ def hub_manifests(
     source_branch: str = "main",
     output_branch: str = "gitfleet/rendered",
     interval: str = "30s",
+    keys: KeyRefs = NO_KEYS,
 ) -> list[dict[str, Any]]:
-    """The hub reconciler: it needs no Kubernetes API access at all (no RBAC, no token)."""
+    """The hub reconciler: it needs no Kubernetes API access at all (no RBAC, no token). `keys`:
+    its SOPS age identity, its output signing key and the allowed signers of source commits."""
     name = "gitfleet-hub"
     args = ["reconcile", "--repo", url, "--source-branch", source_branch]
     args += ["--output-branch", output_branch, "--interval", interval]
-    deployment = _deployment(name, namespace, "hub", image, args, url, secret)
+    deployment = _deployment(name, namespace, "hub", image, args, url, secret, keys)
     return [*_common(name, namespace, "hub", url), deployment]

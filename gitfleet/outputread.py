@@ -5,8 +5,10 @@ those, by name, so the cost follows the document shown and not the size of the o
 its index and the PlacementIndex of each placement it lists), `run_files` serves `status
 updaterun` (the run's status, the approval requests of its namespace and every cluster's index,
 which holds the snapshot index each cluster has). Each returns a path -> bytes mapping holding
-every file the formatter would look up in the whole tree, so what is shown is unchanged. Called
-by `gitfleet.service`.
+every file the formatter would look up in the whole tree, so what is shown is unchanged. Every
+form also reads `status/hub.yaml`: while the hub refuses the source branch's tip,
+`hub_refusal` says so above what is shown (`gitfleet status hub` shows only that). Called by
+`gitfleet.service`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
+from gitfleet.api.hubstatus import HUB_STATUS_PATH, HubStatus
 from gitfleet.api.output import (
     cluster_index_path,
     cluster_status_path,
@@ -58,7 +62,29 @@ def status_from_files(
             doc["status"] = {**doc["status"], "status": expanded_status(status)}
     if what == "cluster":
         doc["index"] = _cluster_index(files, name)
+    hub = _parsed(files.get(HUB_STATUS_PATH))
+    if hub is not None:
+        doc["hub"] = hub
     return doc
+
+
+def hub_refusal(doc: Any) -> str:
+    """What a HubStatus document (parsed) says about the source: the refused commit, since when,
+    why, and what the output still renders; "" when it records no refusal."""
+    try:
+        hub = HubStatus.model_validate(doc)
+    except ValidationError:
+        return f"Hub: {HUB_STATUS_PATH} is not a HubStatus document this version reads\n"
+    refusal = hub.refusal()
+    if refusal is None:
+        return ""
+    rendered = hub.status.rendered_source
+    return (
+        f"Hub: REFUSING source commit {hub.status.refused_source[:12]} "
+        f"({refusal.reason}, since {refusal.last_transition_time}); this output still renders "
+        f"source {rendered[:12] if rendered else '(none recorded)'}\n"
+        f"  {refusal.message}\n"
+    )
 
 
 def _cluster_index(files: Mapping[str, bytes], cluster: str) -> dict[str, Any] | None:
@@ -89,8 +115,8 @@ def status_files(view: OutputView, what: str, name: str, namespace: str) -> dict
     """The files `gitfleet status placement|cluster|cgu NAME` shows."""
     path, _label = status_path(what, name, namespace)
     if what != "cluster":
-        return view.read_many([path])
-    files = view.read_many([path, cluster_index_path(name)])
+        return view.read_many([path, HUB_STATUS_PATH])
+    files = view.read_many([path, cluster_index_path(name), HUB_STATUS_PATH])
     index = _parsed(files.get(cluster_index_path(name)))
     if path not in files or not isinstance(index, dict):
         return files

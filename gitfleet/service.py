@@ -17,9 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gitfleet.api.hubstatus import HUB_STATUS_PATH
 from gitfleet.api.output import cluster_index_path
 from gitfleet.load.model import FleetSnapshot
-from gitfleet.outputread import run_files, status_files, status_from_files
+from gitfleet.outputread import hub_refusal, run_files, status_files, status_from_files
 from gitfleet.repo.branches import approved_deletions
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
@@ -39,6 +40,7 @@ from reconciler.history import (
 )
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.plan import Plan, plan_changes
+from reconciler.priorparse import load_bounded
 from reconciler.sourcepolicy import PolicyError, SourcePolicies
 from reconciler.state import State, read_state
 from renderers import load_fleet
@@ -314,11 +316,20 @@ def describe(
 ) -> str:
     """`gitfleet status placement|cluster|cgu NAME`: a describe-style view, or a clear error."""
     doc = status_document(what, name, namespace, source, branch, cache)
+    note = hub_refusal(doc["hub"]) + "\n" if "hub" in doc else ""
     if what == "cgu":
-        return describe_group_upgrade(doc["status"])
+        return note + describe_group_upgrade(doc["status"])
     if what == "placement":
-        return describe_placement(doc["status"])
-    return describe_cluster(doc["status"], doc["index"])
+        return note + describe_placement(doc["status"])
+    return note + describe_cluster(doc["status"], doc["index"])
+
+
+def hub_document(source: Path | str, branch: str, cache: Path | None) -> dict[str, Any]:
+    """`gitfleet status hub`: `{"status": <status/hub.yaml>}`, `{"status": None}` when the hub
+    records no refusal of the source (the file exists only while it holds the source)."""
+    with open_view(source, branch, cache) as view:
+        files = view.read_many([HUB_STATUS_PATH])
+    return {"status": load_bounded(files[HUB_STATUS_PATH]) if files else None}
 
 
 def history_json(entries: list[LogEntry]) -> list[dict[str, Any]]:

@@ -4,6 +4,8 @@
 #
 # Called by .ci/run when `go` is present, and by hand:  hack/tools.sh        (build what is missing)
 #                                                       hack/tools.sh --bin  (print the bin dir only)
+# and by the Dockerfile's build stage for the programs the image ships:  hack/tools.sh helm kustomize sops
+# (tool names: etcd helm kustomize sops kubernetes; the last is kube-apiserver + kubectl).
 # Idempotent: a binary already in the cache for this tool set is reused, so a second run costs
 # seconds. The tests find the binaries in GITFLEET_TOOLS_BIN, else in the default bin dir below, else
 # on PATH, and skip with a one-line reason when one is missing.
@@ -95,11 +97,14 @@ build_sops() {
   echo "$SOPS_VERSION" > "$BIN/.sops.version"
 }
 
+TOOLS="etcd helm kustomize sops kubernetes"
+for tool in "$@"; do
+  case " $TOOLS " in
+    *" $tool "*) ;;
+    *) log "unknown tool '$tool' (known: $TOOLS)"; exit 2 ;;
+  esac
+done
 start=$(date +%s)
-build_etcd
-build_helm
-build_kustomize
-build_sops
-build_kubernetes
+for tool in ${*:-$TOOLS}; do "build_$tool"; done
 log "tools ready in $BIN ($(( $(date +%s) - start )) s)"
 echo "$BIN"

@@ -3,10 +3,12 @@
 `Hub.run_once` is one level-triggered pass against a Git remote: fetch the source branch, the
 output branch and the agents' status branches into a private bare mirror; skip when the source
 commit and the reports are those the output tip already records; refuse a rewritten source
-history until an operator accepts it; otherwise render with `reconciler.pass_.reconcile`, commit
-only when the tree changed, and push fast-forward only. A rejected push means another writer
-moved: fetch, recompute, retry with capped backoff and jitter. `Hub.run` repeats passes on a
-timer or when triggered, coalescing triggers that arrive during a pass into one more pass.
+history until an operator accepts it; hold a source tip whose signatures do not verify (and
+record that on the output branch, `reconciler.sourcehold`); otherwise render with
+`reconciler.pass_.reconcile`, commit only when the tree changed, and push fast-forward only. A
+rejected push means another writer moved: fetch, recompute, retry with capped backoff and jitter.
+`Hub.run` repeats passes on a timer or when triggered, coalescing triggers that arrive during a
+pass into one more pass.
 A pass also runs, without new input, when a rollout timer it recorded
 (`Gitfleet-Wakeup`, e.g. unavailablePeriodSeconds) is due; it commits only what changed.
 Called by `gitfleet reconcile`.
@@ -38,6 +40,7 @@ from reconciler.commitmsg import describe_changes
 from reconciler.heap import HeapKeeper
 from reconciler.hubinputs import OlderFleets, SourceGate, with_approval_commits
 from reconciler.pass_ import reconcile
+from reconciler.sourcehold import Refusal, Writer, record_refusal
 from reconciler.state import read_state
 from renderers import load_fleet
 
@@ -227,7 +230,7 @@ class Hub:
         trusted = last if last and self.mirror.resolve(last) is not None else None
         verdict = self._gate.verify(source, trusted)
         if not verdict.ok:
-            return PassReport("source-verification-failed", source, output, message=verdict.message)
+            return self._refuse(source, output, last, verdict.message)
         digest = self._reports_digest()
         recorded_inputs = (_last(recorded, SOURCE_TRAILER), _last(recorded, REPORTS_TRAILER))
         unchanged = (source, digest, output) == self._last_inputs or recorded_inputs == (
@@ -241,6 +244,17 @@ class Hub:
         if self._heap is not None:
             self._heap.after_pass()
         return report
+
+    def _refuse(
+        self, source: str, output: str | None, rendered: str | None, why: str
+    ) -> PassReport:
+        """Hold `source`: the output keeps its render and records the refusal (`sourcehold`)."""
+        config = self.config
+        writer = Writer(self.mirror, config.output_branch, config.identity, config.sign_key)
+        refusal = Refusal.of(source, rendered, why)
+        held, note = record_refusal(writer, output, refusal, self._clock())
+        outcome = "source-verification-failed"
+        return PassReport(outcome, source, held or output, message=why + note)
 
     def _lap(self, step: str) -> None:
         now = time.perf_counter()

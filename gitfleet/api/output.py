@@ -16,6 +16,8 @@ status/placements/<key>.yaml              the placement with its status; cluster
                                           grouped (`expand_cluster_statuses` gives KubeFleet's
                                           one-entry-a-cluster list back)
 status/clusters/<name>.yaml               the MemberCluster with its status
+status/hub.yaml                           HubStatus, only while the hub refuses the source tip
+                                          (`gitfleet.api.hubstatus`)
 state/placements/<key>.yaml, state/overrides.yaml   the hub's own memory
 state/prior/<key>.yaml                    PlacementPrior: the placement's ClusterIndex rows (most
                                           as the cluster name alone: the row its binding implies)

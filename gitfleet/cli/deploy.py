@@ -1,19 +1,28 @@
 """`gitfleet agent manifests` and `gitfleet reconcile manifests`: print the Kubernetes objects
 that run the agent in a member cluster or the hub reconciler (`gitfleet.deploy`), as YAML
-documents or a JSON `List`. Registered on the `agent` and `reconcile` groups.
+documents or a JSON `List`. Keys are passed by the name of the Secret or ConfigMap holding them
+(`gitfleet.deploy.KeyRefs`), never by value. Registered on the `agent` and `reconcile` groups.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
+from gitfleet.api import is_dns1123_subdomain
 from gitfleet.cli.agent import agent_cmd
 from gitfleet.cli.app import output_branch_option
 from gitfleet.cli.hub import reconcile_cmd
-from gitfleet.deploy import DEFAULT_IMAGE, DEFAULT_RESOURCES, agent_manifests, hub_manifests
+from gitfleet.deploy import (
+    DEFAULT_IMAGE,
+    DEFAULT_RESOURCES,
+    KeyRefs,
+    agent_manifests,
+    hub_manifests,
+)
 from gitfleet.load.yamlio import dump_yaml
 
 image_option = click.option(
@@ -28,6 +37,38 @@ secret_option = click.option(
     show_default=True,
     help="Secret with the Git credentials (ssh-privatekey + known_hosts, or username + password).",
 )
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _object_name(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A Secret or ConfigMap name: an RFC 1123 subdomain (usage error otherwise)."""
+    if value is not None:
+        problems = is_dns1123_subdomain(value)
+        if problems:
+            raise click.BadParameter(f"{value!r}: {problems[0]}", param=param)
+    return value
+
+
+def age_key_secret_option(what: str) -> Callable[[F], F]:
+    """`--age-key-secret`: the Secret holding an age identity (`what`)."""
+    return click.option(
+        "--age-key-secret",
+        callback=_object_name,
+        help=f"Secret holding {what} under the key `age.key`; mounted read-only and passed as "
+        "--age-key-file.",
+    )
+
+
+def allowed_signers_option(what: str) -> Callable[[F], F]:
+    """`--allowed-signers-configmap`: the ConfigMap holding public keys (`what`)."""
+    return click.option(
+        "--allowed-signers-configmap",
+        callback=_object_name,
+        help=f"ConfigMap holding {what} under the key `allowed_signers` (SSH allowed-signers "
+        "lines or ASCII-armored GPG keys); mounted read-only and passed as --allowed-signers.",
+    )
+
+
 format_option = click.option(
     "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True
 )
@@ -52,6 +93,8 @@ def _print(docs: list[dict[str, Any]], fmt: str) -> None:
     multiple=True,
     help="[group/]resource the agent may apply and prune (repeat; default: common kinds).",
 )
+@age_key_secret_option("this cluster's age identity (it decrypts the Secrets the hub sealed)")
+@allowed_signers_option("the hub's public signing key (the agent then applies signed output only)")
 @output_branch_option
 @format_option
 def agent_manifests_cmd(
@@ -60,11 +103,14 @@ def agent_manifests_cmd(
     image: str,
     secret: str,
     resources: tuple[str, ...],
+    age_key_secret: str | None,
+    allowed_signers_configmap: str | None,
     output_branch: str,
     fmt: str,
 ) -> None:
     """Print the Namespace, ServiceAccount, RBAC and Deployment of CLUSTER's agent
-    (`| kubectl apply -f -`). Create the Git credentials Secret first (see deploy/README.md)."""
+    (`| kubectl apply -f -`). Create the Git credentials Secret (and the key objects named)
+    first (see deploy/README.md)."""
     docs = agent_manifests(
         cluster,
         repo,
@@ -72,6 +118,9 @@ def agent_manifests_cmd(
         secret=secret,
         output_branch=output_branch,
         resources=resources or DEFAULT_RESOURCES,
+        keys=KeyRefs(
+            age_key_secret=age_key_secret, allowed_signers_configmap=allowed_signers_configmap
+        ),
     )
     _print(docs, fmt)
 
@@ -84,6 +133,14 @@ def agent_manifests_cmd(
 @click.option("--source-branch", default="main", show_default=True)
 @output_branch_option
 @click.option("--interval", default="30s", show_default=True)
+@age_key_secret_option("the hub's age identity (it decrypts SOPS files)")
+@click.option(
+    "--sign-key-secret",
+    callback=_object_name,
+    help="Secret holding the hub's SSH signing key under the key `ssh-privatekey` (no "
+    "passphrase); mounted read-only and passed as --sign-key.",
+)
+@allowed_signers_option("the keys allowed to sign source commits")
 @format_option
 def reconcile_manifests_cmd(
     repo: str,
@@ -93,10 +150,15 @@ def reconcile_manifests_cmd(
     source_branch: str,
     output_branch: str,
     interval: str,
+    age_key_secret: str | None,
+    sign_key_secret: str | None,
+    allowed_signers_configmap: str | None,
     fmt: str,
 ) -> None:
     """Print the Namespace, ServiceAccount (no API access) and Deployment of the hub
-    (`| kubectl apply -f -`). Create the Git credentials Secret first (see deploy/README.md)."""
+    (`| kubectl apply -f -`). Create the Git credentials Secret (and the key objects named)
+    first (see deploy/README.md)."""
+    keys = KeyRefs(age_key_secret, sign_key_secret, allowed_signers_configmap)
     docs = hub_manifests(
         repo,
         image=image,
@@ -105,5 +167,6 @@ def reconcile_manifests_cmd(
         source_branch=source_branch,
         output_branch=output_branch,
         interval=interval,
+        keys=keys,
     )
     _print(docs, fmt)

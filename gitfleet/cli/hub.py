@@ -26,6 +26,7 @@ from gitfleet.cli.app import (
     output_option,
 )
 from gitfleet.cli.progress import quiet_option, stages
+from gitfleet.outputread import hub_refusal
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.watch import start_watcher
 from reconciler import planreport
@@ -196,8 +197,8 @@ fetch_option = click.option(
 
 
 @main.command()
-@click.argument("what", type=click.Choice(["placement", "cluster", "cgu", "updaterun"]))
-@click.argument("name")
+@click.argument("what", type=click.Choice(["placement", "cluster", "cgu", "updaterun", "hub"]))
+@click.argument("name", required=False)
 @click.option(
     "--namespace",
     "-n",
@@ -216,7 +217,7 @@ fetch_option = click.option(
 @output_option
 def status(
     what: str,
-    name: str,
+    name: str | None,
     namespace: str,
     repo: str,
     output_branch: str,
@@ -225,7 +226,13 @@ def status(
     fmt: str,
 ) -> None:
     """Describe a placement, a cluster, a ClusterGroupUpgrade (cgu) or a staged update run from
-    the output branch, like `kubectl describe` (`updaterun`: stages, gates, clusters, progress)."""
+    the output branch, like `kubectl describe` (`updaterun`: stages, gates, clusters, progress);
+    `hub` (no NAME): whether the hub refuses the source branch's tip, and why."""
+    if what == "hub":
+        _hub_status(repo, output_branch, fetch, cache, fmt)
+        return
+    if not name:
+        raise click.UsageError("Missing argument 'NAME'.")
     if what == "updaterun":
         try:
             if fmt == "json":
@@ -247,6 +254,19 @@ def status(
             click.echo(text, nl=False)
     except (GitError, LookupError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _hub_status(repo: str, branch: str, fetch: bool, cache: Path | None, fmt: str) -> None:
+    """`gitfleet status hub`: the HubStatus document, or that the hub refuses nothing."""
+    try:
+        doc = service.hub_document(service.output_source(repo, fetch), branch, cache)
+    except (GitError, LookupError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if fmt == "json":
+        click.echo(json.dumps(doc, indent=2, sort_keys=True))
+        return
+    text = hub_refusal(doc["status"]) if doc["status"] is not None else ""
+    click.echo(text or "Hub: no refused source commit recorded on the output branch\n", nl=False)
 
 
 @main.command()

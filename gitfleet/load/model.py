@@ -142,6 +142,9 @@ class FleetSnapshot:
     """Tenants by name (governance: `reconciler.govern.tenancy`)."""
     deletion_approvals: Mapping[str, DeletionApproval] = field(default_factory=dict)
     """DeletionApprovals by name (`approvals/`)."""
+    unloaded_tenants: Mapping[str, int | None] = field(default_factory=dict)
+    """File -> line of a Tenant declared there that did not load (`gitfleet.load.unloaded`):
+    the pass holds what no loaded Tenant owns (`reconciler.govern.tenancy`)."""
     allowed_deletions: frozenset[str] | None = None
     """Placement keys (or `*`) whose held deletion this source change approves: trailers
     `Gitfleet-Allow-Deletion` of its new commits plus the DeletionApprovals it adds or changes.

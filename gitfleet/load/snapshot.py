@@ -27,6 +27,7 @@ from gitfleet.load.lists import expand_lists
 from gitfleet.load.model import FleetSnapshot, Origin, Resource, SourceDoc
 from gitfleet.load.payload import PayloadIdentity, payload_identity
 from gitfleet.load.sealedvalues import SealedValues, plaintext_fields, recipient_issue
+from gitfleet.load.unloaded import TENANT_NOT_LOADED, unloaded_files, unloaded_tenant_docs
 from gitfleet.load.yamlio import locate
 
 PAYLOAD_PREFIX = "resources/"
@@ -170,6 +171,8 @@ def build_snapshot(
             builder.add_payload(doc)
         elif not _is_fleet_doc(doc):
             builder.add_fleet(doc)
+    unloaded = unloaded_tenant_docs(ordered, builder.origins)  # they must fail closed
+    builder.errors += [error_at(d, FieldIssue("kind", TENANT_NOT_LOADED)) for d in unloaded]
     snapshot = builder.snapshot(commit)
     warnings = lint_snapshot(snapshot, ordered) if lint else ()
     notes = (*mixed_notes(snapshot), *builder.notes)
@@ -359,6 +362,7 @@ class _Builder:
             origins=dict(sorted(self.origins.items())),
             commit=commit,
             error_files=frozenset(e.file for e in errors if e.file),
+            unloaded_tenants=unloaded_files(errors),
         )
 
 

@@ -34,6 +34,7 @@ from yaml.events import (
 from gitfleet.api.errors import FleetError
 from gitfleet.api.limits import Limits
 from gitfleet.load.model import SourceDoc
+from gitfleet.load.unloaded import TENANT_NOT_LOADED, tenant_lines
 from gitfleet.load.yamlbuild import build_documents, join_path
 from gitfleet.load.yamlemit import Emitter
 from gitfleet.load.yamlevents import Item, mark_line, read_events
@@ -71,7 +72,27 @@ def parse_documents(
         errors = [e for e in errors if e.doc is None or e.doc < cap]
         errors.append(FleetError(file, None, "", message, cap))
     docs = [SourceDoc(file, d.doc, d.line, d.body, renderer, text) for d in built if d.doc < cap]
+    if errors:  # a Tenant that did not parse must not lift its rules (`gitfleet.load.unloaded`)
+        errors += _unparsed_tenants(file, text, docs)
     return docs, errors
+
+
+def _unparsed_tenants(file: str, text: str, docs: Sequence[SourceDoc]) -> list[FleetError]:
+    """An error at each `kind: Tenant` line of `text` that no loaded document accounts for."""
+    loaded = set()
+    for d in docs:
+        items = d.body.get("items") if d.body.get("kind") == "List" else None
+        fields = [f"items[{i}].kind" for i, item in enumerate(items or []) if _tenant(item)]
+        loaded |= {locate(text, d.doc, f) for f in (["kind"] if _tenant(d.body) else fields)}
+    return [
+        FleetError(file, line, "kind", TENANT_NOT_LOADED)
+        for line in tenant_lines(text)
+        if line not in loaded
+    ]
+
+
+def _tenant(body: Any) -> bool:
+    return isinstance(body, dict) and body.get("kind") == "Tenant"
 
 
 def locate(text: str, doc: int, field: str) -> int | None:

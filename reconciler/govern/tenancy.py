@@ -10,7 +10,8 @@ placement that placed it keeps its previous output. `placement_problems` runs in
 `reconciler.placement.place` after selection and scheduling: a tenant's placement that selects
 an object it may not place or would reach a cluster outside the tenant's `spec.clusterSelector`
 is refused (an error, its previous output kept), like an Argo CD AppProject refusing an
-Application. Files no tenant owns are not restricted; without any Tenant nothing changes.
+Application. Files no tenant owns are not restricted; without any Tenant nothing changes. While
+a Tenant fails to load, what no loaded Tenant owns is held (`reconciler.govern.closed`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from gitfleet.api.errors import FleetError
 from gitfleet.api.tenant import Tenant
 from gitfleet.load.model import FleetSnapshot, Origin, Resource
+from reconciler.govern.closed import Closed, broken_tenant_files, closed_rules
 from reconciler.output import placement_key
 from reconciler.select.scope import ScopeTable, build_scope_table
 
@@ -43,6 +45,8 @@ class Tenancy:
     placements: Mapping[str, str] = field(default_factory=dict)
     """placement key -> name of the tenant that owns its file."""
     scopes: ScopeTable = field(default_factory=ScopeTable)
+    closed: Closed = field(default_factory=Closed)
+    """What is held while a Tenant file fails to load (`reconciler.govern.closed`)."""
 
     def tenant_of_placement(self, key: str) -> Tenant | None:
         name = self.placements.get(key)
@@ -299,7 +303,7 @@ def _check_fleet_kinds(check: _Check) -> dict[str, Any]:
 
 def govern_fleet(fleet: FleetSnapshot) -> tuple[FleetSnapshot, Tenancy]:
     """The fleet with what its tenants may not declare left out (and reported)."""
-    if not fleet.tenants:
+    if not fleet.tenants and not broken_tenant_files(fleet):
         return fleet, NO_TENANCY
     scopes, _ = build_scope_table(fleet.resources)
     check = _Check(fleet, fleet.tenants)
@@ -323,7 +327,8 @@ def govern_fleet(fleet: FleetSnapshot) -> tuple[FleetSnapshot, Tenancy]:
         **fleet_kinds,
         **references,
     )
-    return governed, Tenancy(dict(fleet.tenants), owned, scopes)
+    closed = closed_rules(governed, check.owner, REFERENCES, placement_key)
+    return governed, Tenancy(dict(fleet.tenants), owned, scopes, closed)
 
 
 def placement_problems(
@@ -336,8 +341,9 @@ def placement_problems(
     """(field, message) of every rule a tenant's placement breaks after selection (`selected`:
     its SelectedResources) and scheduling (`clusters` it targets, their labels)."""
     tenant = tenancy.tenant_of_placement(key)
-    if tenant is None:
-        return []
+    held = tenancy.closed.problems(tenant.name if tenant else None, key, selected)
+    if held or tenant is None:  # a Tenant file is broken: fail closed
+        return held
     out: list[tuple[str, str]] = []
     for res in selected:
         scoped = tenancy.scopes.is_cluster_scoped(res.group, res.kind)

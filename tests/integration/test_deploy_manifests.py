@@ -94,3 +94,40 @@ def test_running_still_needs_repo(tmp_path: Path, command: str) -> None:
     result = run_cli(tmp_path, command, "--once")
     assert result.code == 2
     assert "Missing option '--repo'" in result.stderr
+
+
+def test_key_objects_by_name_through_the_cli(tmp_path: Path) -> None:
+    keys = ["--age-key-secret", "hub-age", "--sign-key-secret", "hub-sign"]
+    keys += ["--allowed-signers-configmap", "source-signers"]
+    docs = manifests(tmp_path, "reconcile", "manifests", "--repo", SSH, *keys)
+    args = container(docs)["args"]
+    assert args[args.index("--age-key-file") + 1] == "/etc/gitfleet/age/age.key"
+    assert args[args.index("--sign-key") + 1] == "/etc/gitfleet/sign/ssh-privatekey"
+    assert args[args.index("--allowed-signers") + 1] == "/etc/gitfleet/signers/allowed_signers"
+    volumes = by_kind(docs)["Deployment"]["spec"]["template"]["spec"]["volumes"]
+    named = {
+        v.get("secret", {}).get("secretName") or v.get("configMap", {}).get("name") for v in volumes
+    }
+    assert {"hub-age", "hub-sign", "source-signers"} <= named
+    agent = manifests(
+        tmp_path,
+        "agent",
+        "manifests",
+        "--cluster",
+        "eu-1",
+        "--repo",
+        SSH,
+        "--age-key-secret",
+        "eu-1-age",
+        "--allowed-signers-configmap",
+        "hub-signer",
+    )
+    agent_args = container(agent)["args"]
+    assert "--require-signed-output" in agent_args and "--age-key-file" in agent_args
+
+
+@pytest.mark.parametrize("name", ["Hub_Key", "../x", "-rf", ""])
+def test_key_object_names_are_checked(tmp_path: Path, name: str) -> None:
+    result = run_cli(tmp_path, "reconcile", "manifests", "--repo", SSH, "--age-key-secret", name)
+    assert result.code == 2, result.output
+    assert "--age-key-secret" in result.stderr and "RFC 1123" in result.stderr
