@@ -87,20 +87,9 @@ def pass_key(
         for name, view in sorted(views.items())
     )
     scopes = (sorted(index.scopes.cluster), sorted(index.scopes.plurals.items()))
-    gov = inputs.governance
-    tenancy = (
-        sorted(
-            (n, canonical_json(t.model_dump(mode="json"))) for n, t in gov.tenancy.tenants.items()
-        ),
-        sorted(gov.tenancy.placements.items()),
-        repr(gov.tenancy.scopes),
-    )
-    governance = (
-        tenancy,
-        str(gov.deletion_budget),
-        sorted(gov.allowed_deletions),
-        sorted(gov.evicted),
-    )
+    # The whole governance value, repr'd: a field it gains later is part of the key by itself
+    # (a repr that differs between equal values only costs reuse, never correctness).
+    governance = repr(inputs.governance)
     return (
         _sha(repr(clusters)),
         repr(scopes),

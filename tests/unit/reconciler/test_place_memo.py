@@ -6,6 +6,7 @@ computes no placement at all; a change recomputes the placements it touches."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -130,3 +131,41 @@ def test_agent_reports_moving_a_rolling_update(computed: list[str]) -> None:
         result, _ = _twice(computed, fleet, prior, now, reports)
         again, ran = _twice(computed, fleet, read_state(result.files)[0], now, reports)
         assert again.files == result.files or ran > 0
+
+
+def test_a_tenant_that_breaks_alone_is_not_hidden_by_reuse(
+    tmp_path: Path, computed: list[str]
+) -> None:
+    """Only the Tenant file changes: every placement's other inputs are as before, yet the
+    placements no loaded Tenant owns must now be held (fail closed), not reused."""
+    case = next(c for c in CASES if c.name == "tenants")
+    root = tmp_path / "fleet"
+    shutil.copytree(case / "fleet", root)
+    fleet = load_fleet(WorkdirTree(root))
+    result = reconcile(fleet, State(), None, NOW)
+    result, _ = _twice(computed, fleet, read_state(result.files)[0])
+    tenant = root / "tenants" / "payments.yaml"
+    tenant.write_text(tenant.read_text() + "\n  broken: [\n")
+    fleet = load_fleet(WorkdirTree(root))
+    broken, ran = _twice(computed, fleet, read_state(result.files)[0])
+    assert ran > 0
+    assert any("failed to load" in str(e) for e in broken.errors)
+
+
+def test_a_tenant_rule_change_alone_is_not_hidden_by_reuse(
+    tmp_path: Path, computed: list[str]
+) -> None:
+    """A Tenant narrows what its team may reach; nothing the placements read themselves
+    changes, yet their refusal must show at once."""
+    case = next(c for c in CASES if c.name == "tenants")
+    root = tmp_path / "fleet"
+    shutil.copytree(case / "fleet", root)
+    fleet = load_fleet(WorkdirTree(root))
+    result = reconcile(fleet, State(), None, NOW)
+    result, _ = _twice(computed, fleet, read_state(result.files)[0])
+    tenant = root / "tenants" / "payments.yaml"
+    tenant.write_text(tenant.read_text().replace("{team: payments}", "{team: nobody}"))
+    fleet = load_fleet(WorkdirTree(root))
+    narrowed, ran = _twice(computed, fleet, read_state(result.files)[0])
+    assert ran > 0
+    assert narrowed.errors != result.errors
