@@ -133,17 +133,22 @@ def test_agent_reports_moving_a_rolling_update(computed: list[str]) -> None:
         assert again.files == result.files or ran > 0
 
 
-def test_a_tenant_that_breaks_alone_is_not_hidden_by_reuse(
-    tmp_path: Path, computed: list[str]
-) -> None:
-    """Only the Tenant file changes: every placement's other inputs are as before, yet the
-    placements no loaded Tenant owns must now be held (fail closed), not reused."""
+def _tenants_settled(tmp_path: Path, computed: list[str]) -> tuple[Path, PassResult]:
+    """A copy of the golden tenants fleet and its second pass (the memo filled)."""
     case = next(c for c in CASES if c.name == "tenants")
     root = tmp_path / "fleet"
     shutil.copytree(case / "fleet", root)
     fleet = load_fleet(WorkdirTree(root))
     result = reconcile(fleet, State(), None, NOW)
-    result, _ = _twice(computed, fleet, read_state(result.files)[0])
+    return root, _twice(computed, fleet, read_state(result.files)[0])[0]
+
+
+def test_a_tenant_that_breaks_alone_is_not_hidden_by_reuse(
+    tmp_path: Path, computed: list[str]
+) -> None:
+    """Only the Tenant file changes: every placement's other inputs are as before, yet the
+    placements no loaded Tenant owns must now be held (fail closed), not reused."""
+    root, result = _tenants_settled(tmp_path, computed)
     tenant = root / "tenants" / "payments.yaml"
     tenant.write_text(tenant.read_text() + "\n  broken: [\n")
     fleet = load_fleet(WorkdirTree(root))
@@ -157,12 +162,7 @@ def test_a_tenant_rule_change_alone_is_not_hidden_by_reuse(
 ) -> None:
     """A Tenant narrows what its team may reach; nothing the placements read themselves
     changes, yet their refusal must show at once."""
-    case = next(c for c in CASES if c.name == "tenants")
-    root = tmp_path / "fleet"
-    shutil.copytree(case / "fleet", root)
-    fleet = load_fleet(WorkdirTree(root))
-    result = reconcile(fleet, State(), None, NOW)
-    result, _ = _twice(computed, fleet, read_state(result.files)[0])
+    root, result = _tenants_settled(tmp_path, computed)
     tenant = root / "tenants" / "payments.yaml"
     tenant.write_text(tenant.read_text().replace("{team: payments}", "{team: nobody}"))
     fleet = load_fleet(WorkdirTree(root))
