@@ -81,7 +81,17 @@ def _cluster_digest(cluster: MemberCluster) -> str:
 def pass_key(
     views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
 ) -> tuple[Any, ...]:
-    """The part of every placement's key that is the same for the whole pass."""
+    """The part of every placement's key that is the same for the whole pass (a key equal to
+    no other when it cannot be made: nothing is reused then, and nothing fails)."""
+    try:
+        return _pass_key(views, index, inputs)
+    except Exception:
+        return (object(),)
+
+
+def _pass_key(
+    views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
+) -> tuple[Any, ...]:
     clusters = tuple(
         (name, view.ineligible_reason, _cluster_digest(view.cluster))
         for name, view in sorted(views.items())
@@ -159,7 +169,10 @@ def place_reusing(
     whole_pass: tuple[Any, ...],
 ) -> PlacementPlan:
     """`place(...)`, or a copy of its result for the same inputs in an earlier pass."""
-    fingerprint = _fingerprint(key, placement, prior, index, inputs, whole_pass)
+    try:
+        fingerprint = _fingerprint(key, placement, prior, index, inputs, whole_pass)
+    except Exception:  # the key cannot be made: `place` runs (and reports what is wrong)
+        fingerprint = None
     entry = _entries.get(key)
     if (
         fingerprint is not None

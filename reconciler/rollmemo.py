@@ -65,9 +65,23 @@ def rollout_inputs(
     clusters: frozenset[str],
     assume: frozenset[str],
 ) -> tuple[Any, ...] | None:
-    """Everything the rollout of `plan` reads, or None when it is never reused."""
+    """Everything the rollout of `plan` reads, or None when it is never reused (or its
+    inputs cannot be read: the rollout then runs, and its own guard reports any fault)."""
     if plan.held or plan.strategy_type == "External" or plan.state.deleting:
         return None
+    try:
+        return _inputs(plan, entries, prior_index, clusters, assume)
+    except Exception:  # e.g. an unreadable previous row: no reuse, never a failed pass
+        return None
+
+
+def _inputs(
+    plan: PlacementPlan,
+    entries: ReportEntries,
+    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    clusters: frozenset[str],
+    assume: frozenset[str],
+) -> tuple[Any, ...]:
     key = plan.key
     names = [b.cluster for b in plan.state.bindings]
     return (
