@@ -3,8 +3,8 @@
 `Hub.run_once` is one level-triggered pass against a Git remote: fetch the source branch, the
 output branch and the agents' status branches into a private bare mirror; skip when the source
 commit and the reports are those the output tip already records; refuse a rewritten source
-history until an operator accepts it; hold a source tip whose signatures do not verify (and
-record that on the output branch, `reconciler.sourcehold`); otherwise render with
+history until an operator accepts it and hold a source tip whose signatures do not verify (both
+recorded on the output branch, `reconciler.sourcehold`); otherwise render with
 `reconciler.pass_.reconcile`, commit only when the tree changed, and push fast-forward only. A
 rejected push means another writer moved: fetch, recompute, retry with capped backoff and jitter.
 `Hub.run` repeats passes on a timer or when triggered, coalescing triggers that arrive during a
@@ -223,14 +223,16 @@ class Hub:
             return PassReport("no-source", message=f"source branch {src} does not exist")
         output = self.mirror.resolve(f"refs/remotes/origin/{out}")
         recorded = self._recorded(output)
+        last = _last(recorded, SOURCE_TRAILER)
         problem = self._check_history(source, recorded)
         if problem is not None:
-            return PassReport("source-rewritten", source, output, message=problem)
-        last = _last(recorded, SOURCE_TRAILER)
+            rewritten = Refusal(source, last, "SourceRewritten", problem)
+            return self._refuse(rewritten, output, "source-rewritten", problem)
         trusted = last if last and self.mirror.resolve(last) is not None else None
         verdict = self._gate.verify(source, trusted)
         if not verdict.ok:
-            return self._refuse(source, output, last, verdict.message)
+            refusal = Refusal.of(source, last, verdict.message)
+            return self._refuse(refusal, output, "source-verification-failed", verdict.message)
         digest = self._reports_digest()
         recorded_inputs = (_last(recorded, SOURCE_TRAILER), _last(recorded, REPORTS_TRAILER))
         unchanged = (source, digest, output) == self._last_inputs or recorded_inputs == (
@@ -245,16 +247,12 @@ class Hub:
             self._heap.after_pass()
         return report
 
-    def _refuse(
-        self, source: str, output: str | None, rendered: str | None, why: str
-    ) -> PassReport:
-        """Hold `source`: the output keeps its render and records the refusal (`sourcehold`)."""
+    def _refuse(self, refusal: Refusal, output: str | None, outcome: str, why: str) -> PassReport:
+        """Hold the source tip: the output keeps its render and records why (`sourcehold`)."""
         config = self.config
         writer = Writer(self.mirror, config.output_branch, config.identity, config.sign_key)
-        refusal = Refusal.of(source, rendered, why)
         held, note = record_refusal(writer, output, refusal, self._clock())
-        outcome = "source-verification-failed"
-        return PassReport(outcome, source, held or output, message=why + note)
+        return PassReport(outcome, refusal.refused, held or output, message=why + note)
 
     def _lap(self, step: str) -> None:
         now = time.perf_counter()

@@ -1,9 +1,11 @@
 """The hub's record, on the output branch, that it refuses the tip of the source branch.
 
-When `reconciler.hubinputs.SourceGate` refuses the source tip (signature verification failed),
-`record_refusal` commits one file on top of the last output commit — the HubStatus document
-`status/hub.yaml` (`gitfleet.api.hubstatus`) — and pushes it fast-forward, so `gitfleet status`,
-`gitfleet history` and `git log` of the output branch show that the hub holds the source, and why.
+When the hub refuses the source tip (`reconciler.hubinputs.SourceGate` found a commit whose
+signature does not verify: `SourceVerificationFailed`; or the branch was rewritten and no
+operator accepted it: `SourceRewritten`), `record_refusal` commits one file on top of the last
+output commit, the HubStatus document `status/hub.yaml` (`gitfleet.api.hubstatus`), and pushes
+it fast-forward, so `gitfleet status`, `gitfleet history` and `git log` of the output branch show
+that the hub holds the source, and why.
 Everything else stays the last render: nothing of the refused commit is read or written. The
 commit keeps the last reconciled `Gitfleet-Source` (the chain of trust and the rewrite check
 read it), adds `Gitfleet-Source-Refused`, and carries no `Gitfleet-Reports`, so the next

@@ -1,7 +1,8 @@
 """`status/hub.yaml` on the output branch: the hub's own report on its source branch (HubStatus).
 
 While the hub refuses the source branch's tip — a commit whose signature does not verify
-(`SourceVerificationFailed`, README "Signed commits") — it keeps enforcing the last render and
+(`SourceVerificationFailed`, README "Signed commits"), or a rewritten (force-pushed) history no
+operator accepted yet (`SourceRewritten`) — it keeps enforcing the last render and
 writes this one document, holding the refused commit id, the source commit the output still
 renders and a `SourceAccepted=False` condition with the verdict; nothing of the refused commit
 is written. The next pass that renders an accepted source removes the file (the pass writes the

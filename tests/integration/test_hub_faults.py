@@ -339,17 +339,24 @@ def test_force_pushed_source_stops_until_accepted(world: World, rewrite: object)
         report = attempt.run_once()
         assert report.outcome == "source-rewritten", report
         assert "--accept-source-rewrite" in report.message and new_source[:12] in report.message
-    assert rev(world.remote, OUTPUT) == tip
+    # The refusal is recorded once, on top of the last render: status/hub.yaml and nothing else.
+    record = rev(world.remote, OUTPUT)
+    assert record is not None and rev(world.remote, f"{OUTPUT}^") == tip
+    changed = git(world.remote, "diff", "--name-status", tip, record).splitlines()
+    assert changed == ["A\tstatus/hub.yaml"]
+    hub_doc = git(world.remote, "show", f"{OUTPUT}:status/hub.yaml")
+    assert "reason: SourceRewritten" in hub_doc and f"refusedSource: {new_source}" in hub_doc
     cli = run_cli(
         world.tmp, "reconcile", "--repo", world.remote, "--once", "--cache-dir", world.tmp / "cli"
     )
     assert cli.code == 1 and "source-rewritten" in cli.stdout, cli.output
-    assert rev(world.remote, OUTPUT) == tip
+    assert rev(world.remote, OUTPUT) == record
 
     accepted = world.hub("hub", clock, accept_source_rewrite=True).run_once()
     assert accepted.outcome == "committed", accepted
     rows = check_output_history(world.remote, linear_source=False)
-    assert [r[0] for r in rows[-2:]] == [tip, accepted.output]
+    assert [r[0] for r in rows[-3:]] == [tip, record, accepted.output]
+    assert "status/hub.yaml" not in git(world.remote, "ls-tree", "-r", "--name-only", OUTPUT)
     assert rows[-1][3] == new_source
     rendered = git(world.remote, "show", f"{OUTPUT}:clusters/east/web/configmap_web_cm0.yaml")
     assert "rev: '99'" in rendered or 'rev: "99"' in rendered

@@ -3,7 +3,8 @@ loop and a bare remote, a held tip adds exactly one file, `status/hub.yaml` (Hub
 `SourceAccepted=False`), in one commit on top of the last render — nothing of the refused commit,
 the last reconciled `Gitfleet-Source` kept, signed when the hub signs — recorded once however
 often the hub polls or restarts, shown by `gitfleet status hub`, above every `gitfleet status`
-view and in `gitfleet history`, and removed by the pass that renders an accepted source again."""
+view and in `gitfleet history`, and removed by the pass that renders an accepted source again.
+(A rewritten source branch is recorded the same way: `test_hub_faults`.)"""
 
 from __future__ import annotations
 
