@@ -22,7 +22,7 @@ from gitfleet.api.output import (
 from reconciler.output import yaml_bytes
 from reconciler.priorindex import placement_objects
 from reconciler.priorparse import remember
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import IdentityMemo, StageMemo
 
 _CLUSTERS: StageMemo[dict[str, bytes]] = StageMemo()
 """Cluster -> its index files, with the rows they were made from."""
@@ -48,21 +48,17 @@ class _Listings:
         return listed
 
 
-_rows: dict[int, tuple[dict[str, Any], bytes]] = {}
-"""id of an index row -> (the row, its YAML as one item of `placements`)."""
-MAX_ROWS = 500_000
+_rows: IdentityMemo[bytes] = IdentityMemo()
+"""Index row -> its YAML as one item of `placements`."""
 
 
 def _row_bytes(entry: dict[str, Any], row: dict[str, Any]) -> bytes:
     """The YAML list item of one ClusterIndex row (`row`: `entry` without its objects),
     emitted once per row object (unchanged placements hand over the very same rows)."""
-    found = _rows.get(id(entry))
-    if found is not None and found[0] is entry:
-        return found[1]
-    if len(_rows) >= MAX_ROWS:
-        _rows.clear()
-    data = yaml_bytes([row])
-    _rows[id(entry)] = (entry, data)
+    data = _rows.get(entry)
+    if data is None:
+        data = yaml_bytes([row])
+        _rows.put(entry, data)
     return data
 
 
@@ -103,6 +99,7 @@ def write_indexes(
     """Every cluster's ClusterIndex and PlacementIndex files into `files`; returns their bytes
     per cluster."""
     listings = _Listings()
+    _rows.next_round()
     sizes = {}
     for cluster in clusters:
         entries = index.get(cluster, [])

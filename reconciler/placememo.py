@@ -38,7 +38,7 @@ from gitfleet.api.canonical import canonical_json
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place, resource_id
 from reconciler.schedule.clusters import ClusterView
 from reconciler.select import ResourceIndex, select_resources
-from reconciler.stagememo import forget_stages
+from reconciler.stagememo import IdentityMemo, forget_stages
 from reconciler.state import PlacementState
 
 MAX_ENTRIES = 50_000
@@ -53,7 +53,7 @@ class _Entry:
 
 
 _entries: dict[str, _Entry] = {}
-_cluster_digests: dict[int, tuple[MemberCluster, str]] = {}
+_cluster_digests: IdentityMemo[str] = IdentityMemo()
 _lock = threading.Lock()
 
 
@@ -64,17 +64,14 @@ def _sha(text: str) -> str:
 def _cluster_digest(cluster: MemberCluster) -> str:
     """What scheduling and overrides may read of a MemberCluster: all of it but the agents'
     heartbeats (their effect is the view's eligibility verdict)."""
-    found = _cluster_digests.get(id(cluster))
-    if found is not None and found[0] is cluster:
-        return found[1]
+    found = _cluster_digests.get(cluster)
+    if found is not None:
+        return found
     dumped = cluster.model_dump(
         by_alias=True, exclude_none=True, mode="json", exclude={"status": {"agent_status"}}
     )
     digest = _sha(canonical_json(dumped))
-    with _lock:
-        if len(_cluster_digests) > MAX_ENTRIES:
-            _cluster_digests.clear()
-        _cluster_digests[id(cluster)] = (cluster, digest)
+    _cluster_digests.put(cluster, digest)
     return digest
 
 
@@ -92,6 +89,7 @@ def pass_key(
 def _pass_key(
     views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
 ) -> tuple[Any, ...]:
+    _cluster_digests.next_round()
     clusters = tuple(
         (name, view.ineligible_reason, _cluster_digest(view.cluster))
         for name, view in sorted(views.items())
@@ -195,5 +193,6 @@ def forget() -> None:
     with and without reuse)."""
     with _lock:
         _entries.clear()
-        _cluster_digests.clear()
+        _cluster_digests.next_round()
+        _cluster_digests.next_round()
     forget_stages()

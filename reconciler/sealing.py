@@ -42,6 +42,7 @@ from reconciler.isolate import hold
 from reconciler.manifests import Manifest
 from reconciler.placement import PlacementPlan
 from reconciler.schedule.clusters import ClusterView
+from reconciler.stagememo import IdentityMemo
 
 API_VERSION = "gitfleet.io/v1alpha1"
 MAX_VERIFIED = 200_000
@@ -50,8 +51,6 @@ of the plaintext) -> the file's content hash, for files that decrypted to that p
 long-running hub parses and decrypts each file once, not once per pass (~0.15 ms each)."""
 _verified: OrderedDict[tuple[str, str, str], str] = OrderedDict()
 MAX_REPORTED = 20
-MAX_REMEMBERED = 100_000
-"""Manifest tuples whose Secret check is remembered."""
 """Clusters whose sealing failures are listed in one placement's errors."""
 
 
@@ -175,20 +174,17 @@ def _document(secret: Mapping[str, Any], recipients: list[str], ciphertext: str)
     }
 
 
-_has_secret: dict[int, tuple[tuple[Manifest, ...], bool]] = {}
-"""id of a manifest tuple -> (the tuple, whether it holds a Secret); plans reuse their tuples
-from pass to pass (`reconciler.placememo`), so most are looked at once."""
+_has_secret: IdentityMemo[bool] = IdentityMemo()
+"""Manifest tuple -> whether it holds a Secret; plans reuse their tuples from pass to pass
+(`reconciler.placememo`), so most are looked at once."""
 
 
 def _holds_secret(manifests: tuple[Manifest, ...]) -> bool:
-    found = _has_secret.get(id(manifests))
-    if found is not None and found[0] is manifests:
-        return found[1]
-    if len(_has_secret) > MAX_REMEMBERED:
-        _has_secret.clear()
-    holds = any(_is_secret_manifest(m) for m in manifests)
-    _has_secret[id(manifests)] = (manifests, holds)
-    return holds
+    found = _has_secret.get(manifests)
+    if found is None:
+        found = any(_is_secret_manifest(m) for m in manifests)
+        _has_secret.put(manifests, found)
+    return found
 
 
 def _any_secret(plan: PlacementPlan) -> bool:
@@ -242,6 +238,7 @@ def seal_secrets(
     """Replace every Secret manifest of every placement by its per-cluster ciphertext."""
     allow = fleet.fleet.spec.secrets.allow_plaintext
     sealer = Sealer(fleet.sealed, fleet.clusters, prior_output, allow)
+    _has_secret.next_round()
     for plan in plans.values():
         if plan.held:
             continue

@@ -7,8 +7,9 @@ keep their first-parsed object (`priorparse.remember`), and `state.canonical_sta
 placement states one object. Comparing a stage's inputs as a tuple is then mostly identity checks
 (Python's containers compare identical elements without calling `__eq__`); unequal inputs only
 cost the stage's own work. Process-wide and bounded, like the other caches of the pass; `forget`
-clears every StageMemo (tests compare passes with and without reuse). Called by `statusdocs`
-and `assemble`.
+clears every StageMemo (tests compare passes with and without reuse). `IdentityMemo` remembers
+values derived from objects for the last two passes only. Called by `statusdocs`, `assemble`,
+`indexfiles`, `priorstate`, `priorindex`, `rollmemo`, `placememo`, `sealing` and `select`.
 """
 
 from __future__ import annotations
@@ -59,3 +60,27 @@ def forget_stages() -> None:
     """Clear every StageMemo."""
     for memo in list(_memos):
         memo.clear()
+
+
+class IdentityMemo(Generic[T]):
+    """Values derived from objects, remembered by the object's identity for the current round
+    and the one before (`next_round()` starts a round, once per pass): what the last two passes
+    did not use is dropped, so the memo never holds more than the objects of two passes."""
+
+    def __init__(self) -> None:
+        self._now: dict[int, tuple[Any, T]] = {}
+        self._last: dict[int, tuple[Any, T]] = {}
+
+    def get(self, obj: Any) -> T | None:
+        hit = self._now.get(id(obj))
+        if hit is None:
+            hit = self._last.get(id(obj))
+            if hit is not None and hit[0] is obj:
+                self._now[id(obj)] = hit
+        return hit[1] if hit is not None and hit[0] is obj else None
+
+    def put(self, obj: Any, value: T) -> None:
+        self._now[id(obj)] = (obj, value)
+
+    def next_round(self) -> None:
+        self._last, self._now = self._now, {}

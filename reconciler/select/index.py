@@ -28,6 +28,7 @@ from reconciler.select.policy import (
 )
 from reconciler.select.scope import GroupKind, ScopeTable, build_scope_table
 from reconciler.select.strip import strip_object
+from reconciler.stagememo import IdentityMemo
 
 if TYPE_CHECKING:
     from gitfleet.load.model import Resource
@@ -98,6 +99,7 @@ def build_index(
     skipped_namespaces: Iterable[str] = (),
 ) -> ResourceIndex:
     """Index `resources` (the snapshot's payload objects) for this pass's selections."""
+    _entries.next_round()
     scopes, crd_issues = build_scope_table(resources, extra_cluster_scoped)
     services = {(r.namespace, r.name) for r in resources if (r.group, r.kind) == ("", "Service")}
     entries: list[IndexEntry] = []
@@ -122,24 +124,21 @@ def build_index(
     return _assemble(scopes, entries, frozenset(skipped_namespaces))
 
 
-MAX_ENTRIES = 200_000
-_entries: dict[int, tuple[Resource, tuple[Any, ...], IndexEntry]] = {}
-"""id of a resource -> (the resource, what else its entry was made from, the entry). A
-long-running hub loads unchanged files as the very same objects (`renderers.plain`), so their
-entries (and selected copies) are made once."""
+_entries: IdentityMemo[tuple[tuple[Any, ...], IndexEntry]] = IdentityMemo()
+"""Resource -> (what else its entry was made from, the entry). A long-running hub loads
+unchanged files as the very same objects (`renderers.plain`), so their entries (and selected
+copies) are made once."""
 
 
 def _entry_of(
     res: Resource, scopes: ScopeTable, found: list[FieldIssue], has_service: bool
 ) -> IndexEntry:
     made_from = (scopes, tuple(found), has_service)
-    hit = _entries.get(id(res))
-    if hit is not None and hit[0] is res and hit[1] == made_from:
-        return hit[2]
+    hit = _entries.get(res)
+    if hit is not None and hit[0] == made_from:
+        return hit[1]
     entry = _entry(res, scopes, found, has_service)
-    if len(_entries) >= MAX_ENTRIES:
-        _entries.clear()
-    _entries[id(res)] = (res, made_from, entry)
+    _entries.put(res, (made_from, entry))
     return entry
 
 

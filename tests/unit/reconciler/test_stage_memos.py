@@ -22,6 +22,7 @@ from reconciler import indexfiles, placememo, rollstage, statusdocs
 from reconciler.commitmsg import describe_changes
 from reconciler.output import OutputFiles, yaml_bytes
 from reconciler.pass_ import reconcile
+from reconciler.stagememo import IdentityMemo
 from reconciler.state import State, read_state
 from renderers import load_fleet
 
@@ -131,3 +132,15 @@ def test_a_settled_pass_rolls_out_and_emits_nothing_again(
     again = reconcile(fleet, read_state(result.files)[0], None, NOW)
     assert counted == {"observe": 0, "status": 0, "index": 0}
     assert again.files == result.files
+
+
+def test_identity_memo_keeps_what_the_last_two_rounds_used() -> None:
+    memo: IdentityMemo[str] = IdentityMemo()
+    a, b, equal_to_a = ["a"], ["b"], ["a"]
+    memo.put(a, "A")
+    memo.put(b, "B")
+    assert memo.get(a) == "A" and memo.get(equal_to_a) is None  # identity, not equality
+    memo.next_round()
+    assert memo.get(a) == "A"  # used in this round: kept for the next
+    memo.next_round()
+    assert memo.get(a) == "A" and memo.get(b) is None  # b went unused for a whole round
