@@ -20,6 +20,7 @@ from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import paths_under
 from reconciler.schedule.clusters import ClusterView
+from reconciler.stagememo import StageMemo
 from reconciler.state import State
 
 
@@ -27,19 +28,33 @@ def _revision(clusters: list[str]) -> str:
     return hashlib.sha256("\n".join(clusters).encode()).hexdigest()[:16]
 
 
+_DECISIONS: StageMemo[dict[str, bytes]] = StageMemo()
+"""Placement key -> its decision files, with the bindings and decisions they were made from."""
+
+
 def decision_files(plans: Mapping[str, PlacementPlan], prior: State) -> dict[str, bytes]:
+    """Every placement's decision files; one whose bindings and scheduling decisions are last
+    pass's very objects gets that pass's bytes."""
     files: dict[str, bytes] = {}
     for key, plan in sorted(plans.items()):
         if not plan.held:
+            inputs = (plan.name, plan.namespace, plan.state.bindings, plan.decisions)
+            found = _DECISIONS.get(key, inputs)
+            if found is not None:
+                files.update(found)
+                continue
             clusters = plan.targeted_clusters()
             reasons = {d.cluster: d.reason for d in plan.decisions if d.selected}
             try:
                 docs = decision_documents(
                     key, plan.name, plan.namespace, clusters, _revision(clusters), reasons
                 )
-                files.update({path: yaml_bytes(doc) for path, doc in docs})
+                written = {path: yaml_bytes(doc) for path, doc in docs}
+                _DECISIONS.put(key, inputs, written)
+                files.update(written)
                 continue
             except Exception as exc:  # one placement's fault fails it alone
+                _DECISIONS.drop(key)
                 hold(plan, "writing the scheduling decisions of", exc)
         prefix = f"decisions/{key}-"
         files.update({p: prior.output[p] for p in paths_under(prior.output, prefix)})

@@ -15,8 +15,8 @@ import pytest
 
 from gitfleet.api.errors import FleetError
 from gitfleet.repo.workdir import WorkdirTree
+from reconciler import placememo, publish, rollstage, statusdocs
 from reconciler import placement as placement_mod
-from reconciler import publish, rollstage, statusdocs
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.placement import PlacementPlan
 from reconciler.state import State
@@ -79,6 +79,7 @@ def test_a_failure_in_any_stage_fails_only_its_placement(
 ) -> None:
     good = _render(State())
     assert not good.errors
+    placememo.forget()  # every stage runs again (none reuses what the good pass made)
     monkeypatch.setattr(owner, attr, _raise_when(getattr(owner, attr), hit))
     bad = _render(good.state)
     # The other placement renders exactly as before.

@@ -18,7 +18,7 @@ from gitfleet.api.output import cluster_index_doc
 from gitfleet.repo.gitwrite import blob_id
 from gitfleet.repo.treefiles import BlobIdMemo
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import indexfiles, placememo, rollstage, statusdocs
+from reconciler import indexfiles, placememo, publish, rollstage, statusdocs
 from reconciler.commitmsg import describe_changes
 from reconciler.output import OutputFiles, yaml_bytes
 from reconciler.pass_ import reconcile
@@ -99,8 +99,9 @@ def test_change_description_from_listings_equals_the_one_from_blob_ids() -> None
 
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
-    """How often the rollout observes a placement and status and index files are emitted."""
-    calls = {"observe": 0, "status": 0, "index": 0}
+    """How often the rollout observes a placement and status, index and decision files are
+    made."""
+    calls = {"observe": 0, "status": 0, "index": 0, "decisions": 0}
 
     def counting(name: str, real: Any) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -114,6 +115,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
         statusdocs, "placement_status_doc", counting("status", statusdocs.placement_status_doc)
     )
     monkeypatch.setattr(indexfiles, "_cluster_files", counting("index", indexfiles._cluster_files))
+    monkeypatch.setattr(
+        publish, "decision_documents", counting("decisions", publish.decision_documents)
+    )
     placememo.forget()
     yield calls
     placememo.forget()
@@ -127,10 +131,10 @@ def test_a_settled_pass_rolls_out_and_emits_nothing_again(
     result = reconcile(fleet, State(), None, NOW)
     for _ in range(2):  # the first passes settle the rollout and the condition times
         result = reconcile(fleet, read_state(result.files)[0], None, NOW)
-    assert counted["observe"] and counted["status"] and counted["index"]
-    counted.update(observe=0, status=0, index=0)
+    assert all(counted.values()), counted
+    counted.update(observe=0, status=0, index=0, decisions=0)
     again = reconcile(fleet, read_state(result.files)[0], None, NOW)
-    assert counted == {"observe": 0, "status": 0, "index": 0}
+    assert counted == {"observe": 0, "status": 0, "index": 0, "decisions": 0}
     assert again.files == result.files
 
 
