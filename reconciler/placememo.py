@@ -28,33 +28,20 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from gitfleet.api import MemberCluster
 from gitfleet.api.canonical import canonical_json
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place, resource_id
 from reconciler.schedule.clusters import ClusterView
-from reconciler.select import ResourceIndex, select_resources
-from reconciler.stagememo import IdentityMemo, forget_stages
+from reconciler.select import ResourceIndex, Selection, select_resources
+from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
 from reconciler.state import PlacementState
 
-MAX_ENTRIES = 50_000
-"""Placement keys remembered (beyond it the memo starts afresh)."""
-
-
-@dataclass(frozen=True)
-class _Entry:
-    fingerprint: tuple[Any, ...]
-    prior: PlacementState
-    plan: PlacementPlan
-
-
-_entries: dict[str, _Entry] = {}
+_PLANS: StageMemo[PlacementPlan] = StageMemo()
+"""Placement key -> the plan `place` returned, with its key and the prior state it came from."""
 _cluster_digests: IdentityMemo[str] = IdentityMemo()
-_lock = threading.Lock()
 
 
 def _sha(text: str) -> str:
@@ -114,13 +101,14 @@ def _fingerprint(
     index: ResourceIndex,
     inputs: PassInputs,
     whole_pass: tuple[Any, ...],
-) -> tuple[Any, ...] | None:
-    """The placement's key, or None when its work must be done afresh every time."""
+) -> tuple[tuple[Any, ...] | None, Selection | None]:
+    """The placement's key (None when its work must be done afresh every time), and its
+    selection when it was made (`place` takes it rather than selecting again)."""
     if inputs.history.for_placement(key):
-        return None
+        return None, None
     selection = select_resources(placement, index)
     if selection.error is not None:
-        return None
+        return None, selection
     serving = inputs.overrides.for_placement(placement, selection.resources).overrides
     latest = prior.latest_resources()
     new_snapshot = latest is None or latest.hash != selection.hash
@@ -136,7 +124,7 @@ def _fingerprint(
         tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
         tuple(inputs.override_names.get(o.key) for o in serving),
         inputs.commit if new_snapshot else None,
-    )
+    ), selection
 
 
 def copy_plan(plan: PlacementPlan) -> PlacementPlan:
@@ -168,31 +156,20 @@ def place_reusing(
 ) -> PlacementPlan:
     """`place(...)`, or a copy of its result for the same inputs in an earlier pass."""
     try:
-        fingerprint = _fingerprint(key, placement, prior, index, inputs, whole_pass)
+        fingerprint, selection = _fingerprint(key, placement, prior, index, inputs, whole_pass)
     except Exception:  # the key cannot be made: `place` runs (and reports what is wrong)
-        fingerprint = None
-    entry = _entries.get(key)
-    if (
-        fingerprint is not None
-        and entry is not None
-        and entry.fingerprint == fingerprint
-        and (entry.prior is prior or entry.prior == prior)
-    ):
-        return copy_plan(entry.plan)
-    plan = place(key, placement, prior, views, index, inputs)
+        fingerprint, selection = None, None
+    known = (fingerprint, prior)  # the prior compared by identity first, like every StageMemo
+    found = _PLANS.get(key, known) if fingerprint is not None else None
+    if found is not None:
+        return copy_plan(found)
+    plan = place(key, placement, prior, views, index, inputs, selection)
     if fingerprint is not None:
-        with _lock:
-            if len(_entries) > MAX_ENTRIES:
-                _entries.clear()
-            _entries[key] = _Entry(fingerprint, prior, copy_plan(plan))
+        _PLANS.put(key, known, copy_plan(plan))
     return plan
 
 
 def forget() -> None:
     """Drop every remembered plan and every stage's remembered results (tests compare a pass
     with and without reuse)."""
-    with _lock:
-        _entries.clear()
-        _cluster_digests.next_round()
-        _cluster_digests.next_round()
     forget_stages()

@@ -295,10 +295,13 @@ def place(
     views: Mapping[str, ClusterView],
     index: ResourceIndex,
     inputs: PassInputs,
+    selection: Selection | None = None,
 ) -> PlacementPlan:
-    """Compute the plan for one placement. Never raises for bad input."""
+    """Compute the plan for one placement (`selection`: `select_resources(placement, index)`
+    when the caller already made it). Never raises for bad input."""
     plan = _new_plan(key, placement, prior)
-    selection = select_resources(placement, index)
+    if selection is None:
+        selection = select_resources(placement, index)
     if selection.error is not None:
         plan.scheduled = Cond("Scheduled", "False", "InvalidResourceSelectors", selection.error)
         plan.errors.append(("spec.resourceSelectors", selection.error))

@@ -23,7 +23,7 @@ from gitfleet.api.report import AgentReport, PlacementReport
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
 from reconciler.rollout.model import PlacementView
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import PlacementState
 
 ReportEntries = Mapping[str, Mapping[str, PlacementReport]]
@@ -40,21 +40,19 @@ class _Rolled:
 
 
 _ROLLOUTS: StageMemo[_Rolled] = StageMemo()
-_entries: dict[int, tuple[AgentReport, dict[str, PlacementReport]]] = {}
+_entries: IdentityMemo[dict[str, PlacementReport]] = IdentityMemo()
 
 
 def report_entries(reports: Mapping[str, AgentReport]) -> ReportEntries:
     """Every report's entries by placement key (built once per report object)."""
+    _entries.next_round()
     out = {}
-    fresh: dict[int, tuple[AgentReport, dict[str, PlacementReport]]] = {}
     for cluster, report in reports.items():
-        found = _entries.get(id(report))
-        if found is None or found[0] is not report:
-            found = (report, {p.key: p for p in report.placements})
-        fresh[id(report)] = found
-        out[cluster] = found[1]
-    _entries.clear()
-    _entries.update(fresh)
+        found = _entries.get(report)
+        if found is None:
+            found = {p.key: p for p in report.placements}
+            _entries.put(report, found)
+        out[cluster] = found
     return out
 
 
@@ -69,21 +67,11 @@ def rollout_inputs(
     inputs cannot be read: the rollout then runs, and its own guard reports any fault)."""
     if plan.held or plan.strategy_type == "External" or plan.state.deleting:
         return None
+    key, names = plan.key, [b.cluster for b in plan.state.bindings]
     try:
-        return _inputs(plan, entries, prior_index, clusters, assume)
+        given = tuple(given_content(prior_index.get(c, {}).get(key)) for c in names)
     except Exception:  # e.g. an unreadable previous row: no reuse, never a failed pass
         return None
-
-
-def _inputs(
-    plan: PlacementPlan,
-    entries: ReportEntries,
-    prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
-    clusters: frozenset[str],
-    assume: frozenset[str],
-) -> tuple[Any, ...]:
-    key = plan.key
-    names = [b.cluster for b in plan.state.bindings]
     return (
         plan.state,
         plan.manifests,
@@ -98,7 +86,7 @@ def _inputs(
         plan.scheduled,
         plan.declared,
         tuple(entries.get(c, {}).get(key) for c in names),
-        tuple(given_content(prior_index.get(c, {}).get(key)) for c in names),
+        given,
         tuple(c in clusters for c in names),
         tuple(c in assume for c in names),
     )

@@ -22,7 +22,7 @@ T = TypeVar("T")
 MAX_KEYS = 50_000
 """Keys a memo remembers; beyond it the memo starts afresh."""
 
-_memos: list[StageMemo[Any]] = []
+_memos: list[StageMemo[Any] | IdentityMemo[Any]] = []
 _lock = threading.Lock()
 
 
@@ -57,7 +57,7 @@ class StageMemo(Generic[T]):
 
 
 def forget_stages() -> None:
-    """Clear every StageMemo."""
+    """Clear every StageMemo and IdentityMemo."""
     for memo in list(_memos):
         memo.clear()
 
@@ -70,6 +70,8 @@ class IdentityMemo(Generic[T]):
     def __init__(self) -> None:
         self._now: dict[int, tuple[Any, T]] = {}
         self._last: dict[int, tuple[Any, T]] = {}
+        with _lock:
+            _memos.append(self)
 
     def get(self, obj: Any) -> T | None:
         hit = self._now.get(id(obj))
@@ -84,3 +86,6 @@ class IdentityMemo(Generic[T]):
 
     def next_round(self) -> None:
         self._last, self._now = self._now, {}
+
+    def clear(self) -> None:
+        self._last, self._now = {}, {}

@@ -12,32 +12,18 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 import yaml
 
 from gitfleet.api.hubstatus import HUB_STATUS_PATH, HubStatus
 from gitfleet.repo.trailers import parse_trailers
 from reconciler.loop import Hub, HubConfig
-from tests.helpers.gitrepo import copy_work, init_bare
 from tests.helpers.signing import git_as_t as git
 from tests.helpers.signing import read_verdict
 from tests.integration.fleet_helpers import run_cli
-from tests.integration.test_signed_commits import NOW, OUTPUT, ROOT, VERIFIED, World, held
+from tests.integration.test_signed_commits import NOW, OUTPUT, World, held
+from tests.integration.test_signed_commits import world as world  # the same signed fleet
 
 HOUR = timedelta(hours=1)
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    remote = init_bare(tmp_path / "remote.git")
-    work = copy_work(ROOT / "examples/quickstart", tmp_path / "work")
-    fleet = work / "fleet.yaml"
-    fleet.write_text(fleet.read_text() + VERIFIED)
-    w = World(tmp_path, remote, work)
-    w.allow("alice")
-    w.commit("fleet with verification", "alice")
-    w.push()
-    return w
 
 
 def listing(world: World, ref: str) -> dict[str, str]:
