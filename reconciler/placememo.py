@@ -33,9 +33,16 @@ from typing import Any
 
 from gitfleet.api import MemberCluster
 from gitfleet.api.canonical import canonical_json
-from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan, place, resource_id
+from reconciler.placement import (
+    AnyPlacement,
+    PassInputs,
+    PlacementPlan,
+    place,
+    resource_id,
+    select,
+)
 from reconciler.schedule.clusters import ClusterView
-from reconciler.select import ResourceIndex, Selection, select_resources
+from reconciler.select import ResourceIndex, Selection
 from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
 from reconciler.state import PlacementState
 
@@ -106,7 +113,7 @@ def _fingerprint(
     selection when it was made (`place` takes it rather than selecting again)."""
     if inputs.history.for_placement(key):
         return None, None
-    selection = select_resources(placement, index)
+    selection = select(placement, index)
     if selection.error is not None:
         return None, selection
     serving = inputs.overrides.for_placement(placement, selection.resources).overrides

@@ -3,8 +3,7 @@
 `place` is the per-placement step of the pure pass (DESIGN.md §3) for ClusterResourcePlacement
 and ResourcePlacement. It returns what the placement wants on each cluster (shared rendered
 bytes, so a fleet-wide object is serialised once) plus its new state and status document.
-Called by `reconciler.pass_`.
-"""
+Called by `reconciler.pass_` through `reconciler.placememo`."""
 
 from __future__ import annotations
 
@@ -177,8 +176,7 @@ class PlacementPlan:
         )
 
     def written_clusters(self) -> list[str]:
-        """Clusters whose files this pass renders: live ones and those moved to an older
-        snapshot."""
+        """Clusters whose files this pass renders: live ones and those moved to older content."""
         return sorted(set(self.live_clusters()) | set(self.moved_to))
 
     def desired_content(self, cluster: str) -> str:
@@ -288,6 +286,11 @@ def _hold_reasons(
     return reasons
 
 
+def select(placement: AnyPlacement, index: ResourceIndex) -> Selection:
+    """What the placement selects (`place`, and `placememo` keying its work by it)."""
+    return select_resources(placement, index)
+
+
 def place(
     key: str,
     placement: AnyPlacement,
@@ -297,11 +300,9 @@ def place(
     inputs: PassInputs,
     selection: Selection | None = None,
 ) -> PlacementPlan:
-    """Compute the plan for one placement (`selection`: `select_resources(placement, index)`
-    when the caller already made it). Never raises for bad input."""
+    """The plan of one placement (`selection`: the caller's, else made here). Never raises."""
     plan = _new_plan(key, placement, prior)
-    if selection is None:
-        selection = select_resources(placement, index)
+    selection = selection or select(placement, index)
     if selection.error is not None:
         plan.scheduled = Cond("Scheduled", "False", "InvalidResourceSelectors", selection.error)
         plan.errors.append(("spec.resourceSelectors", selection.error))
