@@ -5,10 +5,13 @@ selected, scheduled or overridden again.
 selects, the overrides serving it and a few pass-wide facts. `PlaceMemo.place` keys one
 placement's work by exactly those (issue 18, item 4):
 
-- the pass-wide part (`pass_key`): every cluster view as the plugins and overrides read it (the
-  MemberCluster without its agent heartbeats, and the eligibility verdict those heartbeats gave),
-  the CRD scope table, the governance inputs, the per-placement object limit and the files that
-  failed to load;
+- the cluster views as this placement reads them (`PassKey.views_for`): every cluster's name,
+  eligibility verdict and MemberCluster without its agent heartbeats and labels, plus the values
+  of only the label keys the placement can read (`label_keys`: its affinity and spread terms, the
+  selectors and variables of the overrides serving it, and every Tenant's cluster selector), so a
+  relabel recomputes only the placements that read that key;
+- the pass-wide part (`pass_key`): the CRD scope table, the governance inputs, the per-placement
+  object limit and the files that failed to load;
 - the placement as declared (canonical JSON of the whole object);
 - its selection: content hash plus each selected object's identity and origin, and the objects
   it matched that cannot be placed;
@@ -28,11 +31,13 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.api import MemberCluster
 from gitfleet.api.canonical import canonical_json
+from reconciler.override.compiled import CompiledOverride
 from reconciler.placement import (
     AnyPlacement,
     PassInputs,
@@ -41,64 +46,126 @@ from reconciler.placement import (
     resource_id,
     select,
 )
+from reconciler.schedule.classes import selector_keys
+from reconciler.schedule.clusteraffinity import preferred_terms, required_terms
 from reconciler.schedule.clusters import ClusterView
+from reconciler.schedule.topologyspreadconstraints import ordered_specs
 from reconciler.select import ResourceIndex, Selection
 from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
 from reconciler.state import PlacementState
 
 _PLANS: StageMemo[PlacementPlan] = StageMemo()
 """Placement key -> the plan `place` returned, with its key and the prior state it came from."""
-_cluster_digests: IdentityMemo[str] = IdentityMemo()
+_cluster_digests: IdentityMemo[tuple[str, Mapping[str, str]]] = IdentityMemo()
+LabelKeys = frozenset[str] | None
+"""The label keys a placement's work can read (None: any)."""
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _cluster_digest(cluster: MemberCluster) -> str:
-    """What scheduling and overrides may read of a MemberCluster: all of it but the agents'
-    heartbeats (their effect is the view's eligibility verdict)."""
+def _cluster_digest(cluster: MemberCluster) -> tuple[str, Mapping[str, str]]:
+    """What scheduling and overrides may read of a MemberCluster besides its labels (all of it
+    but the agents' heartbeats, whose effect is the view's eligibility verdict), and its labels."""
     found = _cluster_digests.get(cluster)
     if found is not None:
         return found
     dumped = cluster.model_dump(
-        by_alias=True, exclude_none=True, mode="json", exclude={"status": {"agent_status"}}
+        by_alias=True,
+        exclude_none=True,
+        mode="json",
+        exclude={"status": {"agent_status"}, "metadata": {"labels"}},
     )
-    digest = _sha(canonical_json(dumped))
+    digest = (_sha(canonical_json(dumped)), dict(cluster.metadata.labels or {}))
     _cluster_digests.put(cluster, digest)
     return digest
 
 
-def pass_key(
-    views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
-) -> tuple[Any, ...]:
+@dataclass(frozen=True, eq=False)
+class PassKey:
+    """The pass-wide part of every placement's key, and the cluster views to narrow per
+    placement (`views_for`, computed once per distinct set of label keys)."""
+
+    rest: tuple[Any, ...]
+    clusters: tuple[tuple[str, str | None, str, Mapping[str, str]], ...]
+    _views: dict[LabelKeys, str] = field(default_factory=dict)
+
+    def views_for(self, keys: LabelKeys) -> str:
+        """A digest of every cluster view with only the label values of `keys` (None: all)."""
+        found = self._views.get(keys)
+        if found is None:
+            order = sorted(keys) if keys is not None else None
+            rows = [
+                (name, reason, digest, _labels(labels, order))
+                for name, reason, digest, labels in self.clusters
+            ]
+            found = self._views[keys] = _sha(repr(rows))
+        return found
+
+
+def _labels(labels: Mapping[str, str], keys: list[str] | None) -> tuple[Any, ...]:
+    if keys is None:
+        return tuple(sorted(labels.items()))
+    return tuple([labels.get(k) for k in keys])
+
+
+def label_keys(
+    placement: AnyPlacement, serving: Iterable[CompiledOverride], governance: Any
+) -> LabelKeys:
+    """Every cluster label key `place` can read for this placement: the selectors of its
+    affinity terms and the keys of its spread constraints (the default scheduler profile, the
+    only one), the selectors and `${MEMBER-CLUSTER-LABEL-KEY-*}` variables of its overrides'
+    rules, and every Tenant's cluster selector (governance reads bound clusters' labels).
+    None when a variable can read any label."""
+    policy = placement.spec.policy
+    keys: set[str] = set()
+    if policy is not None:
+        for term in required_terms(policy):
+            keys.update(selector_keys(term.label_selector))
+        for preferred in preferred_terms(policy):
+            keys.update(selector_keys(preferred.preference.label_selector))
+        keys.update(key for key, _, _ in ordered_specs(policy))
+    for override in serving:
+        for rule in override.rules:
+            if rule.uses.all_labels:
+                return None
+            keys.update(rule.uses.labels)
+            for term in rule.selector.cluster_selector_terms if rule.selector else ():
+                keys.update(selector_keys(term.label_selector))
+    for tenant in governance.tenancy.tenants.values():
+        keys.update(selector_keys(tenant.spec.cluster_selector))
+    return frozenset(keys)
+
+
+def pass_key(views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs) -> PassKey:
     """The part of every placement's key that is the same for the whole pass (a key equal to
     no other when it cannot be made: nothing is reused then, and nothing fails)."""
     try:
         return _pass_key(views, index, inputs)
     except Exception:
-        return (object(),)
+        return PassKey((object(),), ())
 
 
 def _pass_key(
     views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
-) -> tuple[Any, ...]:
+) -> PassKey:
     _cluster_digests.next_round()
     clusters = tuple(
-        (name, view.ineligible_reason, _cluster_digest(view.cluster))
+        (name, view.ineligible_reason, *_cluster_digest(view.cluster))
         for name, view in sorted(views.items())
     )
     scopes = (sorted(index.scopes.cluster), sorted(index.scopes.plurals.items()))
     # The whole governance value, repr'd: a field it gains later is part of the key by itself
     # (a repr that differs between equal values only costs reuse, never correctness).
     governance = repr(inputs.governance)
-    return (
-        _sha(repr(clusters)),
+    rest = (
         repr(scopes),
         _sha(repr(governance)),
         inputs.max_objects,
         tuple(sorted(inputs.broken_files)),
     )
+    return PassKey(rest, clusters)
 
 
 def _fingerprint(
@@ -107,7 +174,7 @@ def _fingerprint(
     prior: PlacementState,
     index: ResourceIndex,
     inputs: PassInputs,
-    whole_pass: tuple[Any, ...],
+    whole_pass: PassKey,
 ) -> tuple[tuple[Any, ...] | None, Selection | None]:
     """The placement's key (None when its work must be done afresh every time), and its
     selection when it was made (`place` takes it rather than selecting again)."""
@@ -121,7 +188,8 @@ def _fingerprint(
     new_snapshot = latest is None or latest.hash != selection.hash
     declared = placement.model_dump(by_alias=True, exclude_none=True, mode="json")
     return (
-        whole_pass,
+        whole_pass.rest,
+        whole_pass.views_for(label_keys(placement, serving, inputs.governance)),
         canonical_json(declared),
         selection.hash,
         tuple(
@@ -159,7 +227,7 @@ def place_reusing(
     views: Mapping[str, ClusterView],
     index: ResourceIndex,
     inputs: PassInputs,
-    whole_pass: tuple[Any, ...],
+    whole_pass: PassKey,
 ) -> PlacementPlan:
     """`place(...)`, or a copy of its result for the same inputs in an earlier pass."""
     try:

@@ -102,6 +102,7 @@ def build_index(
     _entries.next_round()
     scopes, crd_issues = build_scope_table(resources, extra_cluster_scoped)
     services = {(r.namespace, r.name) for r in resources if (r.group, r.kind) == ("", "Service")}
+    scopes_value = (scopes.cluster, tuple(sorted(scopes.plurals.items())))
     entries: list[IndexEntry] = []
     first_seen: dict[IdentityKey, Resource] = {}
     for pos, res in enumerate(resources):
@@ -120,25 +121,31 @@ def build_index(
             )
         else:
             first_seen[key] = res
-        entries.append(_entry_of(res, scopes, found, (res.namespace, res.name) in services))
+        has_service = (res.namespace, res.name) in services
+        entries.append(_entry_of(res, scopes, scopes_value, found, has_service))
     return _assemble(scopes, entries, frozenset(skipped_namespaces))
 
 
 _entries: IdentityMemo[tuple[tuple[Any, ...], IndexEntry]] = IdentityMemo()
-"""Resource -> (what else its entry was made from, the entry). A long-running hub loads
+"""Payload object -> (what else its entry was made from, the entry). A long-running hub loads
 unchanged files as the very same objects (`renderers.plain`), so their entries (and selected
-copies) are made once."""
+copies) are made once. The `Resource` around the object is new every load: it is compared by
+value (its origin may move), the scope table by its content."""
 
 
 def _entry_of(
-    res: Resource, scopes: ScopeTable, found: list[FieldIssue], has_service: bool
+    res: Resource,
+    scopes: ScopeTable,
+    scopes_value: tuple[Any, ...],
+    found: list[FieldIssue],
+    has_service: bool,
 ) -> IndexEntry:
-    made_from = (scopes, tuple(found), has_service)
-    hit = _entries.get(res)
+    made_from = (res, scopes_value, tuple(found), has_service)
+    hit = _entries.get(res.obj)
     if hit is not None and hit[0] == made_from:
         return hit[1]
     entry = _entry(res, scopes, found, has_service)
-    _entries.put(res, (made_from, entry))
+    _entries.put(res.obj, (made_from, entry))
     return entry
 
 

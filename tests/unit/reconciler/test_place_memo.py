@@ -92,7 +92,7 @@ EXPECTED = {  # placements a scenario recomputes: none, some, or every one (a cl
     "edit fleet-wide resource": "some",
     "edit one override": "some",
     "change one placement": "some",
-    "relabel one cluster": "all",
+    "relabel one cluster": "some",  # only placements that read the label (its overrides)
     "add a cluster": "all",
     "remove a cluster": "all",
 }
