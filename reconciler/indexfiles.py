@@ -4,7 +4,8 @@ and, per placement on it, its PlacementIndex (`clusters/<c>/<key>/index.yaml`).
 A placement index is serialised once per distinct object list in a pass (most clusters of a
 placement share one). A cluster whose index rows are the very rows of the last pass (the
 assembly reuses an unchanged placement's rows, `reconciler.assemble`) gets that pass's bytes
-without serialising anything (`reconciler.stagememo`). Called by `assemble`.
+without serialising anything (`reconciler.stagememo`); in a cluster where some rows changed, only
+those rows are serialised. Called by `assemble`.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from gitfleet.api.output import (
 from reconciler.output import yaml_bytes
 from reconciler.priorindex import placement_objects
 from reconciler.priorparse import remember
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import StageMemo
 
-_CLUSTERS: StageMemo[dict[str, bytes]] = StageMemo()
-"""Cluster -> its index files, with the rows they were made from."""
+Pieces = dict[int, tuple[bytes, bytes]]
+"""id(row) -> (its ClusterIndex list item, its PlacementIndex file), for the rows of one call."""
+_CLUSTERS: StageMemo[tuple[dict[str, bytes], Pieces]] = StageMemo()
+"""Cluster -> its index files and each row's pieces, with the rows they were made from."""
 
 
 class _Listings:
@@ -48,49 +51,43 @@ class _Listings:
         return listed
 
 
-_rows: IdentityMemo[bytes] = IdentityMemo()
-"""Index row -> its YAML as one item of `placements`."""
+def _pieces(entry: dict[str, Any], row: dict[str, Any], listings: _Listings) -> tuple[bytes, bytes]:
+    """The YAML list item of one ClusterIndex row (`row`: `entry` without its objects) and
+    the row's PlacementIndex file."""
+    return yaml_bytes([row]), listings.listing(str(entry["key"]), entry.get("objects") or [])
 
 
-def _row_bytes(entry: dict[str, Any], row: dict[str, Any]) -> bytes:
-    """The YAML list item of one ClusterIndex row (`row`: `entry` without its objects),
-    emitted once per row object (unchanged placements hand over the very same rows)."""
-    data = _rows.get(entry)
-    if data is None:
-        data = yaml_bytes([row])
-        _rows.put(entry, data)
-    return data
-
-
-def _index_bytes(cluster: str, entries: list[dict[str, Any]]) -> tuple[bytes, list[dict[str, Any]]]:
-    """The ClusterIndex file and its rows (`cluster_index_doc`'s). Block YAML of a mapping is
-    its keys' blocks in order and a block list is its items one after the other, so the file is
-    the header's YAML, `placements:` and each row's list item: the same bytes as emitting the
-    document whole (the golden fleets check it), with only new rows emitted."""
+def _cluster_files(
+    cluster: str, entries: list[dict[str, Any]], listings: _Listings, before: Pieces
+) -> tuple[dict[str, bytes], Pieces]:
+    """The ClusterIndex file (`cluster_index_doc`'s bytes) and its PlacementIndex files. Block
+    YAML of a mapping is its keys' blocks in order and a block list is its items one after the
+    other, so the file is the header's YAML, `placements:` and each row's list item: the same
+    bytes as emitting the document whole (the golden fleets check it). Rows that are last
+    pass's very rows (`before`; unchanged placements hand them over) are not emitted again."""
     header = cluster_index_doc(cluster, [])
     del header["placements"]  # the last key: the emitter sorts them
     order = sorted(range(len(entries)), key=lambda i: _order(entries[i]))  # as the doc sorts
     rows = [{k: v for k, v in entries[i].items() if k != "objects"} for i in order]
-    if not rows:
-        return yaml_bytes({**header, "placements": []}), rows
-    items = [_row_bytes(entries[i], row) for i, row in zip(order, rows, strict=True)]
-    return yaml_bytes(header) + b"placements:\n" + b"".join(items), rows
+    pieces: Pieces = {}
+    for i, row in zip(order, rows, strict=True):
+        entry = entries[i]
+        found = before.get(id(entry))
+        pieces[id(entry)] = found if found is not None else _pieces(entry, row, listings)
+    if rows:
+        items = b"".join(pieces[id(entries[i])][0] for i in order)
+        data = yaml_bytes(header) + b"placements:\n" + items
+    else:
+        data = yaml_bytes({**header, "placements": []})
+    remember(data, "cluster-index", {str(e["key"]): e for e in rows})
+    out = {cluster_index_path(cluster): data}
+    for entry in entries:
+        out[placement_index_path(cluster, str(entry["key"]))] = pieces[id(entry)][1]
+    return out, pieces
 
 
 def _order(entry: Mapping[str, Any]) -> tuple[str, str]:
     return (entry.get("namespace", ""), entry["name"])
-
-
-def _cluster_files(
-    cluster: str, entries: list[dict[str, Any]], listings: _Listings
-) -> dict[str, bytes]:
-    data, rows = _index_bytes(cluster, entries)
-    remember(data, "cluster-index", {str(e["key"]): e for e in rows})
-    out = {cluster_index_path(cluster): data}
-    for entry in entries:
-        key = str(entry["key"])
-        out[placement_index_path(cluster, key)] = listings.listing(key, entry.get("objects") or [])
-    return out
 
 
 def write_indexes(
@@ -99,15 +96,16 @@ def write_indexes(
     """Every cluster's ClusterIndex and PlacementIndex files into `files`; returns their bytes
     per cluster."""
     listings = _Listings()
-    _rows.next_round()
     sizes = {}
     for cluster in clusters:
         entries = index.get(cluster, [])
         inputs = tuple(entries)  # the rows themselves: compared by identity when reused
-        written = _CLUSTERS.get(cluster, inputs)
-        if written is None:
-            written = _cluster_files(cluster, entries, listings)
-            _CLUSTERS.put(cluster, inputs, written)
+        last = _CLUSTERS.last(cluster)
+        if last is not None and last[0] == inputs:
+            written = last[1][0]
+        else:  # the last rows are alive in `last`, so their ids are not reused
+            written, pieces = _cluster_files(cluster, entries, listings, last[1][1] if last else {})
+            _CLUSTERS.put(cluster, inputs, (written, pieces))
         files.update(written)
         sizes[cluster] = sum(map(len, written.values()))
     return sizes

@@ -41,6 +41,11 @@ class StageMemo(Generic[T]):
             return None
         return found[1]
 
+    def last(self, key: Hashable) -> tuple[tuple[Any, ...], T] | None:
+        """The inputs and result last remembered for `key`, whatever they were (a stage that
+        can reuse parts of its last result when only some inputs changed)."""
+        return self._entries.get(key)
+
     def put(self, key: Hashable, inputs: tuple[Any, ...], result: T) -> None:
         with _lock:
             if len(self._entries) >= MAX_KEYS:

@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
-from gitfleet.api.output import cluster_index_doc
+from gitfleet.api.output import (
+    cluster_index_doc,
+    cluster_index_path,
+    placement_index_doc,
+    placement_index_path,
+)
 from gitfleet.repo.gitwrite import blob_id
 from gitfleet.repo.treefiles import BlobIdMemo
 from gitfleet.repo.workdir import WorkdirTree
@@ -50,9 +55,18 @@ ROWS = [
 
 @pytest.mark.parametrize(("name", "rows"), ROWS, ids=[n for n, _ in ROWS])
 def test_index_file_from_rows_equals_the_whole_document(name: str, rows: list[Any]) -> None:
-    whole = yaml_bytes(cluster_index_doc("eu-1", rows))
-    assert indexfiles._index_bytes("eu-1", rows)[0] == whole
-    assert indexfiles._index_bytes("eu-1", rows)[0] == whole  # the second time from its rows
+    """Emitted from its rows' pieces: afresh, again with the same rows, and with one row
+    changed (a new row object) among the very rows of the last time."""
+    placememo.forget()
+    path = cluster_index_path("eu-1")
+    changed = [*rows[:-1], {**rows[-1], "contentHash": "sha256:" + "1" * 64}] if rows else []
+    for now in (rows, rows, changed, [dict(r) for r in changed]):
+        files: dict[str, bytes] = {}
+        indexfiles.write_indexes(["eu-1"], {"eu-1": now}, files)
+        assert files[path] == yaml_bytes(cluster_index_doc("eu-1", now))
+        for row in now:
+            listed = placement_index_doc(row["key"], row.get("objects") or [])
+            assert files[placement_index_path("eu-1", row["key"])] == yaml_bytes(listed)
 
 
 def test_sorted_paths_follow_the_tree_not_the_last_one() -> None:
