@@ -26,11 +26,11 @@ from reconciler.history import (
     older_renders,
     pin_target,
 )
+from reconciler.manifestmemo import RememberedRenderer
 from reconciler.manifests import (
     NO_OVERRIDES,
     ClusterManifests,
     Manifest,
-    OverrideRenderer,
     default_manifests,
 )
 from reconciler.override import OverrideIndex
@@ -376,9 +376,8 @@ def _apply_overrides(
     inputs: PassInputs,
 ) -> None:
     """Per-cluster manifests where overrides apply (spec §3); failures become user errors."""
-    renderer = OverrideRenderer(
-        inputs.overrides.for_placement(placement, selection.resources), index, inputs.override_names
-    )
+    serving = inputs.overrides.for_placement(placement, selection.resources)
+    renderer = RememberedRenderer(plan.key, serving, selection, index, inputs.override_names)
     failed = 0
     for cluster in plan.targeted_clusters():
         if cluster not in views:
