@@ -9,7 +9,7 @@ gives the subject, body and trailers (`Gitfleet-Source`, `Gitfleet-Placement`,
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -90,14 +90,24 @@ def describe_changes(
     files: Mapping[str, bytes],
     ids: Callable[[bytes], str] = blob_id,
     listing: Mapping[str, tuple[str, int]] | None = None,
+    candidates: Iterable[str] | None = None,
 ) -> ChangeSummary:
     """Group what differs between the previous output tree and `files`; `ids` gives a
     content's blob id (the hub passes one that remembers them), or `listing` (path -> (blob
-    id, size) of `files`) gives them all."""
+    id, size) of `files`) gives them all, and `candidates` (with `listing`) every path that
+    may differ (`BlobIdMemo.listing_since`): only those are compared."""
     summary = ChangeSummary(initial=prior is None)
     whole = getattr(prior, "listing", None)  # a GitTree lists (blob id, size) of everything
-    if listing is not None and whole is not None:
+    if listing is not None and whole is not None and candidates is not None:
         before: Mapping[str, object] = whole()
+        for path in candidates:
+            now = listing.get(path)
+            if before.get(path) != now:
+                _record(summary, path)
+                summary.changes[path] = files[path] if now is not None else None
+        return summary
+    if listing is not None and whole is not None:
+        before = whole()
         changed = [p for p, entry in listing.items() if before.get(p) != entry]
     else:
         before = {path: prior.oid(path) for path in prior.files()} if prior is not None else {}

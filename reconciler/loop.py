@@ -35,7 +35,7 @@ from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message, parse_trailers
-from gitfleet.repo.treefiles import BlobIdMemo, TreeFiles
+from gitfleet.repo.treefiles import TreeFiles, WrittenOutput
 from reconciler.commitmsg import describe_changes
 from reconciler.heap import HeapKeeper
 from reconciler.hubinputs import OlderFleets, SourceGate, with_approval_commits
@@ -137,11 +137,10 @@ class Hub:
         self._last_inputs: tuple[str, str, str | None] | None = None
         self._timings: list[tuple[str, float]] = []
         self._mark = time.perf_counter()
-        self._ids = BlobIdMemo()
+        self._output = WrittenOutput()
+        """The output commit this hub last wrote: its listing and files."""
         self._reports: dict[str, _ReadReport] = {}
         """cluster -> (status commit, its report, problems): a report is read and parsed once."""
-        self._listing: tuple[str, dict[str, tuple[str, int]]] | None = None
-        """(output commit, its listing) when this hub wrote or last read that commit."""
         self.next_wakeup: datetime | None = None
         """The earliest rollout timer of the last pass (None: none)."""
         self._wakeup_known = False
@@ -286,8 +285,8 @@ class Hub:
             history = self.older.history(fleet, prior)
             result = reconcile(fleet, prior, None, self._clock(), reports, history=history)
             self._lap("pass")
-            listing = self._ids.listing(result.files)
-            summary = describe_changes(prior_tree, result.files, listing=listing)
+            listing, maybe = self._output.changes(output, result.files)
+            summary = describe_changes(prior_tree, result.files, listing=listing, candidates=maybe)
             self._lap("diff")
         finally:
             if prior_tree is not None:
@@ -313,7 +312,7 @@ class Hub:
             sign_key=self.config.sign_key,
         )
         self._lap("commit")
-        self._listing = (written.commit, listing)
+        self._output.wrote(written.commit, result.files, listing)
         if not written.changed:
             return PassReport(
                 "unchanged", source, output, result.errors + report_errors, "nothing to commit"
@@ -334,8 +333,9 @@ class Hub:
         """The previous output commit; listed from memory when this hub wrote it."""
         if output is None:
             return None
-        if self._listing is not None and self._listing[0] == output:
-            return GitTree.listed(self.mirror.path, output, self._listing[1])
+        listed = self._output.listing(output)
+        if listed is not None:
+            return GitTree.listed(self.mirror.path, output, listed)
         return GitTree.open(self.mirror.path, output)
 
     def run_once(self) -> PassReport:

@@ -1,7 +1,7 @@
 """Views of Git trees and blobs the hub loop keeps between passes: `TreeFiles`, a lazy
 path -> bytes mapping of a tree (blobs read only when accessed, blob ids without reading), and
-`BlobIdMemo`, blob ids of output contents remembered per bytes object. Called by
-`reconciler.loop`.
+`BlobIdMemo`, blob ids of output contents remembered per bytes object, and `WrittenOutput`, the
+output commit the hub wrote last with its files and listing. Called by `reconciler.loop`.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ class TreeFiles(Mapping[str, bytes]):
         return self._tree.oid(path)
 
 
+Written = tuple[Mapping[str, bytes], Mapping[str, tuple[str, int]]]
+"""The files of an output tree and their (blob id, size) listing."""
+
+
 class BlobIdMemo:
     """Blob ids of output contents, remembered per bytes object: the pass hands back the very
     same bytes for unchanged content (its memos), so only new content is hashed."""
@@ -65,6 +69,29 @@ class BlobIdMemo:
     def __call__(self, data: bytes) -> str:
         return self.entry(data)[0]
 
+    def listing_since(
+        self, files: Mapping[str, bytes], last: Written | None
+    ) -> tuple[dict[str, tuple[str, int]], list[str] | None]:
+        """(path -> (blob id, size) of `files`, the paths that may differ from `last`). With
+        `last` (the files and listing of the previous output), only paths whose bytes are not
+        that pass's very object are hashed, and the listing is last's with those updated: the
+        paths returned are those plus the ones gone (None without `last`: every path)."""
+        if last is None:
+            return self.listing(files), None
+        before, listed = last
+        maybe = [p for p, data in files.items() if before.get(p) is not data]
+        listing = dict(listed)
+        for path in maybe:
+            listing[path] = self.entry(files[path])
+        if len(files) - sum(1 for p in maybe if p not in before) < len(before):
+            gone = [p for p in before if p not in files]
+            for path in gone:
+                del listing[path]
+            maybe += gone
+        if len(self._ids) > 2 * len(files):  # forget contents no longer in use
+            self._ids = {id(d): self._ids[id(d)] for d in files.values() if id(d) in self._ids}
+        return listing, maybe
+
     def listing(self, files: Mapping[str, bytes]) -> dict[str, tuple[str, int]]:
         """path -> (blob id, size) of `files`. Contents no longer among them are forgotten once
         they outnumber the ones in use."""
@@ -75,3 +102,32 @@ class BlobIdMemo:
         if len(ids) > 2 * len(files):
             self._ids = {id(data): ids[id(data)] for data in files.values()}
         return out
+
+
+class WrittenOutput:
+    """The output commit a hub last wrote: the files its pass returned and their listing, so
+    the next pass hashes and compares only the paths whose bytes are new objects
+    (`BlobIdMemo.listing_since`)."""
+
+    def __init__(self) -> None:
+        self._ids = BlobIdMemo()
+        self._commit: str | None = None
+        self._last: Written | None = None
+
+    def listing(self, output: str | None) -> Mapping[str, tuple[str, int]] | None:
+        """The listing of `output` when it is the commit written last (else None)."""
+        if output is None or output != self._commit or self._last is None:
+            return None
+        return self._last[1]
+
+    def changes(
+        self, output: str | None, files: Mapping[str, bytes]
+    ) -> tuple[dict[str, tuple[str, int]], list[str] | None]:
+        """The listing of `files` and the paths that may differ from `output` (None: any)."""
+        last = self._last if output is not None and output == self._commit else None
+        return self._ids.listing_since(files, last)
+
+    def wrote(
+        self, commit: str, files: Mapping[str, bytes], listing: Mapping[str, tuple[str, int]]
+    ) -> None:
+        self._commit, self._last = commit, (files, listing)

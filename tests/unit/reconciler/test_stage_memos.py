@@ -21,7 +21,7 @@ from gitfleet.api.output import (
     placement_index_path,
 )
 from gitfleet.repo.gitwrite import blob_id
-from gitfleet.repo.treefiles import BlobIdMemo
+from gitfleet.repo.treefiles import BlobIdMemo, WrittenOutput
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import indexfiles, placememo, publish, rollstage, statusdocs
 from reconciler.commitmsg import describe_changes
@@ -109,6 +109,32 @@ def test_change_description_from_listings_equals_the_one_from_blob_ids() -> None
     }
     assert fast.changes["clusters/eu/p/b.yaml"] is None
     assert dict(fast.placements) == dict(slow.placements) == {"p": {"eu", "us"}}
+
+
+def test_changes_since_the_written_output_equal_a_full_comparison() -> None:
+    """Only paths whose bytes are new objects are compared: equal bytes in a new object,
+    changed, added and removed paths all come out as a full comparison finds them."""
+    before = {f"clusters/c{i}/p/a.yaml": f"a{i}".encode() for i in range(6)}
+    output = WrittenOutput()
+    listing, maybe = output.changes(None, before)
+    assert maybe is None and listing == BlobIdMemo().listing(before)
+    output.wrote("c1", before, listing)
+    after = dict(before)
+    after["clusters/c0/p/a.yaml"] = bytes(bytearray(b"a0"))  # equal content, new object
+    after["clusters/c1/p/a.yaml"] = b"changed"
+    after["clusters/new/p/a.yaml"] = b"a2"
+    del after["clusters/c2/p/a.yaml"]
+    assert output.changes("other", after)[1] is None  # not the commit it wrote: everything
+    listing, maybe = output.changes("c1", after)
+    assert listing == BlobIdMemo().listing(after)
+    assert maybe is not None and "clusters/c3/p/a.yaml" not in maybe
+    fast = describe_changes(_Tree(before), after, listing=listing, candidates=maybe)
+    assert fast.changes == describe_changes(_Tree(before), after).changes
+    assert set(fast.changes) == {
+        "clusters/c1/p/a.yaml",
+        "clusters/new/p/a.yaml",
+        "clusters/c2/p/a.yaml",
+    }
 
 
 @pytest.fixture
