@@ -27,7 +27,6 @@ from gitfleet.api.report import AgentReport
 from reconciler.govern.deletion import CONDITION as DELETION_HELD
 from reconciler.govern.deletion import REASON as DELETION_REASON
 from reconciler.isolate import hold
-from reconciler.manifests import ClusterManifests
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorconds import PriorConditions
@@ -35,25 +34,23 @@ from reconciler.priorconds import placement_conditions_of as _placement_conditio
 from reconciler.priorconds import status_of as _status_of
 from reconciler.priorparse import derive_own, remember
 from reconciler.priorstate import read_placement_prior, status_conditions
-from reconciler.reports import failure_details
-from reconciler.rollout.rolling import STALE_REASON
 from reconciler.stagememo import StageMemo
-from reconciler.state import Binding, State
+from reconciler.state import State
 from reconciler.status import (
     Cond,
-    cluster_rollout_conditions,
     deleting_message,
-    overridden_condition,
     placement_conditions,
     timed,
 )
+from reconciler.statusentries import (
+    cluster_entries,
+    dump_conditions,
+    entry_text,
+    report_diff,
+    start_pass,
+)
 
 T = TypeVar("T")
-BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
-
-
-def dump_conditions(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
-    return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
 
 
 def derive_status(prior: State, path: str, tag: str, derive: Callable[[Any], T], empty: T) -> T:
@@ -74,115 +71,6 @@ def prior_placement_conditions(prior: State, key: str) -> PriorConditions:
     if record is not None and record.conditions is not None:
         return record.conditions
     return status_conditions(prior.output, key) or ((), {})
-
-
-def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:
-    """RolloutStarted of a selected cluster that does not have the latest content (§8.3)."""
-    if plan.strategy_type == "External":
-        return Cond(
-            "RolloutStarted",
-            "Unknown",
-            "RolloutControlledByExternalController",
-            "The rollout is controlled by an external controller (an update run)",
-        )
-    started = binding.condition("RolloutStarted") if binding is not None else None
-    if started is not None and started.status == "False":
-        return Cond("RolloutStarted", "False", STALE_REASON, BLOCKED_MESSAGE)
-    return cluster_rollout_conditions(False, None)[0]
-
-
-def _rollout_fields(plan: PlacementPlan, binding: Binding | None, index: int) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "observedResourceIndex": str(
-            binding.resource_index
-            if binding is not None and binding.resource_index is not None
-            else index
-        )
-    }
-    waiting = plan.waits.get(binding.cluster) if binding is not None else None
-    if waiting:
-        out["rolloutWaiting"] = waiting
-    return out
-
-
-def _cluster_entries(
-    plan: PlacementPlan,
-    prior: dict[str, tuple[Condition, ...]],
-    reports: Mapping[str, AgentReport],
-    now: datetime,
-) -> tuple[list[dict[str, Any]], list[list[Cond]], dict[str, tuple[Condition, ...]]]:
-    """perClusterPlacementStatuses (timed), the untimed conditions of selected clusters and the
-    timed conditions by cluster (as `_placement_conditions` reads them back)."""
-    latest = plan.state.latest_resources()
-    index = latest.index if latest else 0
-    bindings = {b.cluster: b for b in plan.state.bindings}
-    live = set(plan.live_clusters())
-    entries: list[dict[str, Any]] = []
-    raw: list[list[Cond]] = []
-    by_name: dict[str, tuple[Condition, ...]] = {}
-    gen = plan.state.generation
-    for d in (d for d in plan.decisions if d.selected):
-        binding = bindings.get(d.cluster)
-        on_latest = d.cluster in live and binding is not None
-        entry = plan.reports.get(d.cluster) if on_latest else None
-        conds = [Cond("Scheduled", "True", "Scheduled", d.reason)]
-        custom = plan.cluster(d.cluster)
-        failure = "; ".join(m for _, m in custom.failures[:3]) or None
-        if on_latest and binding is not None:
-            conds += cluster_rollout_conditions(
-                True,
-                plan.sync_errors.get(d.cluster),
-                _hub_reported(binding),
-                _diff(plan),
-                overridden_condition(custom.overridden, failure),
-            )
-        else:
-            conds.append(_not_started(plan, binding))
-        raw.append(conds)
-        timed_conds = by_name[d.cluster] = timed(conds, prior.get(d.cluster, ()), gen, now)
-        entries.append(
-            {
-                "clusterName": d.cluster,
-                **_rollout_fields(plan, binding, index),
-                **_applicable(custom),
-                "conditions": dump_conditions(timed_conds),
-                **failure_details(entry),
-            }
-        )
-    if plan.fixed_names is not None:
-        missing = max(plan.fixed_names - len(entries), 0)
-        for i, d in enumerate([d for d in plan.decisions if not d.selected][:missing]):
-            conds = [Cond("Scheduled", "False", "ScheduleFailed", d.reason)]
-            unselected = f"#unselected-{i}"
-            timed_conds = by_name[unselected] = timed(conds, prior.get(unselected, ()), gen, now)
-            entries.append({"conditions": dump_conditions(timed_conds)})
-    return entries, raw, by_name
-
-
-def _hub_reported(binding: Binding) -> list[Cond]:
-    """The agent's conditions the hub recorded for exactly this binding's content."""
-    return [
-        Cond(c.type, c.status, c.reason, c.message)
-        for c in binding.conditions
-        if c.type in ("Applied", "Available", "DiffReported")
-    ]
-
-
-def _applicable(custom: ClusterManifests) -> dict[str, Any]:
-    """KubeFleet's applicable override snapshot lists: CRO names, RO {name, namespace}."""
-    out: dict[str, Any] = {}
-    if custom.cluster_overrides:
-        out["applicableClusterResourceOverrides"] = list(custom.cluster_overrides)
-    if custom.resource_overrides:
-        out["applicableResourceOverrides"] = [
-            {"name": ref.split("/", 1)[1], "namespace": ref.split("/", 1)[0]}
-            for ref in custom.resource_overrides
-        ]
-    return out
-
-
-def _diff(plan: PlacementPlan) -> bool:
-    return plan.apply_strategy.get("type") == "ReportDiff"
 
 
 def _held_conditions(plan: PlacementPlan) -> list[Cond]:
@@ -220,8 +108,8 @@ def placement_status_doc(
     if plan.held:
         conds = _held_conditions(plan)
     else:
-        entries, raw, by_name = _cluster_entries(plan, prior[1], reports, now)
-        conds = placement_conditions(plan.kind, plan.scheduled, raw, _diff(plan))
+        entries, raw, by_name = cluster_entries(plan, prior[1], reports, now)
+        conds = placement_conditions(plan.kind, plan.scheduled, raw, report_diff(plan))
         if plan.scheduled.status == "Unknown":
             entries, by_name = [], {}
     top = timed(conds, prior[0], gen, now)
@@ -231,7 +119,7 @@ def placement_status_doc(
         status["observedResourceIndex"] = str(latest.index)
     if plan.selection is not None and not plan.held:
         status["selectedResources"] = [r.identifier() for r in plan.selection.resources]
-    singles, groups = group_cluster_statuses(entries)
+    singles, groups = group_cluster_statuses(entries, entry_text)
     if singles:
         status[PER_CLUSTER_FIELD] = singles
     if groups:
@@ -290,6 +178,7 @@ def placement_status_files(
     """Every placement's status file; one whose inputs equal the last pass's, with conditions
     that kept their times then, is that pass's bytes (`_STATUSES`)."""
     files: dict[str, bytes] = {}
+    start_pass()
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
         inputs = (*_status_inputs(plan), conditions)

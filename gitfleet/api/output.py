@@ -232,26 +232,36 @@ _ESCAPED_TOKEN = canonical_json(NAME_TOKEN)[1:-1]
 """NAME_TOKEN as it shows inside canonical JSON (its quotes escaped)."""
 
 
+TextOf = Callable[[Mapping[str, Any], Callable[[Mapping[str, Any]], str]], str]
+"""(entry, make) -> make(entry), possibly remembered per entry."""
+
+
 def group_named(
     entries: Iterable[Mapping[str, Any]],
     name_field: str,
     names_field: str,
     single: Callable[[Mapping[str, Any]], bool] = lambda _entry: False,
+    text_of: TextOf | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(single entries, groups) of per-cluster entries. Entries identical once the quoted
     cluster name inside their strings (`in "<cluster>"`) is written as `NAME_TOKEN` form one
     group `{<names_field>: [...], <entry>}` (in order of first appearance). An entry `single`
     picks, one without a name, one that already holds the token and one no other cluster
-    shares stay single, sorted by name (stable), unnamed ones last."""
+    shares stay single, sorted by name (stable), unnamed ones last. `text_of(entry, make)`
+    may remember `make(entry)` (the entry without its name, as canonical JSON) per entry."""
     singles: list[dict[str, Any]] = []
     groups: dict[str, tuple[dict[str, Any], list[Any]]] = {}
+
+    def make(entry: Mapping[str, Any]) -> str:
+        return canonical_json({k: v for k, v in entry.items() if k != name_field})
+
     for entry in entries:
         name = entry.get(name_field)
         if name is None or single(entry) or NAME_TOKEN in str(name):
             singles.append(dict(entry))
             continue
         rest = {k: v for k, v in entry.items() if k != name_field}
-        text = canonical_json(rest)
+        text = text_of(entry, make) if text_of is not None else make(entry)
         if _ESCAPED_TOKEN in text:
             singles.append(dict(entry))
             continue
@@ -289,13 +299,17 @@ def expand_named(
 
 
 def group_cluster_statuses(
-    entries: Iterable[Mapping[str, Any]],
+    entries: Iterable[Mapping[str, Any]], text_of: TextOf | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(perClusterPlacementStatuses, perClusterPlacementStatusGroups) of a placement status:
     `group_named` by `clusterName`; an entry naming failed, drifted or diffed objects is never
     grouped."""
     return group_named(
-        entries, "clusterName", "clusterNames", lambda e: any(e.get(f) for f in REPORTED_FIELDS)
+        entries,
+        "clusterName",
+        "clusterNames",
+        lambda e: any(e.get(f) for f in REPORTED_FIELDS),
+        text_of,
     )
 
 

@@ -1,0 +1,196 @@
+"""The per-cluster entries of a placement's status (`perClusterPlacementStatuses`, spec §8),
+each reused across passes while what it is made of is unchanged.
+
+An entry is made of the cluster's scheduling decision, its binding, whether it has the latest
+content, its agent's report entry, its override result, its sync error and rollout wait, the
+conditions the previous pass wrote for it (whose times it keeps), and a few placement-wide facts.
+`cluster_entries` keeps every cluster's entry with exactly those, per placement, and hands the
+very same entry back while they compare equal and its conditions kept their times (so the pass's
+clock cannot matter). A placement recomputed because one cluster was added or its report moved
+builds that cluster's entry only. Called by `reconciler.statusdocs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from gitfleet.api import Condition
+from reconciler.manifests import ClusterManifests
+from reconciler.placement import PlacementPlan
+from reconciler.reports import failure_details
+from reconciler.rollout.rolling import STALE_REASON
+from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.state import Binding
+from reconciler.status import (
+    Cond,
+    cluster_rollout_conditions,
+    overridden_condition,
+    timed,
+)
+
+BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
+_Made = tuple[tuple[Any, ...], list[Cond], tuple[Condition, ...], dict[str, Any]]
+"""(what the entry was made from, its untimed conditions, its timed conditions, the entry)."""
+_ENTRIES: StageMemo[dict[str, _Made]] = StageMemo()
+"""Placement key -> each selected cluster's last entry, with the placement-wide facts."""
+_TEXTS: IdentityMemo[str] = IdentityMemo()
+"""Entry -> its grouping text (`gitfleet.api.output.group_named`)."""
+
+
+def dump_conditions(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
+    return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
+
+
+def start_pass() -> None:
+    """Once per pass, before the first placement's entries."""
+    _TEXTS.next_round()
+
+
+def entry_text(entry: Mapping[str, Any], make: Any) -> str:
+    """`make(entry)` once per entry object (reused entries are grouped without re-encoding)."""
+    found = _TEXTS.get(entry)
+    if found is None:
+        found = make(entry)
+        _TEXTS.put(entry, found)
+    return found
+
+
+def cluster_entries(
+    plan: PlacementPlan,
+    prior: dict[str, tuple[Condition, ...]],
+    reports: Any,
+    now: datetime,
+) -> tuple[list[dict[str, Any]], list[list[Cond]], dict[str, tuple[Condition, ...]]]:
+    """perClusterPlacementStatuses (timed), the untimed conditions of selected clusters and the
+    timed conditions by cluster (as `_placement_conditions` reads them back)."""
+    latest = plan.state.latest_resources()
+    index = latest.index if latest else 0
+    bindings = {b.cluster: b for b in plan.state.bindings}
+    live = set(plan.live_clusters())
+    gen = plan.state.generation
+    shared = (gen, index, report_diff(plan), plan.strategy_type)
+    last = _ENTRIES.last(plan.key)
+    before = last[1] if last is not None and last[0] == shared else {}
+    made: dict[str, _Made] = {}
+    entries: list[dict[str, Any]] = []
+    raw: list[list[Cond]] = []
+    by_name: dict[str, tuple[Condition, ...]] = {}
+    for d in (d for d in plan.decisions if d.selected):
+        binding = bindings.get(d.cluster)
+        on_latest = d.cluster in live and binding is not None
+        inputs = (
+            d,
+            binding,
+            on_latest,
+            plan.reports.get(d.cluster) if on_latest else None,
+            plan.cluster(d.cluster),
+            plan.sync_errors.get(d.cluster),
+            plan.waits.get(d.cluster),
+            prior.get(d.cluster, ()),
+        )
+        found = before.get(d.cluster)
+        if found is None or found[0] != inputs:
+            found = _entry(plan, inputs, index, gen, now)
+        if _kept(found[2], inputs[-1]):
+            made[d.cluster] = found
+        raw.append(found[1])
+        by_name[d.cluster] = found[2]
+        entries.append(found[3])
+    _ENTRIES.put(plan.key, shared, made)
+    if plan.fixed_names is not None:
+        missing = max(plan.fixed_names - len(entries), 0)
+        for i, d in enumerate([d for d in plan.decisions if not d.selected][:missing]):
+            conds = [Cond("Scheduled", "False", "ScheduleFailed", d.reason)]
+            unselected = f"#unselected-{i}"
+            timed_conds = by_name[unselected] = timed(conds, prior.get(unselected, ()), gen, now)
+            entries.append({"conditions": dump_conditions(timed_conds)})
+    return entries, raw, by_name
+
+
+def _kept(conds: tuple[Condition, ...], prior: tuple[Condition, ...]) -> bool:
+    """Every condition is the prior's own object: the entry did not depend on the clock."""
+    return {id(c) for c in conds} <= {id(c) for c in prior}
+
+
+def _entry(
+    plan: PlacementPlan, inputs: tuple[Any, ...], index: int, gen: int, now: datetime
+) -> _Made:
+    d, binding, on_latest, report, custom, sync_error, _, prior = inputs
+    conds = [Cond("Scheduled", "True", "Scheduled", d.reason)]
+    failure = "; ".join(m for _, m in custom.failures[:3]) or None
+    if on_latest and binding is not None:
+        conds += cluster_rollout_conditions(
+            True,
+            sync_error,
+            _hub_reported(binding),
+            report_diff(plan),
+            overridden_condition(custom.overridden, failure),
+        )
+    else:
+        conds.append(_not_started(plan, binding))
+    timed_conds = timed(conds, prior, gen, now)
+    entry = {
+        "clusterName": d.cluster,
+        **_rollout_fields(plan, binding, index),
+        **_applicable(custom),
+        "conditions": dump_conditions(timed_conds),
+        **failure_details(report),
+    }
+    return inputs, conds, timed_conds, entry
+
+
+def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:
+    """RolloutStarted of a selected cluster that does not have the latest content (§8.3)."""
+    if plan.strategy_type == "External":
+        return Cond(
+            "RolloutStarted",
+            "Unknown",
+            "RolloutControlledByExternalController",
+            "The rollout is controlled by an external controller (an update run)",
+        )
+    started = binding.condition("RolloutStarted") if binding is not None else None
+    if started is not None and started.status == "False":
+        return Cond("RolloutStarted", "False", STALE_REASON, BLOCKED_MESSAGE)
+    return cluster_rollout_conditions(False, None)[0]
+
+
+def _rollout_fields(plan: PlacementPlan, binding: Binding | None, index: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "observedResourceIndex": str(
+            binding.resource_index
+            if binding is not None and binding.resource_index is not None
+            else index
+        )
+    }
+    waiting = plan.waits.get(binding.cluster) if binding is not None else None
+    if waiting:
+        out["rolloutWaiting"] = waiting
+    return out
+
+
+def _hub_reported(binding: Binding) -> list[Cond]:
+    """The agent's conditions the hub recorded for exactly this binding's content."""
+    return [
+        Cond(c.type, c.status, c.reason, c.message)
+        for c in binding.conditions
+        if c.type in ("Applied", "Available", "DiffReported")
+    ]
+
+
+def _applicable(custom: ClusterManifests) -> dict[str, Any]:
+    """KubeFleet's applicable override snapshot lists: CRO names, RO {name, namespace}."""
+    out: dict[str, Any] = {}
+    if custom.cluster_overrides:
+        out["applicableClusterResourceOverrides"] = list(custom.cluster_overrides)
+    if custom.resource_overrides:
+        out["applicableResourceOverrides"] = [
+            {"name": ref.split("/", 1)[1], "namespace": ref.split("/", 1)[0]}
+            for ref in custom.resource_overrides
+        ]
+    return out
+
+
+def report_diff(plan: PlacementPlan) -> bool:
+    return plan.apply_strategy.get("type") == "ReportDiff"
