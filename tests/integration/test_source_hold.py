@@ -3,7 +3,8 @@ loop and a bare remote, a held tip adds exactly one file, `status/hub.yaml` (Hub
 `SourceAccepted=False`), in one commit on top of the last render — nothing of the refused commit,
 the last reconciled `Gitfleet-Source` kept, signed when the hub signs — recorded once however
 often the hub polls or restarts, shown by `gitfleet status hub`, above every `gitfleet status`
-view and in `gitfleet history`, and removed by the pass that renders an accepted source again.
+view (`updaterun` too) and in `gitfleet history`, and removed by the pass that renders an
+accepted source again.
 (A rewritten source branch is recorded the same way: `test_hub_faults`.)"""
 
 from __future__ import annotations
@@ -24,6 +25,26 @@ from tests.integration.test_signed_commits import NOW, OUTPUT, World, held
 from tests.integration.test_signed_commits import world as world  # the same signed fleet
 
 HOUR = timedelta(hours=1)
+STAGED = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateStrategy
+metadata:
+  name: by-region
+spec:
+  stages:
+    - name: eu
+      labelSelector: {matchLabels: {region: eu}}
+    - name: us
+      labelSelector: {matchLabels: {region: us}}
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateRun
+metadata:
+  name: release
+spec:
+  placementName: web
+  stagedRolloutStrategyName: by-region
+  state: Run
+"""
 
 
 def listing(world: World, ref: str) -> dict[str, str]:
@@ -112,6 +133,33 @@ def test_status_and_history_show_the_refusal(world: World) -> None:
     assert as_json["hub"]["status"]["refusedSource"] == mallory
     history = run_cli(world.tmp, "history", "--repo", str(world.remote), "--cache-dir", "c")
     assert f"source {mallory[:12]} refused (SourceVerificationFailed)" in history.stdout
+
+
+def test_status_updaterun_shows_the_refusal_too(world: World) -> None:
+    placement = world.work / "placements/web.yaml"
+    placement.write_text(placement.read_text() + "  strategy:\n    type: External\n")
+    (world.work / "rollouts").mkdir()
+    (world.work / "rollouts/release.yaml").write_text(STAGED)
+    world.commit("web rolls out by a staged run", "alice")
+    world.push()
+    hub = world.hub()
+    assert hub.run_once().outcome == "committed"
+    before = status_cli(world, "updaterun", "release")
+    assert "Stage eu  [Started]" in before and "eu-1: updating" in before, before
+    assert "Hub:" not in before
+    assert "hub" not in json.loads(status_cli(world, "updaterun", "release", "--output", "json"))
+
+    world.scale(4)
+    unsigned = world.commit("scale, unsigned")
+    world.push()
+    held(hub.run_once(), unsigned, "not signed")
+    text = status_cli(world, "updaterun", "release")
+    hub_line = f"Hub: REFUSING source commit {unsigned[:12]} (SourceVerificationFailed"
+    assert text.startswith(hub_line), text
+    assert text.endswith("\n\n" + before)  # the Hub lines, a blank line, the same view
+    as_json = json.loads(status_cli(world, "updaterun", "release", "--output", "json"))
+    assert as_json["hub"]["status"]["refusedSource"] == unsigned
+    assert as_json["status"]["metadata"]["name"] == "release"
 
 
 def test_the_next_accepted_render_removes_the_record(world: World) -> None:
