@@ -91,10 +91,14 @@ def hub_refusal(doc: Any) -> str:
     if refusal is None:
         return ""
     rendered = hub.status.rendered_source
+    kept = (
+        f"this output still renders source {rendered[:12]}"
+        if rendered
+        else "nothing is rendered yet (no source commit was accepted)"
+    )
     return (
         f"Hub: REFUSING source commit {hub.status.refused_source[:12]} "
-        f"({refusal.reason}, since {refusal.last_transition_time}); this output still renders "
-        f"source {rendered[:12] if rendered else '(none recorded)'}\n"
+        f"({refusal.reason}, since {refusal.last_transition_time}); {kept}\n"
         f"  {refusal.message}\n"
     )
 

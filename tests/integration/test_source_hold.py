@@ -4,8 +4,9 @@ loop and a bare remote, a held tip adds exactly one file, `status/hub.yaml` (Hub
 the last reconciled `Gitfleet-Source` kept, signed when the hub signs — recorded once however
 often the hub polls or restarts, shown by `gitfleet status hub`, above every `gitfleet status`
 view (`updaterun` too) and in `gitfleet history`, and removed by the pass that renders an
-accepted source again.
-(A rewritten source branch is recorded the same way: `test_hub_faults`.)"""
+accepted source again. A refused first pass (no output yet) is recorded too, as the output
+branch's first commit holding only that file. (A rewritten source branch is recorded the same
+way: `test_hub_faults`.)"""
 
 from __future__ import annotations
 
@@ -206,13 +207,52 @@ def test_the_record_is_signed_by_a_signing_hub(world: World) -> None:
     assert read_verdict(world.remote, signers, OUTPUT) == "G"
 
 
-def test_a_refused_first_pass_writes_nothing(world: World) -> None:
+def test_a_refused_first_pass_records_only_the_refusal(world: World) -> None:
+    accepted = git(world.work, "rev-parse", "HEAD")
     world.scale(4)
     unsigned = world.commit("unsigned first commit the hub sees")
     world.push()
-    report = world.hub().run_once()
+    hub = world.hub()
+    report = hub.run_once()
     held(report, unsigned, "not signed")
-    assert report.output is None
+    recorded = world.output()
+    assert report.output == recorded
+    assert list(listing(world, recorded)) == [HUB_STATUS_PATH]  # no clusters/, no state/
+    assert git(world.remote, "rev-list", "--count", recorded) == "1"
+    found = trailers(world, recorded)
+    assert found["Gitfleet-Source-Refused"] == [unsigned]
+    assert "Gitfleet-Source" not in found and "Gitfleet-Reports" not in found
+    doc = hub_status(world)
+    assert (doc.status.refused_source, doc.status.rendered_source) == (unsigned, None)
+    condition = doc.refusal()
+    assert condition is not None and condition.reason == "SourceVerificationFailed"
+    assert f"commit {unsigned[:12]}: not signed" in condition.message
+    assert condition.last_transition_time == "2026-11-21T10:00:00Z"
+    text = status_cli(world, "hub")
+    assert text.startswith(
+        f"Hub: REFUSING source commit {unsigned[:12]} (SourceVerificationFailed, since "
+        "2026-11-21T10:00:00Z); nothing is rendered yet"
+    ), text
+    history = run_cli(world.tmp, "history", "--repo", str(world.remote), "--cache-dir", "c")
+    assert f"source {unsigned[:12]} refused (SourceVerificationFailed)" in history.stdout
+
+    # The same refusal again (polling, a restarted hub, an hour later) commits nothing.
+    later = Hub(HubConfig(str(world.remote), world.tmp / "later"), clock=lambda: NOW + HOUR)
+    for again in (hub, world.hub("restarted"), later):
+        held(again.run_once(), unsigned, "not signed")
+        assert world.output() == recorded
+
+    # The first accepted source is rendered on top of the record, which it removes.
+    git(world.work, "reset", "-q", "--hard", accepted)
+    world.push()
+    report = hub.run_once()
+    assert report.outcome == "committed", report
+    assert git(world.remote, "rev-parse", f"{OUTPUT}^") == recorded
+    files = listing(world, OUTPUT)
+    assert HUB_STATUS_PATH not in files and any(p.startswith("clusters/eu-1/") for p in files)
+    assert trailers(world, OUTPUT)["Gitfleet-Source"] == [accepted]
+    assert "no refused source commit" in status_cli(world, "hub")
+    assert hub.run_once().outcome == "skipped"
 
 
 def test_status_still_needs_a_name_except_for_hub(tmp_path: Path) -> None:
