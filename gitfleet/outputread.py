@@ -7,7 +7,7 @@ updaterun` (the run's status, the approval requests of its namespace and every c
 which holds the snapshot index each cluster has). Each returns a path -> bytes mapping holding
 every file the formatter would look up in the whole tree, so what is shown is unchanged. Every
 form also reads `status/hub.yaml`: while the hub refuses the source branch's tip,
-`hub_refusal` says so above what is shown (`gitfleet status hub` shows only that). Called by
+`hub_refusal` says so above what is shown (`with_hub`, `hub_note`) (`gitfleet status hub` shows only that). Called by
 `gitfleet.service`.
 """
 
@@ -62,10 +62,22 @@ def status_from_files(
             doc["status"] = {**doc["status"], "status": expanded_status(status)}
     if what == "cluster":
         doc["index"] = _cluster_index(files, name)
+    return with_hub(doc, files)
+
+
+def with_hub(doc: dict[str, Any], files: Mapping[str, bytes]) -> dict[str, Any]:
+    """`doc` with `"hub"`, the parsed `status/hub.yaml` of `files`, when there is one (every
+    `status` form's data: `status_from_files`, `gitfleet.rolloutops.run_document`)."""
     hub = _parsed(files.get(HUB_STATUS_PATH))
     if hub is not None:
         doc["hub"] = hub
     return doc
+
+
+def hub_note(doc: Mapping[str, Any]) -> str:
+    """The `Hub:` lines every describe view starts with (`hub_refusal` of `doc["hub"]`, then a
+    blank line), "" when `doc` has no HubStatus."""
+    return hub_refusal(doc["hub"]) + "\n" if "hub" in doc else ""
 
 
 def hub_refusal(doc: Any) -> str:
@@ -79,10 +91,14 @@ def hub_refusal(doc: Any) -> str:
     if refusal is None:
         return ""
     rendered = hub.status.rendered_source
+    kept = (
+        f"this output still renders source {rendered[:12]}"
+        if rendered
+        else "nothing is rendered yet (no source commit was accepted)"
+    )
     return (
         f"Hub: REFUSING source commit {hub.status.refused_source[:12]} "
-        f"({refusal.reason}, since {refusal.last_transition_time}); this output still renders "
-        f"source {rendered[:12] if rendered else '(none recorded)'}\n"
+        f"({refusal.reason}, since {refusal.last_transition_time}); {kept}\n"
         f"  {refusal.message}\n"
     )
 
@@ -130,12 +146,12 @@ def status_files(view: OutputView, what: str, name: str, namespace: str) -> dict
 
 def run_files(view: OutputView, name: str, namespace: str) -> dict[str, bytes]:
     """The files `gitfleet status updaterun NAME` shows (`rolloutops.run_document`): the run's
-    status, its namespace's approval requests, and the cluster indexes that can list the run's
-    placement. An index whose bytes do not hold the placement key cannot (the hub writes keys,
+    status, its namespace's approval requests, the cluster indexes that can list the run's
+    placement, and `status/hub.yaml`. An index whose bytes do not hold the placement key cannot (the hub writes keys,
     `[a-z0-9.-]`, verbatim in every YAML style), so only the others are parsed later."""
     path = st.run_status_path(name, namespace)
-    files = view.read_many([path])
-    if not files:
+    files = view.read_many([path, HUB_STATUS_PATH])
+    if path not in files:
         return files
     prefix = st.approval_status_path("", namespace).removesuffix(".yaml")
     requests = [p for p in view.list_files(prefix) if "/" not in p.removeprefix(prefix)]

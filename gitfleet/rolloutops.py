@@ -20,6 +20,7 @@ import yaml
 from gitfleet.api.conditions import format_time
 from gitfleet.load.yamledit import EditError, get_field, set_field
 from gitfleet.load.yamlio import dump_yaml
+from gitfleet.outputread import hub_note, with_hub
 from gitfleet.repo.branches import commit_on_new_branch, resolve_first, user_identity
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.outputview import GitOutputView
@@ -173,7 +174,8 @@ def set_run_state(repo: Path, name: str, namespace: str, state: str) -> tuple[st
 def run_document(files: dict[str, bytes], name: str, namespace: str) -> dict[str, Any]:
     """`gitfleet status updaterun NAME --output json`: the run's status document, the approval
     requests it created (by name), each cluster's resource snapshot index of its placement now,
-    and the rollback line (None unless the run deploys an older snapshot than clusters have)."""
+    the rollback line (None unless the run deploys an older snapshot than clusters have), and
+    `"hub"` while the hub records a refused source commit (`outputread.with_hub`)."""
     data = files.get(st.run_status_path(name, namespace))
     if data is None:
         raise LookupError(f"update run {name} has no status in the output (is it declared?)")
@@ -190,17 +192,19 @@ def run_document(files: dict[str, bytes], name: str, namespace: str) -> dict[str
     mine = {
         r for r in requests if (requests[r].get("spec") or {}).get("parentStageRollout") == name
     }
-    return {
+    found = {
         "status": doc,
         "approvalRequests": {r: requests[r] for r in sorted(mine)},
         "clusterResourceSnapshotIndexes": dict(sorted(current.items())),
         "rollback": rollback_line(doc, current),
     }
+    return with_hub(found, files)
 
 
 def describe_run(files: dict[str, bytes], name: str, namespace: str) -> str:
-    """`gitfleet status updaterun NAME` from the output files."""
+    """`gitfleet status updaterun NAME` from the output files, below the `Hub:` lines while
+    the hub refuses the source (`outputread.hub_note`, as every `status` view)."""
     doc = run_document(files, name, namespace)
-    return describe_updaterun(
+    return hub_note(doc) + describe_updaterun(
         doc["status"], doc["approvalRequests"], doc["clusterResourceSnapshotIndexes"]
     )

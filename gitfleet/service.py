@@ -20,7 +20,7 @@ from typing import Any
 from gitfleet.api.hubstatus import HUB_STATUS_PATH
 from gitfleet.api.output import cluster_index_path
 from gitfleet.load.model import FleetSnapshot
-from gitfleet.outputread import hub_refusal, run_files, status_files, status_from_files
+from gitfleet.outputread import hub_note, run_files, status_files, status_from_files
 from gitfleet.repo.branches import approved_deletions
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
@@ -316,7 +316,7 @@ def describe(
 ) -> str:
     """`gitfleet status placement|cluster|cgu NAME`: a describe-style view, or a clear error."""
     doc = status_document(what, name, namespace, source, branch, cache)
-    note = hub_refusal(doc["hub"]) + "\n" if "hub" in doc else ""
+    note = hub_note(doc)
     if what == "cgu":
         return note + describe_group_upgrade(doc["status"])
     if what == "placement":

@@ -8,7 +8,8 @@ recorded on the output branch, `reconciler.sourcehold`); otherwise render with
 `reconciler.pass_.reconcile`, commit only when the tree changed, and push fast-forward only. A
 rejected push means another writer moved: fetch, recompute, retry with capped backoff and jitter.
 `Hub.run` repeats passes on a timer or when triggered, coalescing triggers that arrive during a
-pass into one more pass.
+pass into one more pass. Its settings (`HubConfig`) and what a pass did (`PassReport`) are
+`reconciler.hubconfig`'s, re-exported here.
 A pass also runs, without new input, when a rollout timer it recorded
 (`Gitfleet-Wakeup`, e.g. unavailablePeriodSeconds) is due; it commits only what changed.
 Called by `gitfleet reconcile`.
@@ -21,9 +22,8 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.errors import FleetError, describe_exception
@@ -32,12 +32,14 @@ from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.repo.branches import approved_deletions
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
-from gitfleet.repo.gitwrite import Identity, commit_files
+from gitfleet.repo.gitwrite import commit_files
 from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import TreeFiles, WrittenOutput
 from reconciler.commitmsg import describe_changes
 from reconciler.heap import HeapKeeper
+from reconciler.hubconfig import HubConfig as HubConfig
+from reconciler.hubconfig import PassReport as PassReport
 from reconciler.hubinputs import OlderFleets, SourceGate, with_approval_commits
 from reconciler.pass_ import reconcile
 from reconciler.sourcehold import Refusal, Writer, record_refusal
@@ -50,51 +52,12 @@ WAKEUP_TRAILER = "Gitfleet-Wakeup"
 """When a rollout timer of this output is due (the hub passes again then, even without input)."""
 STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
 MAX_PUSH_ATTEMPTS = 64
-_ReadReport = tuple[str, "AgentReport | None", tuple[FleetError, ...]]
-"""(status branch commit, the report read from it, its problems)."""
 """Push attempts per pass. A rejection means another writer moved the output branch (it only
 moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
 with capped backoff and jitter until it commits or finds its inputs already rendered. Under a
 busy author and a second hub, 8 attempts were lost in a row now and then (issue 14)."""
-
-
-@dataclass(frozen=True)
-class HubConfig:
-    """Where the hub reads and writes."""
-
-    url: str
-    cache_dir: Path
-    source_branch: str = "main"
-    output_branch: str = "gitfleet/rendered"
-    identity: Identity = field(default_factory=lambda: Identity("gitfleet", "gitfleet@localhost"))
-    accept_source_rewrite: bool = False
-    """Continue after the source branch was rewritten (force-pushed)."""
-    allowed_signers: Path | None = None
-    """The operator's allowed signers file: replaces the keys of `spec.verification`, and
-    turns verification on (README "Signed commits")."""
-    sign_key: Path | None = None
-    """SSH private key file the hub signs its output commits with."""
-    manage_heap: bool = False
-    """Keep the garbage collector off the hub's caches between passes (`reconciler.heap`;
-    process-wide, so `gitfleet reconcile` turns it on, embedders and tests leave it off)."""
-
-
-@dataclass(frozen=True)
-class PassReport:
-    """What one `run_once` did."""
-
-    outcome: str
-    """committed, unchanged, skipped, source-rewritten, source-verification-failed,
-    source-unavailable, no-source, rejected or error (an unexpected exception; `run` retries it
-    with backoff)."""
-    source: str | None = None
-    output: str | None = None
-    errors: tuple[FleetError, ...] = ()
-    message: str = ""
-    attempts: int = 1
-    timings: tuple[tuple[str, float], ...] = ()
-    """Seconds per step of the last attempt, in order: fetch, load, pass, diff, commit, push
-    (the steps it reached)."""
+_ReadReport = tuple[str, "AgentReport | None", tuple[FleetError, ...]]
+"""(status branch commit, the report read from it, its problems)."""
 
 
 def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:

@@ -11,8 +11,11 @@ commit keeps the last reconciled `Gitfleet-Source` (the chain of trust and the r
 read it), adds `Gitfleet-Source-Refused`, and carries no `Gitfleet-Reports`, so the next
 accepted source is rendered in full, which removes the file. A refusal already recorded is not
 committed again (the document keeps its `lastTransitionTime`, so its bytes are unchanged). With
-no output commit yet (a refused first pass) nothing is written. Part of the hub's imperative
-shell; `reconciler.loop` is its only caller.
+no output commit yet (a refused first pass) the record is a root commit holding only
+`status/hub.yaml` (no `Gitfleet-Source`: nothing is rendered, so no `clusters/`, and an agent
+finds no directory and applies nothing), which the first accepted render builds on. Time is the
+pass's `now`, kept from the recorded document while the refusal is unchanged. Part of the hub's
+imperative shell; `reconciler.loop` is its only caller.
 """
 
 from __future__ import annotations
@@ -106,12 +109,11 @@ def _prior_conditions(prior: bytes | None) -> list[Condition]:
 def record_refusal(
     writer: Writer, output: str | None, refusal: Refusal, now: datetime
 ) -> tuple[str | None, str]:
-    """Commit and push the record of `refusal` on top of `output`: (the new output commit, or
-    None when nothing was pushed; "" or why it could not be recorded, for the pass message)."""
-    if output is None:
-        return None, ""
+    """Commit and push the record of `refusal` on top of `output` (None: as the output branch's
+    first commit): (the new output commit, or None when nothing was pushed; "" or why it could
+    not be recorded, for the pass message)."""
     try:
-        prior = GitOutputView(writer.mirror.path, output).read_many([HUB_STATUS_PATH])
+        prior = _prior_record(writer, output)
         data = refusal_document(prior.get(HUB_STATUS_PATH), refusal, now)
         if prior.get(HUB_STATUS_PATH) == data:
             return None, ""
@@ -131,12 +133,20 @@ def record_refusal(
     return written.commit, ""
 
 
+def _prior_record(writer: Writer, output: str | None) -> dict[str, bytes]:
+    """`status/hub.yaml` of the output commit, when there is one and it has the file."""
+    if output is None:
+        return {}
+    return GitOutputView(writer.mirror.path, output).read_many([HUB_STATUS_PATH])
+
+
 def _message(refusal: Refusal) -> str:
-    rendered = refusal.rendered[:12] if refusal.rendered else "nothing"
-    subject = (
-        f"gitfleet: source {refusal.refused[:12]} refused ({refusal.reason}); "
-        f"the output keeps the render of {rendered}"
+    kept = (
+        f"the output keeps the render of {refusal.rendered[:12]}"
+        if refusal.rendered
+        else "nothing is rendered yet"
     )
+    subject = f"gitfleet: source {refusal.refused[:12]} refused ({refusal.reason}); {kept}"
     trailers: dict[str, str | list[str]] = {REFUSED_TRAILER: refusal.refused}
     if refusal.rendered:
         trailers[SOURCE_TRAILER] = refusal.rendered

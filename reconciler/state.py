@@ -4,7 +4,8 @@ A pass reads the `State` the previous pass wrote (policy and resource snapshot h
 the placement generation) and returns the next one. `state_files` and `read_state` convert to
 and from the output tree's `state/placements/<key>.yaml` files; given the new output tree,
 `state_files` also writes `state/prior/` (`reconciler.priorstate`: the index rows and condition
-times a restarted hub would otherwise parse from every index and status file).
+times a restarted hub would otherwise parse from every index and status file). A placement's
+bindings and their YAML entries are `reconciler.binding`'s (re-exported here).
 Called by `reconciler.pass_` and the CLI.
 """
 
@@ -14,12 +15,10 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 
-from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.output import (
     OUTPUT_API_VERSION,
     OVERRIDE_STATE_PATH,
@@ -29,6 +28,10 @@ from gitfleet.api.output import (
     placement_state_path,
 )
 from gitfleet.load.yamlio import dump_yaml
+from reconciler.binding import Binding as Binding
+from reconciler.binding import BindingCondition as BindingCondition
+from reconciler.binding import BindingDecision as BindingDecision
+from reconciler.binding import binding_to_yaml, read_bindings
 from reconciler.priorparse import derive_own, paths_under, remember
 from reconciler.priorstate import placement_rows, prior_files
 
@@ -43,59 +46,6 @@ class Snapshot:
     index: int
     hash: str
     commit: str | None = None
-
-
-@dataclass(frozen=True)
-class BindingDecision:
-    """The binding's `spec.clusterDecision`: why the scheduler picked the cluster, with the
-    scores it had then (None for PickFixed, which does not score). Downscale trims by these."""
-
-    reason: str
-    affinity_score: int | None = None
-    topology_score: int | None = None
-
-    @property
-    def scored(self) -> bool:
-        return self.affinity_score is not None and self.topology_score is not None
-
-
-@dataclass(frozen=True)
-class BindingCondition:
-    """A binding condition as the hub recorded it: `last_transition_time` is the hub's `now` of
-    the pass that first saw this status/reason/message (its committed clock, never an agent's)."""
-
-    type: str
-    status: str
-    reason: str
-    message: str = ""
-    last_transition_time: datetime | None = None
-
-
-@dataclass(frozen=True)
-class Binding:
-    """A placement's decision for one cluster (KubeFleet's ClusterResourceBinding)."""
-
-    cluster: str
-    state: str
-    """Scheduled, Bound or Unscheduled."""
-    policy_index: int
-    resource_index: int | None = None
-    """The resource snapshot index the cluster was given (None: nothing rolled out yet)."""
-    previous_state: str | None = None
-    decision: BindingDecision | None = None
-    content: str | None = None
-    """`placement_content_hash` of the files the hub gave this cluster for this placement."""
-    cluster_overrides: tuple[str, ...] = ()
-    """ClusterResourceOverride snapshot names the cluster's content was rendered with."""
-    resource_overrides: tuple[str, ...] = ()
-    """ResourceOverride snapshot names (`<namespace>/<name>-<index>`) likewise."""
-    conditions: tuple[BindingCondition, ...] = ()
-    """RolloutStarted and the agent's Applied/Available/DiffReported for `content`."""
-    removing: int = 0
-    """Deleting bindings only: how many objects the cluster's agent is removing."""
-
-    def condition(self, type_: str) -> BindingCondition | None:
-        return next((c for c in self.conditions if c.type == type_), None)
 
 
 @dataclass(frozen=True)
@@ -153,84 +103,11 @@ def _snapshots_to_yaml(snaps: tuple[Snapshot, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _binding_to_yaml(b: Binding) -> dict[str, Any]:
-    entry: dict[str, Any] = {"cluster": b.cluster, "state": b.state, "policyIndex": b.policy_index}
-    if b.resource_index is not None:
-        entry["resourceIndex"] = b.resource_index
-    if b.previous_state:
-        entry["previousState"] = b.previous_state
-    if b.decision is not None:
-        entry["clusterDecision"] = _decision_to_yaml(b.decision)
-    if b.content:
-        entry["content"] = b.content
-    if b.cluster_overrides:
-        entry["clusterResourceOverrides"] = list(b.cluster_overrides)
-    if b.resource_overrides:
-        entry["resourceOverrides"] = list(b.resource_overrides)
-    if b.conditions:
-        entry["conditions"] = [_condition_to_yaml(c) for c in b.conditions]
-    if b.removing:
-        entry["removing"] = b.removing
-    return entry
-
-
-def _condition_to_yaml(c: BindingCondition) -> dict[str, str]:
-    out = {"type": c.type, "status": c.status, "reason": c.reason}
-    if c.message:
-        out["message"] = c.message
-    if c.last_transition_time is not None:
-        out["lastTransitionTime"] = format_time(c.last_transition_time)
-    return out
-
-
-def _time(raw: Any) -> datetime | None:
-    if raw is None:
-        return None
-    if isinstance(raw, datetime):
-        return raw.replace(tzinfo=UTC) if raw.tzinfo is None else raw.astimezone(UTC)
-    return parse_time(str(raw))
-
-
-def _conditions(raw: Any) -> tuple[BindingCondition, ...]:
-    return tuple(
-        BindingCondition(
-            type=str(c["type"]),
-            status=str(c["status"]),
-            reason=str(c["reason"]),
-            message=str(c.get("message", "")),
-            last_transition_time=_time(c.get("lastTransitionTime")),
-        )
-        for c in raw or []
-    )
-
-
-def _decision_to_yaml(d: BindingDecision) -> dict[str, Any]:
-    out: dict[str, Any] = {"reason": d.reason}
-    if d.scored:
-        out["clusterScore"] = {
-            "affinityScore": d.affinity_score,
-            "topologySpreadScore": d.topology_score,
-        }
-    return out
-
-
-def _decision(raw: Any) -> BindingDecision | None:
-    if raw is None:
-        return None
-    score = raw.get("clusterScore") or {}
-    affinity, topology = score.get("affinityScore"), score.get("topologySpreadScore")
-    return BindingDecision(
-        reason=str(raw["reason"]),
-        affinity_score=None if affinity is None else int(affinity),
-        topology_score=None if topology is None else int(topology),
-    )
-
-
 def _bindings_to_yaml(bindings: tuple[Binding, ...]) -> dict[str, Any]:
     """`bindings` (and `bindingGroups`: clusters whose bindings are identical but for the
     cluster name, `group_named`). Grouping needs the scheduler's (cluster, state) order without
     repeats, so that reading restores the exact tuple."""
-    rows = [_binding_to_yaml(b) for b in bindings]
+    rows = [binding_to_yaml(b) for b in bindings]
     keys = [(b.cluster, b.state) for b in bindings]
     if keys != sorted(set(keys)):
         return {"bindings": rows}
@@ -253,7 +130,7 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
         "selected": [{"id": rid, "file": f} for rid, f in ps.selected],
     }
     if ps.deleting:
-        doc["deleting"] = [_binding_to_yaml(b) for b in ps.deleting]
+        doc["deleting"] = [binding_to_yaml(b) for b in ps.deleting]
     return doc
 
 
@@ -343,30 +220,11 @@ def _snapshots(raw: Any) -> tuple[Snapshot, ...]:
     )
 
 
-def _bindings(raw: Any) -> tuple[Binding, ...]:
-    return tuple(
-        Binding(
-            cluster=str(b["cluster"]),
-            state=str(b["state"]),
-            policy_index=int(b["policyIndex"]),
-            resource_index=b.get("resourceIndex"),
-            previous_state=b.get("previousState"),
-            decision=_decision(b.get("clusterDecision")),
-            content=b.get("content"),
-            cluster_overrides=tuple(str(x) for x in b.get("clusterResourceOverrides") or ()),
-            resource_overrides=tuple(str(x) for x in b.get("resourceOverrides") or ()),
-            conditions=_conditions(b.get("conditions")),
-            removing=int(b.get("removing") or 0),
-        )
-        for b in raw or []
-    )
-
-
 def _read_bindings(doc: Mapping[str, Any]) -> tuple[Binding, ...]:
     if "bindingGroups" not in doc:
-        return _bindings(doc.get("bindings"))
+        return read_bindings(doc.get("bindings"))
     rows = expand_named(doc.get("bindings"), doc.get("bindingGroups"), "cluster", "clusters")
-    return tuple(sorted(_bindings(rows), key=lambda b: (b.cluster, b.state)))
+    return tuple(sorted(read_bindings(rows), key=lambda b: (b.cluster, b.state)))
 
 
 def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
@@ -379,7 +237,7 @@ def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
         policy_snapshots=_snapshots(doc.get("policySnapshots")),
         resource_snapshots=_snapshots(doc.get("resourceSnapshots")),
         bindings=_read_bindings(doc),
-        deleting=_bindings(doc.get("deleting")),
+        deleting=read_bindings(doc.get("deleting")),
         selected=tuple((str(r["id"]), str(r["file"])) for r in doc.get("selected") or []),
     )
 

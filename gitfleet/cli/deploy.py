@@ -31,12 +31,6 @@ image_option = click.option(
     show_default=True,
     help="The gitfleet image (built from the Dockerfile, pushed to your registry).",
 )
-secret_option = click.option(
-    "--secret",
-    default="gitfleet-git",
-    show_default=True,
-    help="Secret with the Git credentials (ssh-privatekey + known_hosts, or username + password).",
-)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -47,6 +41,15 @@ def _object_name(_ctx: click.Context, param: click.Parameter, value: str | None)
         if problems:
             raise click.BadParameter(f"{value!r}: {problems[0]}", param=param)
     return value
+
+
+secret_option = click.option(
+    "--secret",
+    default="gitfleet-git",
+    show_default=True,
+    callback=_object_name,
+    help="Secret with the Git credentials (ssh-privatekey + known_hosts, or username + password).",
+)
 
 
 def age_key_secret_option(what: str) -> Callable[[F], F]:

@@ -1,8 +1,9 @@
 """Repository documents -> validated `FleetSnapshot`; errors as `file:line: field.path: message`.
 
 Safe YAML in and canonical YAML out (`yamlio`), payload identity checks (`payload`) and the
-snapshot builder (`snapshot`). The output types live in `model`. Imports `gitfleet.repo` and
-`gitfleet.api` only; called by the renderers, the reconciler and the CLI.
+snapshot builder (`snapshot`, which indexes documents through `builder`). The output types live
+in `model`. Imports `gitfleet.repo` and `gitfleet.api` only; called by the renderers, the
+reconciler and the CLI.
 """
 
 from gitfleet.load.model import FleetSnapshot, ObjectKey, Origin, Resource, SourceDoc

@@ -5,7 +5,8 @@ byte offset). `parse_documents` turns text into `SourceDoc`s with the safe, limi
 `gitfleet.load.yamlbuild` (libyaml events; core types only; no custom tags, timestamps or
 base-60; duplicate keys, alias bombs and deep nesting refused) and reports every bad document as
 a `FleetError` with file, line, document index and field, while the other documents load.
-`locate` finds the line of a field path on the error path. `dump_yaml` writes canonical YAML:
+`locate` finds the line of a field path on the error path, and `error_at` turns a document's
+field issue into a `FleetError` on that line. `dump_yaml` writes canonical YAML:
 block style, sorted keys, LF, UTF-8, no aliases, and strings quoted whenever a plain scalar would
 read back as something else in any YAML dialect. Called by the renderers, the snapshot builder
 and everything that writes output files.
@@ -31,7 +32,7 @@ from yaml.events import (
     ScalarEvent,
 )
 
-from gitfleet.api.errors import FleetError
+from gitfleet.api.errors import FieldIssue, FleetError
 from gitfleet.api.limits import Limits
 from gitfleet.load.model import SourceDoc
 from gitfleet.load.unloaded import TENANT_NOT_LOADED, tenant_lines
@@ -109,6 +110,15 @@ def locate(text: str, doc: int, field: str) -> int | None:
         shorter = _LAST_SEGMENT.sub("", path, count=1)
         path = shorter if shorter != path else ""
     return lines.get(path, lines.get(""))
+
+
+def error_at(doc: SourceDoc, issue: FieldIssue) -> FleetError:
+    """A FleetError for an issue of `doc`, on the line of the issue's field when found."""
+    field = issue.field
+    if doc.path:
+        field = f"{doc.path}.{field}" if field and not field.startswith("[") else doc.path + field
+    line = locate(doc.text, doc.doc, field) if doc.text else None
+    return FleetError(doc.file, line or doc.line, field, issue.message, doc.doc)
 
 
 def dump_yaml(obj: Any) -> str:

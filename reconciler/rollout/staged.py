@@ -24,8 +24,9 @@ from reconciler.rollout.guard import kept, run_fault
 from reconciler.rollout.model import DriverResult, ExternalUpdate, PlacementView, RolloutInputs
 from reconciler.rollout.stagedapproval import Approvals
 from reconciler.rollout.stagedcheck import revalidate
-from reconciler.rollout.stagedexec import Step, execute, fail
+from reconciler.rollout.stagedexec import execute, fail
 from reconciler.rollout.stagedinit import InitError, initialize
+from reconciler.rollout.stagedstep import Step
 
 IMMUTABLE = (
     ("placement_name", "placementName"),

@@ -7,14 +7,13 @@ cluster that finished this pass frees its slot in the same pass, a started clust
 moved elsewhere was pre-empted (the run fails). State Stop lets in-flight clusters finish and
 starts none. After the clusters: TimedWait (from the recorded time the stage stopped
 progressing) and Approval. A cluster in flight for 5 minutes marks the run UpdateRunStuck.
-`Step` collects what the pass asks of the placement (clusters to move, bindings to delete),
-request documents, trailers, wakeups and errors. Called by `reconciler.rollout.staged`.
+Works on a `reconciler.rollout.stagedstep.Step` (what the pass asks of the placement). Called by
+`reconciler.rollout.staged`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,46 +21,11 @@ from gitfleet.api.conditions import format_time
 from gitfleet.api.staged import StageConfig
 from reconciler.rollout import stagedapproval as ap
 from reconciler.rollout import stagedstatus as st
-from reconciler.rollout.model import UNSCHEDULED, BindingView, PlacementView
+from reconciler.rollout.model import UNSCHEDULED
 from reconciler.rollout.stagedcheck import frozen_stages, in_flight, max_concurrency
 from reconciler.rollout.stagedinit import InitError
 from reconciler.rollout.stagedstatus import find, is_true, set_cond
-
-
-@dataclass
-class Step:
-    """One run's pass: its working status and what the pass asks for."""
-
-    ref: st.RunRef
-    status: dict[str, Any]
-    view: PlacementView
-    generation: int
-    now: datetime
-    approvals: ap.Approvals
-    prior: Mapping[str, bytes]
-    moves: dict[str, int] = field(default_factory=dict)
-    deletes: set[str] = field(default_factory=set)
-    requests: dict[str, dict[str, Any]] = field(default_factory=dict)
-    trailers: list[tuple[str, str]] = field(default_factory=list)
-    wakeups: list[datetime] = field(default_factory=list)
-    errors: list[tuple[str, int | None, str, str]] = field(default_factory=list)
-
-    @property
-    def stopping(self) -> bool:
-        return self.ref.run.spec.state == "Stop"
-
-    @property
-    def target(self) -> int:
-        return int(self.status["resourceSnapshotIndexUsed"])
-
-    def cond(self, holder: dict[str, Any], type_: str, status: str, reason: str, msg: str) -> None:
-        set_cond(holder, type_, status, reason, msg, self.generation, self.now)
-
-    def run_cond(self, type_: str, status: str, reason: str, msg: str) -> None:
-        self.cond(self.status, type_, status, reason, msg)
-
-    def binding(self, cluster: str) -> BindingView | None:
-        return next((b for b in self.view.bindings if b.cluster == cluster), None)
+from reconciler.rollout.stagedstep import Step
 
 
 def execute(step: Step) -> None:

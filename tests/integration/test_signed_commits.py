@@ -257,12 +257,9 @@ def test_first_pass_checks_the_tip_under_its_own_policy(world: World) -> None:
     unsigned = world.commit("unsigned first commit the hub sees")
     world.push()
     held(world.hub().run_once(), unsigned, "not signed")
-    assert (
-        subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", OUTPUT], cwd=world.remote, check=False
-        ).returncode
-        != 0
-    ), "no output may be written"
+    # Nothing is rendered: the output holds only the record of the refusal (`test_source_hold`).
+    assert world.render() == "", "no render may be written"
+    assert git(world.remote, "ls-tree", "-r", "--name-only", OUTPUT) == "status/hub.yaml"
 
 
 def test_unreadable_signers_file_fails_closed(world: World) -> None:

@@ -3,8 +3,10 @@ loop and a bare remote, a held tip adds exactly one file, `status/hub.yaml` (Hub
 `SourceAccepted=False`), in one commit on top of the last render — nothing of the refused commit,
 the last reconciled `Gitfleet-Source` kept, signed when the hub signs — recorded once however
 often the hub polls or restarts, shown by `gitfleet status hub`, above every `gitfleet status`
-view and in `gitfleet history`, and removed by the pass that renders an accepted source again.
-(A rewritten source branch is recorded the same way: `test_hub_faults`.)"""
+view (`updaterun` too) and in `gitfleet history`, and removed by the pass that renders an
+accepted source again. A refused first pass (no output yet) is recorded too, as the output
+branch's first commit holding only that file. (A rewritten source branch is recorded the same
+way: `test_hub_faults`.)"""
 
 from __future__ import annotations
 
@@ -24,6 +26,26 @@ from tests.integration.test_signed_commits import NOW, OUTPUT, World, held
 from tests.integration.test_signed_commits import world as world  # the same signed fleet
 
 HOUR = timedelta(hours=1)
+STAGED = """apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateStrategy
+metadata:
+  name: by-region
+spec:
+  stages:
+    - name: eu
+      labelSelector: {matchLabels: {region: eu}}
+    - name: us
+      labelSelector: {matchLabels: {region: us}}
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateRun
+metadata:
+  name: release
+spec:
+  placementName: web
+  stagedRolloutStrategyName: by-region
+  state: Run
+"""
 
 
 def listing(world: World, ref: str) -> dict[str, str]:
@@ -114,6 +136,33 @@ def test_status_and_history_show_the_refusal(world: World) -> None:
     assert f"source {mallory[:12]} refused (SourceVerificationFailed)" in history.stdout
 
 
+def test_status_updaterun_shows_the_refusal_too(world: World) -> None:
+    placement = world.work / "placements/web.yaml"
+    placement.write_text(placement.read_text() + "  strategy:\n    type: External\n")
+    (world.work / "rollouts").mkdir()
+    (world.work / "rollouts/release.yaml").write_text(STAGED)
+    world.commit("web rolls out by a staged run", "alice")
+    world.push()
+    hub = world.hub()
+    assert hub.run_once().outcome == "committed"
+    before = status_cli(world, "updaterun", "release")
+    assert "Stage eu  [Started]" in before and "eu-1: updating" in before, before
+    assert "Hub:" not in before
+    assert "hub" not in json.loads(status_cli(world, "updaterun", "release", "--output", "json"))
+
+    world.scale(4)
+    unsigned = world.commit("scale, unsigned")
+    world.push()
+    held(hub.run_once(), unsigned, "not signed")
+    text = status_cli(world, "updaterun", "release")
+    hub_line = f"Hub: REFUSING source commit {unsigned[:12]} (SourceVerificationFailed"
+    assert text.startswith(hub_line), text
+    assert text.endswith("\n\n" + before)  # the Hub lines, a blank line, the same view
+    as_json = json.loads(status_cli(world, "updaterun", "release", "--output", "json"))
+    assert as_json["hub"]["status"]["refusedSource"] == unsigned
+    assert as_json["status"]["metadata"]["name"] == "release"
+
+
 def test_the_next_accepted_render_removes_the_record(world: World) -> None:
     hub = world.hub()
     assert hub.run_once().outcome == "committed"
@@ -158,13 +207,52 @@ def test_the_record_is_signed_by_a_signing_hub(world: World) -> None:
     assert read_verdict(world.remote, signers, OUTPUT) == "G"
 
 
-def test_a_refused_first_pass_writes_nothing(world: World) -> None:
+def test_a_refused_first_pass_records_only_the_refusal(world: World) -> None:
+    accepted = git(world.work, "rev-parse", "HEAD")
     world.scale(4)
     unsigned = world.commit("unsigned first commit the hub sees")
     world.push()
-    report = world.hub().run_once()
+    hub = world.hub()
+    report = hub.run_once()
     held(report, unsigned, "not signed")
-    assert report.output is None
+    recorded = world.output()
+    assert report.output == recorded
+    assert list(listing(world, recorded)) == [HUB_STATUS_PATH]  # no clusters/, no state/
+    assert git(world.remote, "rev-list", "--count", recorded) == "1"
+    found = trailers(world, recorded)
+    assert found["Gitfleet-Source-Refused"] == [unsigned]
+    assert "Gitfleet-Source" not in found and "Gitfleet-Reports" not in found
+    doc = hub_status(world)
+    assert (doc.status.refused_source, doc.status.rendered_source) == (unsigned, None)
+    condition = doc.refusal()
+    assert condition is not None and condition.reason == "SourceVerificationFailed"
+    assert f"commit {unsigned[:12]}: not signed" in condition.message
+    assert condition.last_transition_time == "2026-11-21T10:00:00Z"
+    text = status_cli(world, "hub")
+    assert text.startswith(
+        f"Hub: REFUSING source commit {unsigned[:12]} (SourceVerificationFailed, since "
+        "2026-11-21T10:00:00Z); nothing is rendered yet"
+    ), text
+    history = run_cli(world.tmp, "history", "--repo", str(world.remote), "--cache-dir", "c")
+    assert f"source {unsigned[:12]} refused (SourceVerificationFailed)" in history.stdout
+
+    # The same refusal again (polling, a restarted hub, an hour later) commits nothing.
+    later = Hub(HubConfig(str(world.remote), world.tmp / "later"), clock=lambda: NOW + HOUR)
+    for again in (hub, world.hub("restarted"), later):
+        held(again.run_once(), unsigned, "not signed")
+        assert world.output() == recorded
+
+    # The first accepted source is rendered on top of the record, which it removes.
+    git(world.work, "reset", "-q", "--hard", accepted)
+    world.push()
+    report = hub.run_once()
+    assert report.outcome == "committed", report
+    assert git(world.remote, "rev-parse", f"{OUTPUT}^") == recorded
+    files = listing(world, OUTPUT)
+    assert HUB_STATUS_PATH not in files and any(p.startswith("clusters/eu-1/") for p in files)
+    assert trailers(world, OUTPUT)["Gitfleet-Source"] == [accepted]
+    assert "no refused source commit" in status_cli(world, "hub")
+    assert hub.run_once().outcome == "skipped"
 
 
 def test_status_still_needs_a_name_except_for_hub(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from gitfleet.load.agecrypt import generate_identity
+from gitfleet.load.builder import PLAINTEXT_RULE
 from gitfleet.load.model import FleetSnapshot
-from gitfleet.load.snapshot import PLAINTEXT_RULE
 from tests.unit.override.override_helpers import PLAINTEXT_FLEET, load
 
 VALUE = "giraffe-hush-4471"
