@@ -18,7 +18,8 @@ from reconciler.priorparse import remember
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import State
 from reconciler.status import Cond, timed
-from reconciler.statusdocs import derive_status, dump_conditions
+from reconciler.statusdocs import derive_status
+from reconciler.statusentries import dump_conditions
 
 ELIGIBLE = "gitfleet.io/Eligible"
 
