@@ -4,7 +4,8 @@
 §6.5): every cluster without applicable overrides shares those bytes. `OverrideRenderer` gives a
 cluster with applicable overrides its own list: each object goes through
 `PlacementOverrides.apply` (memoised per distinct object, override set and variable values) and
-each distinct result is serialised once. Serialised bytes are kept across passes by content
+each distinct result is serialised once; results that differ only by the cluster's name are
+serialised once for all clusters (`reconciler.nametemplate`). Serialised bytes are kept across passes by content
 hash, and a source object's manifest by object (`source_manifest`), so a long-running hub
 serialises only what changed. A patch failure drops only that object for that
 cluster and is reported (the caller keeps the previous file). Called by `reconciler.placement`.
@@ -21,6 +22,7 @@ from typing import Any, TypeAlias
 
 from gitfleet.api.canonical import content_hash
 from gitfleet.load.yamlio import dump_yaml
+from reconciler.nametemplate import TOKEN, NameTemplate, instantiate, safe_name, template_of
 from reconciler.output import object_file_name, object_identity
 from reconciler.override import PlacementOverrides, wrapped_resource
 from reconciler.override.cache import OverrideFault
@@ -43,6 +45,8 @@ Outcome: TypeAlias = "Manifest | tuple[str, OverrideFault | None] | None"
 """One object on one cluster: its manifest, its failure (message, located fault) or None when a
 Delete rule removed it."""
 _outcomes: OrderedDict[tuple[Any, ...], Outcome] = OrderedDict()
+_templates: OrderedDict[tuple[Any, ...], NameTemplate | None] = OrderedDict()
+"""Name templates of override results that depend on the cluster's name (None: none)."""
 _MISSING = object()
 
 
@@ -59,6 +63,13 @@ class Manifest:
     def entry(self) -> dict[str, str]:
         """This object's entry in a cluster's index.yaml."""
         return {**self.identity, "file": self.file, "hash": self.hash}
+
+
+def _remember(key: tuple[Any, ...], outcome: Outcome) -> None:
+    _outcomes[key] = outcome
+    with suppress(KeyError):
+        if len(_outcomes) > MAX_OUTCOMES:
+            _outcomes.popitem(last=False)
 
 
 def manifest_of(obj: Mapping[str, Any]) -> Manifest:
@@ -177,17 +188,39 @@ class OverrideRenderer:
             with suppress(KeyError):
                 _outcomes.move_to_end(key)
             return found  # type: ignore[return-value]
-        applied = self._overrides.apply(sel, view)
-        outcome: Outcome = None
-        if applied.error is not None:
-            outcome = (applied.error, applied.fault)
-        elif applied.obj is not None:
-            outcome = self._manifest(applied.obj)
-        _outcomes[key] = outcome
-        with suppress(KeyError):
-            if len(_outcomes) > MAX_OUTCOMES:
-                _outcomes.popitem(last=False)
+        outcome: Outcome = self._from_template(sel, view, key) if key[3] is not None else None
+        if outcome is None:
+            applied = self._overrides.apply(sel, view)
+            if applied.error is not None:
+                outcome = (applied.error, applied.fault)
+            elif applied.obj is not None:
+                outcome = self._manifest(applied.obj)
+        _remember(key, outcome)
         return outcome
+
+    def _from_template(
+        self, sel: SelectedResource, view: ClusterView, key: tuple[Any, ...]
+    ) -> Manifest | None:
+        """The manifest of a result that depends on the cluster's name, from its name template
+        (`reconciler.nametemplate`); None when it cannot be made that way."""
+        if not safe_name(view.name) or TOKEN in key[0][-1]:  # the source object's JSON
+            return None
+        template_key = (*key[:3], TOKEN, *key[4:])
+        template = _templates.get(template_key, _MISSING)
+        if template is _MISSING:
+            applied = self._overrides.apply(sel, replace(view, name=TOKEN))
+            made = template_of(applied.obj) if applied.error is None and applied.obj else None
+            template = _templates[template_key] = made
+            with suppress(KeyError):
+                if len(_templates) > MAX_OUTCOMES // 8:
+                    _templates.popitem(last=False)
+        if not isinstance(template, NameTemplate):
+            return None
+        made_here = instantiate(template, view.name)
+        if made_here is None:
+            return None
+        file, data, digest = made_here
+        return Manifest(file, data, template.identity, digest)
 
     def _wrapped(
         self, envelope: SelectedResource, view: ClusterView

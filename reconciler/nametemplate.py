@@ -1,0 +1,95 @@
+"""Manifests that differ between clusters only by the cluster's name, serialised once.
+
+An override whose patch uses `${MEMBER-CLUSTER-NAME}` makes one object per cluster. Applied once
+with a stand-in name (`TOKEN`), the object is serialised once as a `NameTemplate`; each cluster's
+manifest is then the template's bytes with the stand-in replaced by the name, and its content
+hash the SHA-256 of the template's canonical JSON with the same replacement (issue 18, item 5).
+
+That gives exactly `manifest_of(<object applied with the name>)` when the replacement cannot
+change how either text is written: the name is a DNS label starting with a letter (nothing to
+escape in JSON or YAML, no indicator), the stand-in occurs in no mapping key, file name or
+identity (key order, file and index entry stay), and every string holding it needs quotes after
+the replacement exactly when it did before (`gitfleet.load.yamlscalars.needs_quotes`, which
+decides the style: `no`, `y` or `null` alone would be quoted). Otherwise `instantiate` returns None and the caller applies the override with
+the name itself. The stand-in is random per process and absent from the source object (the
+caller checks), so it never meets user text; it never reaches the output. Called by
+`reconciler.manifests`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gitfleet.api.canonical import canonical_json
+from gitfleet.load.yamlio import dump_yaml
+from gitfleet.load.yamlscalars import needs_quotes
+from reconciler.output import object_file_name, object_identity
+
+TOKEN = "zgitfleet" + secrets.token_hex(12)
+"""The stand-in cluster name: a DNS label no input contains."""
+_NAME = re.compile(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?")
+
+
+@dataclass(frozen=True)
+class NameTemplate:
+    """One serialised object with `TOKEN` for the cluster name."""
+
+    file: str
+    identity: Mapping[str, str]
+    data: str
+    json: str
+    strings: tuple[tuple[str, bool], ...]
+    """Every string value holding `TOKEN`, and whether it needs quotes (per name, that must
+    stay so)."""
+
+
+def safe_name(name: str) -> bool:
+    """Whether `name` can replace `TOKEN` in serialised text without re-serialising."""
+    return _NAME.fullmatch(name) is not None
+
+
+def template_of(obj: Mapping[str, Any]) -> NameTemplate | None:
+    """The template of an object applied with `TOKEN` as the cluster name (None when the
+    stand-in is in a key, the file name or the identity)."""
+    strings: list[str] = []
+    for key_or_value, is_key in _strings(obj):
+        if TOKEN in key_or_value:
+            if is_key:
+                return None
+            strings.append(key_or_value)
+    file, identity = object_file_name(obj), object_identity(obj)
+    if TOKEN in file or any(TOKEN in v for v in identity.values()):
+        return None
+    quoted = tuple((s, needs_quotes(s)) for s in strings)
+    return NameTemplate(file, identity, dump_yaml(obj), canonical_json(obj), quoted)
+
+
+def instantiate(template: NameTemplate, name: str) -> tuple[str, bytes, str] | None:
+    """(file, YAML bytes, content hash) of the template on cluster `name`, or None when the
+    name would change how a string is written."""
+    if not safe_name(name):
+        return None
+    if any(needs_quotes(s.replace(TOKEN, name)) != quoted for s, quoted in template.strings):
+        return None
+    data = template.data.replace(TOKEN, name).encode()
+    digest = hashlib.sha256(template.json.replace(TOKEN, name).encode()).hexdigest()
+    return template.file, data, "sha256:" + digest
+
+
+def _strings(value: Any) -> Iterator[tuple[str, bool]]:
+    """Every string in `value`: (text, whether it is a mapping key)."""
+    if isinstance(value, str):
+        yield value, False
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield key, True
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)

@@ -1,0 +1,73 @@
+"""Name templates (`reconciler.nametemplate`): a manifest made from the template equals the
+manifest of the object applied with the name itself, byte for byte and hash for hash, or the
+template refuses (the caller then applies the override with the name)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reconciler.manifests import manifest_of
+from reconciler.nametemplate import TOKEN, instantiate, template_of
+
+NAMES = ["eu-1", "a", "prod-west-00042", "no", "on", "off", "yes", "null", "true", "e1", "x" * 63]
+NAMES += ["nan", "inf", "y", "n", "o-n", "t-rue", "a1b2c3"]
+
+
+def _configmap(name: str, **data: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "web", "labels": {"cluster": name}},
+        "data": {"cluster": name, **data},
+    }
+
+
+SHAPES: dict[str, Any] = {
+    "whole value": lambda n: _configmap(n),
+    "inside text": lambda n: _configmap(n, url=f"https://{n}.example.com/x?y=1"),
+    "after a prefix": lambda n: _configmap(n, team=f"o{n}", other=f"{n}-edited"),
+    "quoted anyway": lambda n: _configmap(n, note=f"{n}: #not a comment", lead=f"- {n}"),
+    "multi-line": lambda n: _configmap(n, script=f"echo {n}\nexit 0\n"),
+    "in a list": lambda n: {**_configmap(n), "items": [n, {"name": n, "n": 1}]},
+    "unicode around": lambda n: _configmap(n, note=f"größe {n} ✓"),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=list(SHAPES))
+@pytest.mark.parametrize("name", NAMES)
+def test_template_gives_the_manifest_of_the_named_object(shape: str, name: str) -> None:
+    make = SHAPES[shape]
+    template = template_of(make(TOKEN))
+    assert template is not None
+    direct = manifest_of(make(name))
+    made = instantiate(template, name)
+    if made is None:  # refused: only where the name would change how a string is written
+        assert (
+            name in ("no", "on", "off", "yes", "null", "true", "y", "n")
+            or shape == "after a prefix"
+        )
+        return
+    assert made == (direct.file, direct.data, direct.hash)
+    assert template.identity == direct.identity
+
+
+@pytest.mark.parametrize("name", ["1abc", "Eu-1", "eu_1", "eu-", "", "a" * 64, "eu.1"])
+def test_names_that_are_not_plain_labels_are_refused(name: str) -> None:
+    template = template_of(_configmap(TOKEN))
+    assert template is not None
+    assert instantiate(template, name) is None
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{TOKEN}"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {TOKEN: "x"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": TOKEN}},
+    ],
+    ids=["in the name", "in a key", "in the namespace"],
+)
+def test_the_stand_in_in_a_key_or_the_identity_has_no_template(obj: dict[str, Any]) -> None:
+    assert template_of(obj) is None
