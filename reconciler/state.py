@@ -12,7 +12,7 @@ Called by `reconciler.pass_` and the CLI.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -103,15 +103,37 @@ def _snapshots_to_yaml(snaps: tuple[Snapshot, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _bindings_to_yaml(bindings: tuple[Binding, ...]) -> dict[str, Any]:
+_Row = tuple[dict[str, Any], list[str]]
+"""A binding's YAML entry, and its grouping text once made."""
+_ROWS: dict[str, dict[Binding, _Row]] = {}
+"""Placement key -> its bindings' entries the last time its state was written: a state that
+changed in one binding re-makes that binding's entry only."""
+
+
+def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...]) -> dict[str, Any]:
     """`bindings` (and `bindingGroups`: clusters whose bindings are identical but for the
     cluster name, `group_named`). Grouping needs the scheduler's (cluster, state) order without
     repeats, so that reading restores the exact tuple."""
-    rows = [binding_to_yaml(b) for b in bindings]
+    before, made = _ROWS.get(key, {}), {}
+    for b in bindings:
+        found = before.get(b)
+        made[b] = found if found is not None else (binding_to_yaml(b), [])
+    if len(_ROWS) >= MAX_EMITTED_STATES:
+        _ROWS.clear()
+    _ROWS[key] = made
+    rows = [made[b][0] for b in bindings]
     keys = [(b.cluster, b.state) for b in bindings]
     if keys != sorted(set(keys)):
         return {"bindings": rows}
-    singles, groups = group_named(rows, "cluster", "clusters")
+    texts = {id(row): text for row, text in made.values()}
+
+    def text_of(row: Mapping[str, Any], make: Callable[[Mapping[str, Any]], str]) -> str:
+        text = texts[id(row)]
+        if not text:
+            text.append(make(row))
+        return text[0]
+
+    singles, groups = group_named(rows, "cluster", "clusters", text_of=text_of)
     return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
 
 
@@ -126,7 +148,7 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
         "originFile": ps.origin_file,
         "policySnapshots": _snapshots_to_yaml(ps.policy_snapshots),
         "resourceSnapshots": _snapshots_to_yaml(ps.resource_snapshots),
-        **_bindings_to_yaml(ps.bindings),
+        **_bindings_to_yaml(ps.key, ps.bindings),
         "selected": [{"id": rid, "file": f} for rid, f in ps.selected],
     }
     if ps.deleting:

@@ -17,6 +17,7 @@ from gitfleet.api.errors import FleetError
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placememo, publish, rollstage, statusdocs
 from reconciler import placement as placement_mod
+from reconciler.manifests import OverrideRenderer
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.placement import PlacementPlan
 from reconciler.state import State
@@ -50,7 +51,7 @@ STAGES: list[tuple[str, Any, str, Callable[..., bool]]] = [
     ("manifests", placement_mod, "default_manifests", lambda s, *_: _web_selection(s)),
     (
         "overrides",
-        placement_mod.OverrideRenderer,
+        OverrideRenderer,
         "for_cluster",
         lambda _self, s, *_: _web_selection(s),
     ),
