@@ -12,7 +12,7 @@ import yaml
 
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import priorconds, priorindex, priorparse, priorstate, state, statusdocs
+from reconciler import placememo, priorconds, priorindex, priorparse, priorstate, state, statusdocs
 from reconciler.pass_ import reconcile
 from reconciler.state import State
 from renderers import load_fleet
@@ -37,6 +37,7 @@ READERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 
 
 def test_remembered_prior_equals_the_parsed_prior(tmp_path: Path) -> None:
+    placememo.forget()  # every file emitted (and remembered) by these passes, whatever ran before
     write_fleet(build_fleet(FleetSize(12, 8, 40, 6), seed=3), tmp_path)
     first = reconcile(load_fleet(WorkdirTree(tmp_path)), State(), None, NOW)
     result = reconcile(load_fleet(WorkdirTree(tmp_path)), first.state, None, NOW)
