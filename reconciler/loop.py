@@ -242,7 +242,10 @@ class Hub:
         self._lap("load")
         prior_tree = self._open_output(output)
         try:
-            prior_files: Mapping[str, bytes] = TreeFiles(prior_tree) if prior_tree else {}
+            mine = self._output.files(output)  # the files this hub wrote, from memory
+            prior_files: Mapping[str, bytes] = (
+                mine if mine is not None else TreeFiles(prior_tree) if prior_tree else {}
+            )
             prior, _problems = read_state(prior_files)
             reports, report_errors = self._read_reports(fleet.clusters)
             history = self.older.history(fleet, prior)

@@ -104,6 +104,38 @@ class BlobIdMemo:
         return out
 
 
+class WrittenFiles(Mapping[str, bytes]):
+    """The files of an output commit this hub wrote, from memory: the very bytes objects its
+    pass returned (so later passes compare them by identity), blob ids from its listing."""
+
+    def __init__(self, files: Mapping[str, bytes], listing: Mapping[str, tuple[str, int]]) -> None:
+        self._files = files
+        self._listing = listing
+        self._sorted: list[str] | None = None
+
+    def __getitem__(self, path: str) -> bytes:
+        return self._files[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._files
+
+    def sorted_paths(self) -> list[str]:
+        """Every path, sorted (computed once; `reconciler.priorparse.paths_under` bisects it)."""
+        if self._sorted is None:
+            ordered = getattr(self._files, "sorted_paths", None)
+            self._sorted = list(ordered()) if ordered is not None else sorted(self._files)
+        return self._sorted
+
+    def oid(self, path: str) -> str:
+        return self._listing[path][0]
+
+
 class WrittenOutput:
     """The output commit a hub last wrote: the files its pass returned and their listing, so
     the next pass hashes and compares only the paths whose bytes are new objects
@@ -119,6 +151,12 @@ class WrittenOutput:
         if output is None or output != self._commit or self._last is None:
             return None
         return self._last[1]
+
+    def files(self, output: str | None) -> WrittenFiles | None:
+        """The files of `output` from memory when it is the commit written last (else None)."""
+        if output is None or output != self._commit or self._last is None:
+            return None
+        return WrittenFiles(*self._last)
 
     def changes(
         self, output: str | None, files: Mapping[str, bytes]

@@ -188,3 +188,17 @@ def test_identity_memo_keeps_what_the_last_two_rounds_used() -> None:
     assert memo.get(a) == "A"  # used in this round: kept for the next
     memo.next_round()
     assert memo.get(a) == "A" and memo.get(b) is None  # b went unused for a whole round
+
+
+def test_the_written_output_reads_back_from_memory() -> None:
+    """The prior of the next pass is the very files the last pass returned, with the blob ids
+    and order a Git tree of them gives."""
+    files = {"b/x.yaml": b"x", "a.yaml": b"a", "b/a.yaml": b"a"}
+    output = WrittenOutput()
+    listing, _ = output.changes(None, files)
+    output.wrote("c1", files, listing)
+    assert output.files("c2") is None and output.files(None) is None
+    mine = output.files("c1")
+    assert mine is not None and dict(mine) == files and mine["a.yaml"] is files["a.yaml"]
+    assert mine.sorted_paths() == ["a.yaml", "b/a.yaml", "b/x.yaml"]
+    assert all(mine.oid(p) == blob_id(d) for p, d in files.items())
