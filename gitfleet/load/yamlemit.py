@@ -1,7 +1,8 @@
 """Fast canonical YAML: the same bytes as `yamlio.dump_yaml`'s PyYAML path, an order faster.
 
 PyYAML spends most of its time representing and emitting structure node by node in Python. Here
-the block structure (sorted mappings, indentless sequences, `{}`/`[]` for empties) is written
+the block structure (sorted mappings, indentless sequences, `{}`/`[]` for empties; a document is a
+mapping or a list) is written
 directly, and each distinct scalar is formatted once by PyYAML itself (cached), so quoting rules
 stay exactly PyYAML's. Anything outside that shape (non-string keys, keys over 128 characters,
 unknown types) returns None and the caller uses PyYAML. Called by `yamlio.dump_yaml`; the golden
@@ -138,11 +139,14 @@ class Emitter:
 
     def emit(self, doc: Any) -> str | None:
         """The document's YAML, or None when PyYAML must write it."""
-        if not isinstance(doc, dict) or not doc:
+        if not isinstance(doc, dict | list) or not doc:
             return None
         out: list[str] = []
         try:
-            self._map(doc, 0, out)
+            if isinstance(doc, dict):
+                self._map(doc, 0, out)
+            else:
+                self._seq(doc, 0, out)  # a top-level block sequence is not indented either
         except (_Unsupported, TypeError):
             return None
         return "\n".join(out) + "\n"

@@ -111,6 +111,19 @@ def test_fast_emitter_equals_pyyaml(seed: int) -> None:
     assert yaml.safe_load(reference) is not None
 
 
+@pytest.mark.parametrize("seed", range(200))
+def test_fast_emitter_equals_pyyaml_for_a_list(seed: int) -> None:
+    """A top-level block sequence (a cluster index row is emitted as a one-item list)."""
+    rng = random.Random(seed)
+    doc = [node(rng, 1) for _ in range(rng.randint(1, 4))]
+    doc += [{"key": "a", "n": [1, {"x": None}], "m": {}}]
+    fast = _EMITTER.emit(doc)
+    reference = pyyaml_dump(doc)
+    if fast is not None:
+        assert fast == reference
+    assert dump_yaml(doc) == reference
+
+
 @pytest.mark.parametrize(
     "doc",
     [
