@@ -3,10 +3,10 @@
 PyYAML spends most of its time representing and emitting structure node by node in Python. Here
 the block structure (sorted mappings, indentless sequences, `{}`/`[]` for empties; a document is a
 mapping or a list) is written directly, and each distinct scalar is formatted once by PyYAML
-itself (cached), so quoting rules
-stay exactly PyYAML's. Anything outside that shape (non-string keys, keys over 128 characters,
-unknown types) returns None and the caller uses PyYAML. Called by `yamlio.dump_yaml`; the golden
-tests and `tests/unit/load/test_yaml_emit.py` check it byte for byte against PyYAML.
+itself (cached), so quoting rules stay exactly PyYAML's. Anything outside that shape (non-string
+keys, keys over 128 characters, unknown types) returns None and the caller uses PyYAML. Called by
+`yamlio.dump_yaml`; the golden tests and `tests/unit/load/test_yaml_emit.py` check it byte for
+byte against PyYAML.
 """
 
 from __future__ import annotations
