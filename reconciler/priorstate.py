@@ -252,7 +252,7 @@ def _block(key: str, part: str, made_from: Any, make: Callable[[], Any]) -> byte
         return last[1]
     if len(_blocks) >= MAX_KEPT:
         _blocks.clear()
-    data = dump_yaml({part: make()}).encode()
+    data = dump_yaml({part: make()}, memo=False).encode()
     _blocks[(key, part)] = (made_from, data)
     return data
 

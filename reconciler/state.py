@@ -190,7 +190,7 @@ def _state_bytes(ps: PlacementState) -> bytes:
         with suppress(KeyError):  # another hub thread may have dropped it meanwhile
             _emitted.move_to_end(ps)
         return found[1]
-    data = dump_yaml(placement_state_doc(ps)).encode()
+    data = dump_yaml(placement_state_doc(ps), memo=False).encode()
     _keep(ps, (found[0] if found is not None else ps, data))
     return data
 

@@ -246,8 +246,8 @@ def _status_file(
         hold(plan, "writing the status of", exc)
         doc = _failed_status_doc(plan, conditions, now)
         _STATUSES.drop(key)
-        return yaml_bytes(doc), _placement_conditions(_status_of(doc))
-    data = yaml_bytes(doc)
+        return yaml_bytes(doc, memo=False), _placement_conditions(_status_of(doc))
+    data = yaml_bytes(doc, memo=False)
     if _kept_times(written, conditions):
         _STATUSES.put(key, inputs, (data, written))
     else:

@@ -32,8 +32,11 @@ class _Unsupported(Exception):
 class Emitter:
     """Emits documents; `scalar_dump` is PyYAML dumping one scalar as a document."""
 
-    def __init__(self, scalar_dump: Callable[[Any], str]) -> None:
+    def __init__(self, scalar_dump: Callable[[Any], str], memo: bool = True) -> None:
         self._dump = scalar_dump
+        self._memo = memo
+        """Memoise subtrees near the top (off for documents whose entries are all distinct,
+        e.g. one per cluster: encoding each to find it costs more than emitting it)."""
         self._cache: dict[tuple[type, Any], tuple[str, list[str]]] = {}
         self._subtrees: dict[tuple[str, int, str], list[str]] = {}
         """(lead, indent, canonical JSON) -> emitted lines of a collection value near the top."""
@@ -111,7 +114,7 @@ class Emitter:
 
     def _map(self, value: dict[Any, Any], indent: int, out: list[str]) -> None:
         pad = " " * indent
-        memo = indent <= 2
+        memo = self._memo and indent <= 2
         for key in sorted(value):
             if not isinstance(key, str) or len(key) > MAX_SIMPLE_KEY or _BREAKS.intersection(key):
                 raise _Unsupported("not a simple key")  # PyYAML writes these as `? key`
@@ -128,7 +131,7 @@ class Emitter:
 
     def _seq(self, value: list[Any], indent: int, out: list[str]) -> None:
         pad = " " * indent
-        memo = indent <= 2
+        memo = self._memo and indent <= 2
         for item in value:
             start = len(out)
             if memo and isinstance(item, dict) and item:

@@ -121,9 +121,11 @@ def error_at(doc: SourceDoc, issue: FieldIssue) -> FleetError:
     return FleetError(doc.file, line or doc.line, field, issue.message, doc.doc)
 
 
-def dump_yaml(obj: Any) -> str:
-    """Canonical block-style YAML of plain data (sorted keys, LF, UTF-8, no aliases)."""
-    fast = _EMITTER.emit(obj)
+def dump_yaml(obj: Any, memo: bool = True) -> str:
+    """Canonical block-style YAML of plain data (sorted keys, LF, UTF-8, no aliases). `memo`
+    False: the document's subtrees are all distinct (the same bytes, emitted without looking
+    them up)."""
+    fast = (_EMITTER if memo else _DISTINCT).emit(obj)
     return fast if fast is not None else pyyaml_dump(obj)
 
 
@@ -239,3 +241,4 @@ _Dumper.add_representer(tuple, _represent_tuple)
 
 
 _EMITTER = Emitter(pyyaml_dump)
+_DISTINCT = Emitter(pyyaml_dump, memo=False)
