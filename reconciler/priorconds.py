@@ -56,7 +56,25 @@ def dump_conditions(conds: Iterable[Condition]) -> list[dict[str, Any]]:
     return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
 
 
+_GROUP_KEYS: dict[tuple[str, int], tuple[tuple[Condition, ...], tuple[Any, ...] | None]] = {}
+"""(cluster, id(conditions)) -> (the conditions, their group key): the status stage hands over
+a cluster's very conditions while they are unchanged (`reconciler.statusentries`)."""
+MAX_GROUP_KEYS = 200_000
+
+
 def _group_key(name: str, conds: tuple[Condition, ...]) -> tuple[Any, ...] | None:
+    """`_make_group_key`, once per cluster and conditions object."""
+    found = _GROUP_KEYS.get((name, id(conds)))
+    if found is not None and found[0] is conds:
+        return found[1]
+    if len(_GROUP_KEYS) >= MAX_GROUP_KEYS:
+        _GROUP_KEYS.clear()
+    key = _make_group_key(name, conds)
+    _GROUP_KEYS[(name, id(conds))] = (conds, key)
+    return key
+
+
+def _make_group_key(name: str, conds: tuple[Condition, ...]) -> tuple[Any, ...] | None:
     """What the conditions are without the cluster's quoted name (None: not groupable)."""
     quoted = f'"{name}"'
     key: list[Any] = []

@@ -21,7 +21,7 @@ from reconciler.manifests import ClusterManifests
 from reconciler.placement import PlacementPlan
 from reconciler.reports import failure_details
 from reconciler.rollout.rolling import STALE_REASON
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import StageMemo
 from reconciler.state import Binding
 from reconciler.status import (
     Cond,
@@ -31,12 +31,13 @@ from reconciler.status import (
 )
 
 BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
-_Made = tuple[tuple[Any, ...], list[Cond], tuple[Condition, ...], dict[str, Any]]
-"""(what the entry was made from, its untimed conditions, its timed conditions, the entry)."""
+_Made = tuple[tuple[Any, ...], list[Cond], tuple[Condition, ...], dict[str, Any], list[str]]
+"""(what the entry was made from, its untimed conditions, its timed conditions, the entry, its
+grouping text once made)."""
 _ENTRIES: StageMemo[dict[str, _Made]] = StageMemo()
 """Placement key -> each selected cluster's last entry, with the placement-wide facts."""
-_TEXTS: IdentityMemo[str] = IdentityMemo()
-"""Entry -> its grouping text (`gitfleet.api.output.group_named`)."""
+_TEXTS: dict[int, tuple[dict[str, Any], list[str]]] = {}
+"""id(entry) -> (the entry, its grouping text slot) for this pass's entries."""
 
 
 def dump_conditions(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
@@ -45,16 +46,18 @@ def dump_conditions(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
 
 def start_pass() -> None:
     """Once per pass, before the first placement's entries."""
-    _TEXTS.next_round()
+    _TEXTS.clear()
 
 
 def entry_text(entry: Mapping[str, Any], make: Any) -> str:
-    """`make(entry)` once per entry object (reused entries are grouped without re-encoding)."""
-    found = _TEXTS.get(entry)
-    if found is None:
-        found = make(entry)
-        _TEXTS.put(entry, found)
-    return found
+    """`make(entry)` once per entry (reused entries are grouped without re-encoding)."""
+    found = _TEXTS.get(id(entry))
+    if found is None or found[0] is not entry:
+        return str(make(entry))
+    slot = found[1]
+    if not slot:
+        slot.append(make(entry))
+    return slot[0]
 
 
 def cluster_entries(
@@ -98,6 +101,7 @@ def cluster_entries(
         raw.append(found[1])
         by_name[d.cluster] = found[2]
         entries.append(found[3])
+        _TEXTS[id(found[3])] = (found[3], found[4])
     _ENTRIES.put(plan.key, shared, made)
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(entries), 0)
@@ -138,7 +142,7 @@ def _entry(
         "conditions": dump_conditions(timed_conds),
         **failure_details(report),
     }
-    return inputs, conds, timed_conds, entry
+    return inputs, conds, timed_conds, entry, []
 
 
 def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:
