@@ -69,13 +69,13 @@ def sizes(files: Mapping[str, bytes]) -> dict[str, dict[str, float]]:
     }
 
 
-def timed_by_kind(seconds: dict[str, float], dump: Callable[[Any], str]) -> Callable[[Any], str]:
+def timed_by_kind(seconds: dict[str, float], dump: Callable[..., str]) -> Callable[..., str]:
     """`dump` that adds its seconds to `seconds[<document kind>]`."""
 
-    def wrapped(doc: Any) -> str:
+    def wrapped(doc: Any, *args: Any, **kwargs: Any) -> str:
         started = time.process_time()  # CPU time: the machine may be shared
         try:
-            return dump(doc)
+            return dump(doc, *args, **kwargs)
         finally:
             kind = doc.get("kind", "?") if isinstance(doc, dict) else "?"
             seconds[kind] = seconds.get(kind, 0.0) + time.process_time() - started
