@@ -5,9 +5,9 @@
 cluster with applicable overrides its own list: each object goes through
 `PlacementOverrides.apply` (memoised per distinct object, override set and variable values) and
 each distinct result is serialised once; results that differ only by the cluster's name are
-serialised once for all clusters (`reconciler.nametemplate`). Serialised bytes are kept across passes by content
-hash, and a source object's manifest by object (`source_manifest`), so a long-running hub
-serialises only what changed. A patch failure drops only that object for that
+serialised once for all clusters (`reconciler.nametemplate`). Serialised bytes are kept across
+passes by content hash, and a source object's manifest by object (`source_manifest`), so a
+long-running hub serialises only what changed. A patch failure drops only that object for that
 cluster and is reported (the caller keeps the previous file). Called by `reconciler.placement`.
 """
 
