@@ -64,12 +64,11 @@ def _inputs(
 ) -> tuple[Any, ...]:
     """Everything but the cluster that `OverrideRenderer.for_cluster` reads."""
     serving = overrides.overrides
-    scopes = index.scopes
     return (
         selection.hash,
         selection.resources,
         tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
         tuple(names.get(o.key) for o in serving),
-        (scopes.cluster, tuple(sorted(scopes.plurals.items()))),
+        index.scopes.content,
         overrides.cache.max_ops,
     )

@@ -155,12 +155,11 @@ def _pass_key(
         (name, view.ineligible_reason, *_cluster_digest(view.cluster))
         for name, view in sorted(views.items())
     )
-    scopes = (sorted(index.scopes.cluster), sorted(index.scopes.plurals.items()))
     # The whole governance value, repr'd: a field it gains later is part of the key by itself
     # (a repr that differs between equal values only costs reuse, never correctness).
     governance = repr(inputs.governance)
     rest = (
-        repr(scopes),
+        index.scopes.content,
         _sha(repr(governance)),
         inputs.max_objects,
         tuple(sorted(inputs.broken_files)),

@@ -102,7 +102,6 @@ def build_index(
     _entries.next_round()
     scopes, crd_issues = build_scope_table(resources, extra_cluster_scoped)
     services = {(r.namespace, r.name) for r in resources if (r.group, r.kind) == ("", "Service")}
-    scopes_value = (scopes.cluster, tuple(sorted(scopes.plurals.items())))
     entries: list[IndexEntry] = []
     first_seen: dict[IdentityKey, Resource] = {}
     for pos, res in enumerate(resources):
@@ -122,7 +121,7 @@ def build_index(
         else:
             first_seen[key] = res
         has_service = (res.namespace, res.name) in services
-        entries.append(_entry_of(res, scopes, scopes_value, found, has_service))
+        entries.append(_entry_of(res, scopes, found, has_service))
     return _assemble(scopes, entries, frozenset(skipped_namespaces))
 
 
@@ -134,13 +133,9 @@ value (its origin may move), the scope table by its content."""
 
 
 def _entry_of(
-    res: Resource,
-    scopes: ScopeTable,
-    scopes_value: tuple[Any, ...],
-    found: list[FieldIssue],
-    has_service: bool,
+    res: Resource, scopes: ScopeTable, found: list[FieldIssue], has_service: bool
 ) -> IndexEntry:
-    made_from = (res, scopes_value, tuple(found), has_service)
+    made_from = (res, scopes.content, tuple(found), has_service)
     hit = _entries.get(res.obj)
     if hit is not None and hit[0] == made_from:
         return hit[1]

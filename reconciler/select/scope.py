@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from gitfleet.api.errors import FieldIssue
@@ -134,6 +135,12 @@ class ScopeTable:
 
     def is_cluster_scoped(self, group: str, kind: str) -> bool:
         return (group, kind) in self.cluster
+
+    @cached_property
+    def content(self) -> tuple[Any, ...]:
+        """The table as a comparable value (tables compare by identity; a stage that reuses a
+        result across passes compares this)."""
+        return (tuple(sorted(self.cluster)), tuple(sorted(self.plurals.items())))
 
     def resource_string(self, group: str, version: str, kind: str) -> str:
         """Go's `GroupVersionResource.String()`: `group/version, Resource=plural`."""
