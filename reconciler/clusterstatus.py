@@ -14,12 +14,12 @@ from gitfleet.api import Condition
 from gitfleet.api.output import cluster_status_path
 from reconciler.output import yaml_bytes
 from reconciler.priorconds import conditions_of as _conditions_of
+from reconciler.priorconds import dump_conditions
 from reconciler.priorparse import remember
 from reconciler.schedule.clusters import ClusterView
 from reconciler.state import State
 from reconciler.status import Cond, timed
 from reconciler.statusdocs import derive_status
-from reconciler.statusentries import dump_conditions
 
 ELIGIBLE = "gitfleet.io/Eligible"
 

@@ -12,7 +12,7 @@ Called by `reconciler.pass_` and the CLI.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -125,15 +125,8 @@ def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...]) -> dict[str, Any]
     keys = [(b.cluster, b.state) for b in bindings]
     if keys != sorted(set(keys)):
         return {"bindings": rows}
-    texts = {id(row): text for row, text in made.values()}
-
-    def text_of(row: Mapping[str, Any], make: Callable[[Mapping[str, Any]], str]) -> str:
-        text = texts[id(row)]
-        if not text:
-            text.append(make(row))
-        return text[0]
-
-    singles, groups = group_named(rows, "cluster", "clusters", text_of=text_of)
+    texts = [made[b][1] for b in bindings]
+    singles, groups = group_named(rows, "cluster", "clusters", texts=texts)
     return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
 
 

@@ -29,7 +29,7 @@ from reconciler.govern.deletion import REASON as DELETION_REASON
 from reconciler.isolate import hold
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
-from reconciler.priorconds import PriorConditions
+from reconciler.priorconds import PriorConditions, dump_conditions
 from reconciler.priorconds import placement_conditions_of as _placement_conditions
 from reconciler.priorconds import status_of as _status_of
 from reconciler.priorparse import derive_own, remember
@@ -43,11 +43,9 @@ from reconciler.status import (
     timed,
 )
 from reconciler.statusentries import (
+    Entries,
     cluster_entries,
-    dump_conditions,
-    entry_text,
     report_diff,
-    start_pass,
 )
 
 T = TypeVar("T")
@@ -103,15 +101,14 @@ def placement_status_doc(
     """The status document of one placement (spec §8), and its conditions as
     `prior_placement_conditions` reads them back next pass."""
     gen = plan.state.generation
-    entries: list[dict[str, Any]] = []
-    by_name: dict[str, tuple[Condition, ...]] = {}
+    made = Entries([], [], [], {})
     if plan.held:
         conds = _held_conditions(plan)
     else:
-        entries, raw, by_name = cluster_entries(plan, prior[1], reports, now)
-        conds = placement_conditions(plan.kind, plan.scheduled, raw, report_diff(plan))
+        made = cluster_entries(plan, prior[1], reports, now)
+        conds = placement_conditions(plan.kind, plan.scheduled, made.raw, report_diff(plan))
         if plan.scheduled.status == "Unknown":
-            entries, by_name = [], {}
+            made = Entries([], [], [], {})
     top = timed(conds, prior[0], gen, now)
     status: dict[str, Any] = {"conditions": dump_conditions(top)}
     latest = plan.state.latest_resources()
@@ -119,7 +116,7 @@ def placement_status_doc(
         status["observedResourceIndex"] = str(latest.index)
     if plan.selection is not None and not plan.held:
         status["selectedResources"] = [r.identifier() for r in plan.selection.resources]
-    singles, groups = group_cluster_statuses(entries, entry_text)
+    singles, groups = group_cluster_statuses(made.entries, made.texts)
     if singles:
         status[PER_CLUSTER_FIELD] = singles
     if groups:
@@ -131,7 +128,7 @@ def placement_status_doc(
         ]
     doc = dict(plan.declared)
     doc["metadata"] = {**_declared_metadata(doc.get("metadata", {})), "generation": gen}
-    return {**doc, "status": status}, (top, by_name)
+    return {**doc, "status": status}, (top, made.by_name)
 
 
 def _failed_status_doc(
@@ -178,7 +175,6 @@ def placement_status_files(
     """Every placement's status file; one whose inputs equal the last pass's, with conditions
     that kept their times then, is that pass's bytes (`_STATUSES`)."""
     files: dict[str, bytes] = {}
-    start_pass()
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
         inputs = (*_status_inputs(plan), conditions)

@@ -12,13 +12,13 @@ builds that cluster's entry only. Called by `reconciler.statusdocs`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitfleet.api import Condition
 from reconciler.manifests import ClusterManifests
 from reconciler.placement import PlacementPlan
+from reconciler.priorconds import dump_conditions
 from reconciler.reports import failure_details
 from reconciler.rollout.rolling import STALE_REASON
 from reconciler.stagememo import StageMemo
@@ -36,28 +36,16 @@ _Made = tuple[tuple[Any, ...], list[Cond], tuple[Condition, ...], dict[str, Any]
 grouping text once made)."""
 _ENTRIES: StageMemo[dict[str, _Made]] = StageMemo()
 """Placement key -> each selected cluster's last entry, with the placement-wide facts."""
-_TEXTS: dict[int, tuple[dict[str, Any], list[str]]] = {}
-"""id(entry) -> (the entry, its grouping text slot) for this pass's entries."""
 
 
-def dump_conditions(conds: tuple[Condition, ...]) -> list[dict[str, Any]]:
-    return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
+class Entries(NamedTuple):
+    """A placement's per-cluster status entries (`cluster_entries`)."""
 
-
-def start_pass() -> None:
-    """Once per pass, before the first placement's entries."""
-    _TEXTS.clear()
-
-
-def entry_text(entry: Mapping[str, Any], make: Any) -> str:
-    """`make(entry)` once per entry (reused entries are grouped without re-encoding)."""
-    found = _TEXTS.get(id(entry))
-    if found is None or found[0] is not entry:
-        return str(make(entry))
-    slot = found[1]
-    if not slot:
-        slot.append(make(entry))
-    return slot[0]
+    entries: list[dict[str, Any]]
+    texts: list[list[str]]
+    """Each entry's grouping-text slot (`gitfleet.api.output.group_named`), kept with it."""
+    raw: list[list[Cond]]
+    by_name: dict[str, tuple[Condition, ...]]
 
 
 def cluster_entries(
@@ -65,9 +53,10 @@ def cluster_entries(
     prior: dict[str, tuple[Condition, ...]],
     reports: Any,
     now: datetime,
-) -> tuple[list[dict[str, Any]], list[list[Cond]], dict[str, tuple[Condition, ...]]]:
-    """perClusterPlacementStatuses (timed), the untimed conditions of selected clusters and the
-    timed conditions by cluster (as `_placement_conditions` reads them back)."""
+) -> Entries:
+    """perClusterPlacementStatuses (timed) with their grouping-text slots, the untimed
+    conditions of selected clusters and the timed conditions by cluster (as
+    `_placement_conditions` reads them back)."""
     latest = plan.state.latest_resources()
     index = latest.index if latest else 0
     bindings = {b.cluster: b for b in plan.state.bindings}
@@ -78,6 +67,7 @@ def cluster_entries(
     before = last[1] if last is not None and last[0] == shared else {}
     made: dict[str, _Made] = {}
     entries: list[dict[str, Any]] = []
+    texts: list[list[str]] = []
     raw: list[list[Cond]] = []
     by_name: dict[str, tuple[Condition, ...]] = {}
     for d in (d for d in plan.decisions if d.selected):
@@ -101,7 +91,7 @@ def cluster_entries(
         raw.append(found[1])
         by_name[d.cluster] = found[2]
         entries.append(found[3])
-        _TEXTS[id(found[3])] = (found[3], found[4])
+        texts.append(found[4])
     _ENTRIES.put(plan.key, shared, made)
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(entries), 0)
@@ -110,7 +100,8 @@ def cluster_entries(
             unselected = f"#unselected-{i}"
             timed_conds = by_name[unselected] = timed(conds, prior.get(unselected, ()), gen, now)
             entries.append({"conditions": dump_conditions(timed_conds)})
-    return entries, raw, by_name
+            texts.append([])
+    return Entries(entries, texts, raw, by_name)
 
 
 def _kept(conds: tuple[Condition, ...], prior: tuple[Condition, ...]) -> bool:

@@ -34,7 +34,7 @@ a message that says so. Called by the reconciler, the agent and the CLI services
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -232,36 +232,29 @@ _ESCAPED_TOKEN = canonical_json(NAME_TOKEN)[1:-1]
 """NAME_TOKEN as it shows inside canonical JSON (its quotes escaped)."""
 
 
-TextOf = Callable[[Mapping[str, Any], Callable[[Mapping[str, Any]], str]], str]
-"""(entry, make) -> make(entry), possibly remembered per entry."""
-
-
 def group_named(
-    entries: Iterable[Mapping[str, Any]],
+    entries: Sequence[Mapping[str, Any]],
     name_field: str,
     names_field: str,
     single: Callable[[Mapping[str, Any]], bool] = lambda _entry: False,
-    text_of: TextOf | None = None,
+    texts: Sequence[list[str]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(single entries, groups) of per-cluster entries. Entries identical once the quoted
     cluster name inside their strings (`in "<cluster>"`) is written as `NAME_TOKEN` form one
     group `{<names_field>: [...], <entry>}` (in order of first appearance). An entry `single`
     picks, one without a name, one that already holds the token and one no other cluster
-    shares stay single, sorted by name (stable), unnamed ones last. `text_of(entry, make)`
-    may remember `make(entry)` (the entry without its name, as canonical JSON) per entry."""
+    shares stay single, sorted by name (stable), unnamed ones last. `texts`: one slot per entry
+    that keeps the entry's grouping text (its canonical JSON without the name) once made, for
+    callers that hand over the same entries pass after pass."""
     singles: list[dict[str, Any]] = []
     groups: dict[str, tuple[dict[str, Any], list[Any]]] = {}
-
-    def make(entry: Mapping[str, Any]) -> str:
-        return canonical_json({k: v for k, v in entry.items() if k != name_field})
-
-    for entry in entries:
+    for i, entry in enumerate(entries):
         name = entry.get(name_field)
         if name is None or single(entry) or NAME_TOKEN in str(name):
             singles.append(dict(entry))
             continue
         rest = {k: v for k, v in entry.items() if k != name_field}
-        text = text_of(entry, make) if text_of is not None else make(entry)
+        text = _grouping_text(rest, texts[i] if texts is not None else [])
         if _ESCAPED_TOKEN in text:
             singles.append(dict(entry))
             continue
@@ -277,6 +270,12 @@ def group_named(
         out.append({names_field: names, **_renamed(rest, f'"{names[0]}"', NAME_TOKEN)})
     named = sorted((e for e in singles if name_field in e), key=lambda e: str(e[name_field]))
     return named + [e for e in singles if name_field not in e], out
+
+
+def _grouping_text(rest: Mapping[str, Any], slot: list[str]) -> str:
+    if not slot:
+        slot.append(canonical_json(rest))
+    return slot[0]
 
 
 def expand_named(
@@ -299,7 +298,7 @@ def expand_named(
 
 
 def group_cluster_statuses(
-    entries: Iterable[Mapping[str, Any]], text_of: TextOf | None = None
+    entries: Sequence[Mapping[str, Any]], texts: Sequence[list[str]] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(perClusterPlacementStatuses, perClusterPlacementStatusGroups) of a placement status:
     `group_named` by `clusterName`; an entry naming failed, drifted or diffed objects is never
@@ -309,7 +308,7 @@ def group_cluster_statuses(
         "clusterName",
         "clusterNames",
         lambda e: any(e.get(f) for f in REPORTED_FIELDS),
-        text_of,
+        texts,
     )
 
 
