@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 import yaml
 
-from gitfleet.api import Condition
 from gitfleet.api.output import (
     GROUPS_FIELD,
     PER_CLUSTER_FIELD,
@@ -45,6 +44,7 @@ from reconciler.status import (
 from reconciler.statusentries import (
     Entries,
     cluster_entries,
+    kept_times,
     report_diff,
 )
 
@@ -219,13 +219,9 @@ def _kept_times(written: PriorConditions, prior: PriorConditions) -> bool:
     """Every condition written is the prior's own object (`timed` kept it): the document did
     not depend on the pass's clock, so equal inputs give it again at any later time."""
     (top, by_name), (prior_top, prior_by_name) = written, prior
-    if by_name.keys() != prior_by_name.keys() or not _same_objects(top, prior_top):
+    if by_name.keys() != prior_by_name.keys() or not kept_times(top, prior_top):
         return False
-    return all(_same_objects(conds, prior_by_name[name]) for name, conds in by_name.items())
-
-
-def _same_objects(a: tuple[Condition, ...], b: tuple[Condition, ...]) -> bool:
-    return len(a) == len(b) and {id(c) for c in a} == {id(c) for c in b}
+    return all(kept_times(conds, prior_by_name[name]) for name, conds in by_name.items())
 
 
 def _status_file(

@@ -86,7 +86,7 @@ def cluster_entries(
         found = before.get(d.cluster)
         if found is None or found[0] != inputs:
             found = _entry(plan, inputs, index, gen, now)
-        if _kept(found[2], inputs[-1]):
+        if kept_times(found[2], inputs[-1]):
             made[d.cluster] = found
         raw.append(found[1])
         by_name[d.cluster] = found[2]
@@ -104,7 +104,7 @@ def cluster_entries(
     return Entries(entries, texts, raw, by_name)
 
 
-def _kept(conds: tuple[Condition, ...], prior: tuple[Condition, ...]) -> bool:
+def kept_times(conds: tuple[Condition, ...], prior: tuple[Condition, ...]) -> bool:
     """Every condition is the prior's own object: the entry did not depend on the clock."""
     return {id(c) for c in conds} <= {id(c) for c in prior}
 
