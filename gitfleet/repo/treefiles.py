@@ -88,8 +88,7 @@ class BlobIdMemo:
             for path in gone:
                 del listing[path]
             maybe += gone
-        if len(self._ids) > 2 * len(files):  # forget contents no longer in use
-            self._ids = {id(d): self._ids[id(d)] for d in files.values() if id(d) in self._ids}
+        self._forget_unused(files)
         return listing, maybe
 
     def listing(self, files: Mapping[str, bytes]) -> dict[str, tuple[str, int]]:
@@ -99,9 +98,14 @@ class BlobIdMemo:
         for path, data in files.items():
             hit = ids.get(id(data))
             out[path] = hit[1] if hit is not None and hit[0] is data else self.entry(data)
-        if len(ids) > 2 * len(files):
-            self._ids = {id(data): ids[id(data)] for data in files.values()}
+        self._forget_unused(files)
         return out
+
+    def _forget_unused(self, files: Mapping[str, bytes]) -> None:
+        """Forget contents not in `files` once they outnumber the ones in use."""
+        if len(self._ids) > 2 * len(files):
+            ids = self._ids
+            self._ids = {id(d): ids[id(d)] for d in files.values() if id(d) in ids}
 
 
 class WrittenFiles(Mapping[str, bytes]):
