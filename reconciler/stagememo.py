@@ -8,8 +8,9 @@ placement states one object. Comparing a stage's inputs as a tuple is then mostl
 (Python's containers compare identical elements without calling `__eq__`); unequal inputs only
 cost the stage's own work. Process-wide and bounded, like the other caches of the pass; `forget`
 clears every StageMemo (tests compare passes with and without reuse). `IdentityMemo` remembers
-values derived from objects for the last two passes only. Called by `statusdocs`, `assemble`,
-`indexfiles`, `priorstate`, `priorindex`, `rollmemo`, `placememo`, `sealing` and `select`.
+values derived from objects for the last two passes only. Called by `statusdocs`,
+`statusentries`, `state`, `assemble`, `indexfiles`, `priorstate`, `priorindex`, `rollmemo`,
+`placememo`, `manifestmemo`, `sealing` and `select`.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from reconciler.binding import BindingDecision as BindingDecision
 from reconciler.binding import binding_to_yaml, read_bindings
 from reconciler.priorparse import derive_own, paths_under, remember
 from reconciler.priorstate import placement_rows, prior_files
+from reconciler.stagememo import StageMemo
 
 STATE_API_VERSION = OUTPUT_API_VERSION
 PLACEMENT_STATE_KIND = "PlacementState"
@@ -105,7 +106,7 @@ def _snapshots_to_yaml(snaps: tuple[Snapshot, ...]) -> list[dict[str, Any]]:
 
 _Row = tuple[dict[str, Any], list[str]]
 """A binding's YAML entry, and its grouping text once made."""
-_ROWS: dict[str, dict[Binding, _Row]] = {}
+_ROWS: StageMemo[dict[Binding, _Row]] = StageMemo()
 """Placement key -> its bindings' entries the last time its state was written: a state that
 changed in one binding re-makes that binding's entry only."""
 
@@ -114,13 +115,13 @@ def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...]) -> dict[str, Any]
     """`bindings` (and `bindingGroups`: clusters whose bindings are identical but for the
     cluster name, `group_named`). Grouping needs the scheduler's (cluster, state) order without
     repeats, so that reading restores the exact tuple."""
-    before, made = _ROWS.get(key, {}), {}
+    last = _ROWS.last(key)
+    before: dict[Binding, _Row] = last[1] if last is not None else {}
+    made: dict[Binding, _Row] = {}
     for b in bindings:
         found = before.get(b)
         made[b] = found if found is not None else (binding_to_yaml(b), [])
-    if len(_ROWS) >= MAX_EMITTED_STATES:
-        _ROWS.clear()
-    _ROWS[key] = made
+    _ROWS.put(key, (), made)
     rows = [made[b][0] for b in bindings]
     keys = [(b.cluster, b.state) for b in bindings]
     if keys != sorted(set(keys)):
