@@ -19,6 +19,7 @@ from typing import Any
 from gitfleet.api import Condition
 from gitfleet.api.output import NAME_TOKEN, expand_cluster_statuses
 from reconciler.priorparse import freeze, shared
+from reconciler.stagememo import StageMemo
 
 PriorConditions = tuple[tuple[Condition, ...], dict[str, tuple[Condition, ...]]]
 """A placement's previous conditions and its previous per-cluster conditions by cluster."""
@@ -56,25 +57,14 @@ def dump_conditions(conds: Iterable[Condition]) -> list[dict[str, Any]]:
     return [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in conds]
 
 
-_GROUP_KEYS: dict[tuple[str, int], tuple[tuple[Condition, ...], tuple[Any, ...] | None]] = {}
-"""(cluster, id(conditions)) -> (the conditions, their group key): the status stage hands over
-a cluster's very conditions while they are unchanged (`reconciler.statusentries`)."""
-MAX_GROUP_KEYS = 200_000
+_Keys = dict[str, tuple[tuple[Condition, ...], tuple[Any, ...] | None]]
+_GROUP_KEYS: StageMemo[_Keys] = StageMemo()
+"""Placement key -> cluster -> (its conditions, their group key) as last written: the status
+stage hands over a cluster's very conditions while they are unchanged
+(`reconciler.statusentries`), so only changed clusters' keys are made again."""
 
 
 def _group_key(name: str, conds: tuple[Condition, ...]) -> tuple[Any, ...] | None:
-    """`_make_group_key`, once per cluster and conditions object."""
-    found = _GROUP_KEYS.get((name, id(conds)))
-    if found is not None and found[0] is conds:
-        return found[1]
-    if len(_GROUP_KEYS) >= MAX_GROUP_KEYS:
-        _GROUP_KEYS.clear()
-    key = _make_group_key(name, conds)
-    _GROUP_KEYS[(name, id(conds))] = (conds, key)
-    return key
-
-
-def _make_group_key(name: str, conds: tuple[Condition, ...]) -> tuple[Any, ...] | None:
     """What the conditions are without the cluster's quoted name (None: not groupable)."""
     quoted = f'"{name}"'
     key: list[Any] = []
@@ -95,13 +85,24 @@ def _tokenized(dumped: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     ]
 
 
-def conditions_section(prior: PriorConditions) -> dict[str, Any]:
-    """The `conditions` part of a PlacementPrior."""
+def conditions_section(prior: PriorConditions, placement: str = "") -> dict[str, Any]:
+    """The `conditions` part of a PlacementPrior (`placement`: its key, under which the
+    clusters' group keys are remembered)."""
     groups: dict[tuple[Any, ...], list[str]] = {}
     singles: list[dict[str, Any]] = []
     unnamed: list[dict[str, Any]] = []
+    last = _GROUP_KEYS.last(placement)
+    before: _Keys = last[1] if last is not None else {}
+    made: _Keys = {}
     for name, conds in sorted(prior[1].items()):
-        key = None if name.startswith(UNNAMED) else _group_key(name, conds)
+        if name.startswith(UNNAMED):
+            key = None
+        else:
+            found = before.get(name)
+            if found is None or found[0] is not conds:
+                found = (conds, _group_key(name, conds))
+            made[name] = found
+            key = found[1]
         if key is not None:
             groups.setdefault(key, []).append(name)
         elif not name.startswith(UNNAMED):
@@ -116,6 +117,7 @@ def conditions_section(prior: PriorConditions) -> dict[str, Any]:
             singles.append({"cluster": names[0], "conditions": dumped})
         else:
             grouped.append({"clusters": names, "conditions": _tokenized(dumped, names[0])})
+    _GROUP_KEYS.put(placement, (), made)
     section: dict[str, Any] = {"placement": dump_conditions(prior[0])}
     if singles or unnamed:
         section["perCluster"] = sorted(singles, key=lambda e: str(e["cluster"])) + unnamed

@@ -300,7 +300,7 @@ def prior_files(
         status = _status_part(output, key)
         if status is not None:
             conditions = status[1]
-            make = partial(conditions_section, conditions)
+            make = partial(conditions_section, conditions, key)
             parts.append(_block(key, "conditions", status[0], make))
         if rows is not None:
             section = _index_section(key, rows.get(key, {}), tuple(bindings))
