@@ -104,25 +104,29 @@ def _snapshots_to_yaml(snaps: tuple[Snapshot, ...]) -> list[dict[str, Any]]:
     return out
 
 
-_Row = tuple[dict[str, Any], list[str]]
-"""A binding's YAML entry, and its grouping text once made."""
+_Row = tuple[dict[str, Any], list[str], list[Any]]
+"""A binding's YAML entry, its grouping text once made, and its emitted lines once written
+(`gitfleet.load.yamlemit.PieceEmitter`)."""
 _ROWS: StageMemo[dict[Binding, _Row]] = StageMemo()
 """Placement key -> its bindings' entries the last time its state was written: a state that
-changed in one binding re-makes that binding's entry only."""
+changed in one binding re-makes and re-emits that binding's entry only."""
+Pieces = dict[int, list[Any]]
+"""id of a document's list item -> the slot its emitted lines are kept in (`dump_yaml`)."""
 
 
-def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...]) -> dict[str, Any]:
+def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) -> dict[str, Any]:
     """`bindings` (and `bindingGroups`: clusters whose bindings are identical but for the
     cluster name, `group_named`). Grouping needs the scheduler's (cluster, state) order without
-    repeats, so that reading restores the exact tuple."""
+    repeats, so that reading restores the exact tuple. Each kept entry's slot goes in `pieces`."""
     last = _ROWS.last(key)
     before: dict[Binding, _Row] = last[1] if last is not None else {}
     made: dict[Binding, _Row] = {}
     for b in bindings:
         found = before.get(b)
-        made[b] = found if found is not None else (binding_to_yaml(b), [])
+        made[b] = found if found is not None else (binding_to_yaml(b), [], [])
     _ROWS.put(key, (), made)
     rows = [made[b][0] for b in bindings]
+    pieces.update((id(row), slot) for row, _, slot in made.values())
     keys = [(b.cluster, b.state) for b in bindings]
     if keys != sorted(set(keys)):
         return {"bindings": rows}
@@ -131,8 +135,9 @@ def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...]) -> dict[str, Any]
     return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
 
 
-def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
-    """The YAML document for one placement's state."""
+def placement_state_doc(ps: PlacementState, pieces: Pieces | None = None) -> dict[str, Any]:
+    """The YAML document for one placement's state (`pieces`: filled with its bindings' line
+    slots, for `dump_yaml`)."""
     doc = {
         "apiVersion": STATE_API_VERSION,
         "kind": PLACEMENT_STATE_KIND,
@@ -142,7 +147,7 @@ def placement_state_doc(ps: PlacementState) -> dict[str, Any]:
         "originFile": ps.origin_file,
         "policySnapshots": _snapshots_to_yaml(ps.policy_snapshots),
         "resourceSnapshots": _snapshots_to_yaml(ps.resource_snapshots),
-        **_bindings_to_yaml(ps.key, ps.bindings),
+        **_bindings_to_yaml(ps.key, ps.bindings, {} if pieces is None else pieces),
         "selected": [{"id": rid, "file": f} for rid, f in ps.selected],
     }
     if ps.deleting:
@@ -184,7 +189,8 @@ def _state_bytes(ps: PlacementState) -> bytes:
         with suppress(KeyError):  # another hub thread may have dropped it meanwhile
             _emitted.move_to_end(ps)
         return found[1]
-    data = dump_yaml(placement_state_doc(ps), memo=False).encode()
+    pieces: Pieces = {}
+    data = dump_yaml(placement_state_doc(ps, pieces), pieces=pieces).encode()
     _keep(ps, (found[0] if found is not None else ps, data))
     return data
 

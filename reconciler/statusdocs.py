@@ -23,6 +23,7 @@ from gitfleet.api.output import (
     placement_status_path,
 )
 from gitfleet.api.report import AgentReport
+from gitfleet.load.yamlio import dump_yaml
 from reconciler.govern.deletion import CONDITION as DELETION_HELD
 from reconciler.govern.deletion import REASON as DELETION_REASON
 from reconciler.isolate import hold
@@ -97,18 +98,19 @@ def placement_status_doc(
     prior: PriorConditions,
     reports: Mapping[str, AgentReport],
     now: datetime,
-) -> tuple[dict[str, Any], PriorConditions]:
-    """The status document of one placement (spec §8), and its conditions as
-    `prior_placement_conditions` reads them back next pass."""
+) -> tuple[dict[str, Any], PriorConditions, dict[int, list[Any]]]:
+    """The status document of one placement (spec §8), its conditions as
+    `prior_placement_conditions` reads them back next pass, and the line slots of its kept
+    per-cluster entries (`dump_yaml`'s `pieces`)."""
     gen = plan.state.generation
-    made = Entries([], [], [], {})
+    made = Entries([], [], [], {}, {})
     if plan.held:
         conds = _held_conditions(plan)
     else:
         made = cluster_entries(plan, prior[1], reports, now)
         conds = placement_conditions(plan.kind, plan.scheduled, made.raw, report_diff(plan))
         if plan.scheduled.status == "Unknown":
-            made = Entries([], [], [], {})
+            made = Entries([], [], [], {}, {})
     top = timed(conds, prior[0], gen, now)
     status: dict[str, Any] = {"conditions": dump_conditions(top)}
     latest = plan.state.latest_resources()
@@ -128,7 +130,7 @@ def placement_status_doc(
         ]
     doc = dict(plan.declared)
     doc["metadata"] = {**_declared_metadata(doc.get("metadata", {})), "generation": gen}
-    return {**doc, "status": status}, (top, made.by_name)
+    return {**doc, "status": status}, (top, made.by_name), made.pieces
 
 
 def _failed_status_doc(
@@ -233,13 +235,13 @@ def _status_file(
     inputs: tuple[Any, ...],
 ) -> tuple[bytes, PriorConditions]:
     try:
-        doc, written = placement_status_doc(plan, conditions, reports, now)
+        doc, written, pieces = placement_status_doc(plan, conditions, reports, now)
     except Exception as exc:  # one placement's fault fails it alone
         hold(plan, "writing the status of", exc)
         doc = _failed_status_doc(plan, conditions, now)
         _STATUSES.drop(key)
         return yaml_bytes(doc, memo=False), _placement_conditions(_status_of(doc))
-    data = yaml_bytes(doc, memo=False)
+    data = dump_yaml(doc, pieces=pieces).encode()
     if _kept_times(written, conditions):
         _STATUSES.put(key, inputs, (data, written))
     else:

@@ -31,9 +31,11 @@ from reconciler.status import (
 )
 
 BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
-_Made = tuple[tuple[Any, ...], list[Cond], tuple[Condition, ...], dict[str, Any], list[str]]
+_Made = tuple[
+    tuple[Any, ...], list[Cond], tuple[Condition, ...], dict[str, Any], list[str], list[Any]
+]
 """(what the entry was made from, its untimed conditions, its timed conditions, the entry, its
-grouping text once made)."""
+grouping text once made, its emitted lines once written)."""
 _ENTRIES: StageMemo[dict[str, _Made]] = StageMemo()
 """Placement key -> each selected cluster's last entry, with the placement-wide facts."""
 
@@ -46,6 +48,8 @@ class Entries(NamedTuple):
     """Each entry's grouping-text slot (`gitfleet.api.output.group_named`), kept with it."""
     raw: list[list[Cond]]
     by_name: dict[str, tuple[Condition, ...]]
+    pieces: dict[int, list[Any]]
+    """id of each kept entry -> the slot its emitted lines are kept in (`dump_yaml`)."""
 
 
 def cluster_entries(
@@ -70,6 +74,7 @@ def cluster_entries(
     texts: list[list[str]] = []
     raw: list[list[Cond]] = []
     by_name: dict[str, tuple[Condition, ...]] = {}
+    pieces: dict[int, list[Any]] = {}
     for d in (d for d in plan.decisions if d.selected):
         binding = bindings.get(d.cluster)
         on_latest = d.cluster in live and binding is not None
@@ -92,6 +97,7 @@ def cluster_entries(
         by_name[d.cluster] = found[2]
         entries.append(found[3])
         texts.append(found[4])
+        pieces[id(found[3])] = found[5]
     _ENTRIES.put(plan.key, shared, made)
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(entries), 0)
@@ -101,7 +107,7 @@ def cluster_entries(
             timed_conds = by_name[unselected] = timed(conds, prior.get(unselected, ()), gen, now)
             entries.append({"conditions": dump_conditions(timed_conds)})
             texts.append([])
-    return Entries(entries, texts, raw, by_name)
+    return Entries(entries, texts, raw, by_name, pieces)
 
 
 def kept_times(conds: tuple[Condition, ...], prior: tuple[Condition, ...]) -> bool:
@@ -133,7 +139,7 @@ def _entry(
         "conditions": dump_conditions(timed_conds),
         **failure_details(report),
     }
-    return inputs, conds, timed_conds, entry, []
+    return inputs, conds, timed_conds, entry, [], []
 
 
 def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:

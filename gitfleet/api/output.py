@@ -247,29 +247,35 @@ def group_named(
     that keeps the entry's grouping text (its canonical JSON without the name) once made, for
     callers that hand over the same entries pass after pass."""
     singles: list[dict[str, Any]] = []
-    groups: dict[str, tuple[dict[str, Any], list[Any]]] = {}
+    groups: dict[str, tuple[dict[str, Any], list[Any], Mapping[str, Any]]] = {}
     for i, entry in enumerate(entries):
         name = entry.get(name_field)
         if name is None or single(entry) or NAME_TOKEN in str(name):
-            singles.append(dict(entry))
+            singles.append(_own(entry))
             continue
         rest = {k: v for k, v in entry.items() if k != name_field}
         text = _grouping_text(rest, texts[i] if texts is not None else [])
         if _ESCAPED_TOKEN in text:
-            singles.append(dict(entry))
+            singles.append(_own(entry))
             continue
         # JSON escapes character by character, so renaming inside the JSON text is renaming
         # inside every string of `rest` (its keys are field names, never a quoted name).
         key = text.replace(canonical_json(f'"{name}"')[1:-1], _ESCAPED_TOKEN)
-        groups.setdefault(key, (rest, []))[1].append(name)
+        groups.setdefault(key, (rest, [], entry))[1].append(name)
     out: list[dict[str, Any]] = []
-    for rest, names in groups.values():
+    for rest, names, first in groups.values():
         if len(names) == 1:
-            singles.append({name_field: names[0], **rest})
+            singles.append(_own(first))
             continue
         out.append({names_field: names, **_renamed(rest, f'"{names[0]}"', NAME_TOKEN)})
     named = sorted((e for e in singles if name_field in e), key=lambda e: str(e[name_field]))
     return named + [e for e in singles if name_field not in e], out
+
+
+def _own(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A single entry as given when it is a dict (callers that keep entries from pass to pass
+    find their very objects in the result), else a dict copy."""
+    return entry if type(entry) is dict else dict(entry)
 
 
 def _grouping_text(rest: Mapping[str, Any], slot: list[str]) -> str:

@@ -12,7 +12,7 @@ byte against PyYAML.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 SCALARS = (str, int, float, bool, type(None))
@@ -47,8 +47,10 @@ class Emitter:
         hit = self._cache.get(key)
         if hit is None:
             text = self._dump(value)
-            text = text.removesuffix("\n...\n").removesuffix("\n")
-            first, *rest = text.split("\n")
+            # A plain or kept-ends scalar ends with the document end marker, anything else with
+            # one line break; a block scalar's own line breaks stay (`"\n"` is `|2+` + a line).
+            end = "\n...\n" if text.endswith("\n...\n") else "\n"
+            first, *rest = text.removesuffix(end).split("\n")
             if rest:
                 raise _Unsupported("multi-line scalar")  # block scalars: chomping, `...` markers
             hit = (first, [])
@@ -140,16 +142,47 @@ class Emitter:
                 self._value("-", item, indent, out)
             out[start] = pad + out[start]
 
-    def emit(self, doc: Any) -> str | None:
-        """The document's YAML, or None when PyYAML must write it."""
+    def emit(self, doc: Any, pieces: Mapping[int, list[Any]] | None = None) -> str | None:
+        """The document's YAML, or None when PyYAML must write it. `pieces`: id of a list item
+        -> its text slot (`PieceEmitter`)."""
         if not isinstance(doc, dict | list) or not doc:
             return None
+        emitter = self if pieces is None else PieceEmitter(self, pieces)
         out: list[str] = []
         try:
             if isinstance(doc, dict):
-                self._map(doc, 0, out)
+                emitter._map(doc, 0, out)
             else:
-                self._seq(doc, 0, out)  # a top-level block sequence is not indented either
+                emitter._seq(doc, 0, out)  # a top-level block sequence is not indented either
         except (_Unsupported, TypeError):
             return None
         return "\n".join(out) + "\n"
+
+
+class PieceEmitter(Emitter):
+    """An emitter for one document whose list items the caller keeps from pass to pass (e.g.
+    one status entry or binding per cluster): `pieces` maps such an item's id to a slot (a
+    list) where its emitted lines are kept, so an unchanged item is written once and its
+    lines reused. The caller owns the slots, keeps each with its item, and never changes an
+    item once it has a slot (a changed item comes with a new, empty slot)."""
+
+    def __init__(self, base: Emitter, pieces: Mapping[int, list[Any]]) -> None:
+        super().__init__(base._dump, memo=False)
+        self._cache = base._cache  # the scalars formatted so far are shared
+        self._pieces = pieces
+
+    def _seq(self, value: list[Any], indent: int, out: list[str]) -> None:
+        pad = " " * indent
+        for item in value:
+            slot = self._pieces.get(id(item)) if isinstance(item, dict) else None
+            if slot is None:
+                start = len(out)
+                self._value("-", item, indent, out)
+                out[start] = pad + out[start]
+                continue
+            if not slot or slot[0] != indent:
+                lines: list[str] = []
+                self._value("-", item, indent, lines)
+                lines[0] = pad + lines[0]
+                slot[:] = [indent, lines]
+            out += slot[1]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import codecs
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,10 +121,14 @@ def error_at(doc: SourceDoc, issue: FieldIssue) -> FleetError:
     return FleetError(doc.file, line or doc.line, field, issue.message, doc.doc)
 
 
-def dump_yaml(obj: Any, memo: bool = True) -> str:
+def dump_yaml(obj: Any, memo: bool = True, pieces: Mapping[int, list[Any]] | None = None) -> str:
     """Canonical block-style YAML of plain data (sorted keys, LF, UTF-8, no aliases). `memo`
     False: the document's subtrees are all distinct (the same bytes, emitted without looking
-    them up)."""
+    them up). `pieces`: list items whose lines the caller keeps (`yamlemit.PieceEmitter`;
+    implies `memo` False)."""
+    if pieces is not None:
+        fast = _DISTINCT.emit(obj, pieces)
+        return fast if fast is not None else pyyaml_dump(obj)
     fast = (_EMITTER if memo else _DISTINCT).emit(obj)
     return fast if fast is not None else pyyaml_dump(obj)
 

@@ -136,3 +136,41 @@ def test_fast_emitter_equals_pyyaml_for_a_list(seed: int) -> None:
 )
 def test_unusual_documents_go_to_pyyaml(doc: dict[Any, Any]) -> None:
     assert _EMITTER.emit(doc) is None
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_kept_pieces_give_the_same_bytes(seed: int) -> None:
+    """List items whose lines are kept in slots (`dump_yaml(pieces=...)`) and handed to later
+    documents - at the top, nested deeper, twice in one list - give PyYAML's bytes."""
+    rng = random.Random(seed)
+    items = [{f"k{j}": node(rng, 2) for j in range(rng.randint(1, 4))} for _ in range(6)]
+    slots: dict[int, list[Any]] = {id(item): [] for item in items}
+    fast = False
+    for _ in range(4):
+        chosen = [rng.choice(items) for _ in range(rng.randint(1, 5))]
+        doc = {
+            "entries": chosen,
+            "deeper": [{"list": chosen[::-1], "n": 1}, chosen],
+            "other": [node(rng, 1) for _ in range(2)],
+        }
+        assert dump_yaml(doc, pieces=slots) == pyyaml_dump(doc)
+        assert dump_yaml(chosen, pieces=slots) == pyyaml_dump(chosen)
+        fast = fast or _EMITTER.emit(doc) is not None
+    assert any(slot for slot in slots.values()) or not fast  # kept once the fast emitter wrote
+
+
+def test_pieces_of_a_document_pyyaml_writes() -> None:
+    """A document the fast emitter cannot write goes to PyYAML with its pieces ignored."""
+    item = {"a": 1}
+    doc = {"entries": [item], "k" * 200: 1}
+    assert dump_yaml(doc, pieces={id(item): []}) == pyyaml_dump(doc)
+
+
+@pytest.mark.parametrize("value", ["\n", "\n\n", "a\n", " \n", "\n a", "\t\n", ""])
+def test_line_break_values_keep_their_line_breaks(value: str) -> None:
+    """A value of line breaks alone is a `|2+` block scalar whose lines are content: it was
+    once cut to `|2+` (read back as another value)."""
+    for doc in ({"a": value, "b": 1}, {"b": [value]}, [value]):
+        text = dump_yaml(doc)
+        assert text == pyyaml_dump(doc)
+        assert yaml.safe_load(text) == doc
