@@ -9,7 +9,7 @@ classes) by the scheduler, the rollout and the pass; pure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,6 +67,15 @@ class Binding:
 
     def condition(self, type_: str) -> BindingCondition | None:
         return next((c for c in self.conditions if c.type == type_), None)
+
+    def __hash__(self) -> int:
+        """Computed once per object: bindings key the per-binding memos of a pass
+        (`reconciler.state`), and a placement state's hash is its bindings'."""
+        found: int | None = self.__dict__.get("_hash")
+        if found is None:
+            found = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", found)
+        return found
 
 
 def binding_to_yaml(b: Binding) -> dict[str, Any]:

@@ -118,31 +118,68 @@ def implied_rows(
     return rows
 
 
-def _header(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The most common (name, namespace, apply strategy) of the rows (ties: the first in
-    canonical order)."""
-    counts = Counter(canonical_json({f: r[f] for f in HEADER_FIELDS if f in r}) for r in rows)
-    if not counts:
-        return None
-    best = min(counts.items(), key=lambda item: (-item[1], item[0]))[0]
-    header: dict[str, Any] = json.loads(best)
-    return header
+def _header_text(row: Mapping[str, Any]) -> str:
+    """The canonical JSON of a row's (name, namespace, apply strategy)."""
+    return canonical_json({f: row[f] for f in HEADER_FIELDS if f in row})
+
+
+def _best(texts: Iterable[str]) -> str | None:
+    """The most common header text (ties: the first in canonical order)."""
+    counts = Counter(texts)
+    return min(counts.items(), key=lambda item: (-item[1], item[0]))[0] if counts else None
+
+
+_Cell = tuple[Mapping[str, Any], Any, str | None, str, dict[str, Any] | None, list[Any]]
+"""(row, binding, header text, the row's own header text, its entry (None: implied), the
+entry's emitted lines once written)."""
+_CELLS: StageMemo[dict[str, _Cell]] = StageMemo()
+"""Placement key -> each cluster's part of its last index section: a section whose placement
+changed on one cluster re-checks that cluster's row only (rows and bindings by identity: the
+parsed index rows are shared objects, never changed)."""
 
 
 def _index_section(
-    key: str, rows: Mapping[str, Mapping[str, Any]], bindings: Iterable[BindingLike]
+    key: str,
+    rows: Mapping[str, Mapping[str, Any]],
+    bindings: Iterable[BindingLike],
+    pieces: dict[int, list[Any]],
 ) -> dict[str, Any]:
-    header = _header(rows.values())
+    """The `index` part of a placement's prior record: the clusters whose rows its bindings
+    imply under the most common header, and the other rows whole (their line slots go in
+    `pieces`)."""
+    last = _CELLS.last(key)
+    before = last[1] if last is not None else {}
+    own = {
+        c: found[3]
+        if (found := before.get(c)) is not None and found[0] is row
+        else _header_text(row)
+        for c, row in rows.items()
+    }
+    text = _best(own.values())
+    header = json.loads(text) if text is not None else None
     by_cluster = {b.cluster: b for b in bindings}
-    clusters: list[str] = []
-    entries: list[dict[str, Any]] = []
+    cells: dict[str, _Cell] = {}
     for cluster, row in sorted(rows.items()):
-        binding = by_cluster.get(cluster)
-        implied = None if binding is None or header is None else implied_row(key, header, binding)
-        if implied is not None and implied == row:
-            clusters.append(cluster)
-        else:
-            entries.append({"cluster": cluster, **{k: v for k, v in row.items() if k != "key"}})
+        binding, found = by_cluster.get(cluster), before.get(cluster)
+        if found is None or found[0] is not row or found[1] is not binding or found[2] != text:
+            implied = (
+                None if binding is None or header is None else implied_row(key, header, binding)
+            )
+            entry = None
+            if implied is None or implied != row:
+                entry = {"cluster": cluster, **{k: v for k, v in row.items() if k != "key"}}
+            found = (row, binding, text, own[cluster], entry, [])
+        cells[cluster] = found
+    _CELLS.put(key, (), cells)
+    return _section(cells, header, pieces)
+
+
+def _section(
+    cells: Mapping[str, _Cell], header: dict[str, Any] | None, pieces: dict[int, list[Any]]
+) -> dict[str, Any]:
+    clusters = [c for c, cell in cells.items() if cell[4] is None]
+    entries = [cell[4] for cell in cells.values() if cell[4] is not None]
+    pieces.update((id(cell[4]), cell[5]) for cell in cells.values() if cell[4] is not None)
     section: dict[str, Any] = {"clusters": clusters}
     if clusters and header is not None:
         section["header"] = header
@@ -243,7 +280,13 @@ _blocks: dict[tuple[str, str], tuple[Any, bytes]] = {}
 """(placement key, part) -> what the part's last YAML block was made from, and its bytes."""
 
 
-def _block(key: str, part: str, made_from: Any, make: Callable[[], Any]) -> bytes:
+def _block(
+    key: str,
+    part: str,
+    made_from: Any,
+    make: Callable[[], Any],
+    pieces: dict[int, list[Any]] | None = None,
+) -> bytes:
     """The YAML of `{part: make()}`, serialised only when `made_from` differs from the last
     time. A top-level block mapping is its keys' blocks one after the other (sorted), so a
     document is the concatenation of its parts' blocks."""
@@ -252,7 +295,7 @@ def _block(key: str, part: str, made_from: Any, make: Callable[[], Any]) -> byte
         return last[1]
     if len(_blocks) >= MAX_KEPT:
         _blocks.clear()
-    data = dump_yaml({part: make()}, memo=False).encode()
+    data = dump_yaml({part: make()}, memo=False, pieces=pieces).encode()
     _blocks[(key, part)] = (made_from, data)
     return data
 
@@ -303,8 +346,9 @@ def prior_files(
             make = partial(conditions_section, conditions, key)
             parts.append(_block(key, "conditions", status[0], make))
         if rows is not None:
-            section = _index_section(key, rows.get(key, {}), tuple(bindings))
-            parts.append(_block(key, "index", section, partial(dict, section)))
+            pieces: dict[int, list[Any]] = {}
+            section = _index_section(key, rows.get(key, {}), tuple(bindings), pieces)
+            parts.append(_block(key, "index", section, partial(dict, section), pieces))
             record = _index_record(section)
         parts += [kind, dump_yaml({"metadata": {"name": key}}).encode()]
         data = files[placement_prior_path(key)] = b"".join(parts)

@@ -247,29 +247,37 @@ def group_named(
     that keeps the entry's grouping text (its canonical JSON without the name) once made, for
     callers that hand over the same entries pass after pass."""
     singles: list[dict[str, Any]] = []
-    groups: dict[str, tuple[dict[str, Any], list[Any], Mapping[str, Any]]] = {}
+    groups: dict[str, tuple[list[Any], Mapping[str, Any]]] = {}
     for i, entry in enumerate(entries):
         name = entry.get(name_field)
         if name is None or single(entry) or NAME_TOKEN in str(name):
             singles.append(_own(entry))
             continue
-        rest = {k: v for k, v in entry.items() if k != name_field}
-        text = _grouping_text(rest, texts[i] if texts is not None else [])
+        text = _grouping_text(entry, name_field, texts[i] if texts is not None else [])
         if _ESCAPED_TOKEN in text:
             singles.append(_own(entry))
             continue
         # JSON escapes character by character, so renaming inside the JSON text is renaming
-        # inside every string of `rest` (its keys are field names, never a quoted name).
-        key = text.replace(canonical_json(f'"{name}"')[1:-1], _ESCAPED_TOKEN)
-        groups.setdefault(key, (rest, [], entry))[1].append(name)
+        # inside every string of the entry (its keys are field names, never a quoted name).
+        key = text.replace(f'\\"{_escaped(str(name))}\\"', _ESCAPED_TOKEN)
+        groups.setdefault(key, ([], entry))[0].append(name)
     out: list[dict[str, Any]] = []
-    for rest, names, first in groups.values():
+    for names, first in groups.values():
         if len(names) == 1:
             singles.append(_own(first))
             continue
+        rest = {k: v for k, v in first.items() if k != name_field}
         out.append({names_field: names, **_renamed(rest, f'"{names[0]}"', NAME_TOKEN)})
     named = sorted((e for e in singles if name_field in e), key=lambda e: str(e[name_field]))
     return named + [e for e in singles if name_field not in e], out
+
+
+def _escaped(name: str) -> str:
+    """`name` as it shows inside canonical JSON (without its quotes): itself unless it holds a
+    quote, a backslash or a character JSON escapes."""
+    if '"' in name or "\\" in name or not name.isprintable():
+        return canonical_json(name)[1:-1]
+    return name
 
 
 def _own(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -278,9 +286,10 @@ def _own(entry: Mapping[str, Any]) -> dict[str, Any]:
     return entry if type(entry) is dict else dict(entry)
 
 
-def _grouping_text(rest: Mapping[str, Any], slot: list[str]) -> str:
+def _grouping_text(entry: Mapping[str, Any], name_field: str, slot: list[str]) -> str:
+    """The canonical JSON of the entry without its name, kept in `slot` once made."""
     if not slot:
-        slot.append(canonical_json(rest))
+        slot.append(canonical_json({k: v for k, v in entry.items() if k != name_field}))
     return slot[0]
 
 

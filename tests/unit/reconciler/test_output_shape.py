@@ -66,6 +66,14 @@ GROUPING = [
         0,
         1,
     ),
+    ("names JSON escapes", [_entry('q"1'), _entry('q"2'), _entry("t\t1"), _entry("t\t2")], 0, 1),
+    ("a backslash and a line break", [_entry("b\\1"), _entry("b\\2"), _entry("n\n")], 0, 1),
+    (
+        "names beyond ASCII",
+        [_entry("ü1"), _entry("ü2"), _entry("\u2028x"), _entry("\u2028y")],
+        0,
+        1,
+    ),
 ]
 
 

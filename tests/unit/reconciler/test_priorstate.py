@@ -27,6 +27,7 @@ from reconciler.priorstate import (
     read_placement_prior,
     status_conditions,
 )
+from reconciler.stagememo import forget_stages
 from reconciler.state import Binding, State, read_state, state_files
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -172,3 +173,46 @@ def test_a_record_naming_a_cluster_without_binding_content_is_refused() -> None:
         priorstate.implied_rows("web", record, ())
     with pytest.raises(ValueError):
         priorstate.implied_rows("web", record, (Binding("a", "Scheduled", 0),))
+
+
+def _steps() -> Iterator[tuple[tuple[Binding, ...], dict[str, Mapping[str, Any]]]]:
+    """A placement's bindings and index rows pass after pass: rows moved one at a time, the
+    most common header changing, a binding changing under an unchanged row, clusters gone."""
+    strategy = {"type": "ClientSideApply"}
+    header = {"name": "web", "applyStrategy": strategy}
+    bindings = tuple(
+        Binding(c, "Bound", 0, resource_index=1, content=f"sha256:{c * 64}") for c in "abcde"
+    )
+    rows = {b.cluster: implied_row("web", header, b) or {} for b in bindings}
+    yield bindings, dict(rows)
+    rows["b"] = {**rows["b"], "resourceSnapshotIndex": 0}
+    yield bindings, dict(rows)
+    other = {"name": "web", "applyStrategy": {"type": "ServerSideApply"}}
+    for c in "cde":  # the other header becomes the most common one
+        rows[c] = implied_row("web", other, bindings["abcde".index(c)]) or {}
+        yield bindings, dict(rows)
+    moved = (
+        *bindings[:3],
+        Binding("d", "Bound", 0, resource_index=2, content="sha256:" + "f" * 64),
+    )
+    yield (*moved, bindings[4]), dict(rows)
+    del rows["a"]
+    yield bindings[1:], dict(rows)
+    yield bindings[1:], dict(rows)
+
+
+def test_index_sections_from_the_last_pass_equal_fresh_ones() -> None:
+    """Each pass's record reusing the last pass's per-cluster parts equals a fresh record."""
+    steps = list(_steps())
+    seen = set()
+    for i, (bindings, rows) in enumerate(steps):
+        for earlier, earlier_rows in steps[:i]:  # the memos as a running hub has them
+            prior_files({"web": earlier}, {"web": earlier_rows}, {})
+        files = prior_files({"web": bindings}, {"web": rows}, {})
+        forget_stages()
+        priorstate._blocks.clear()
+        assert prior_files({"web": bindings}, {"web": rows}, {}) == files, i
+        forget_stages()
+        priorstate._blocks.clear()
+        seen.add(files[placement_prior_path("web")])
+    assert len(seen) >= 6
