@@ -42,8 +42,27 @@ class PayloadIdentity:
         return (self.group, self.kind, self.namespace, self.name)
 
 
+MAX_KNOWN = 20_000
+"""Payload documents whose identity is remembered (the memo starts afresh beyond it)."""
+_known: dict[int, tuple[Mapping[str, Any], Limits, PayloadIdentity | list[FieldIssue]]] = {}
+"""id(body) -> (body, limits, identity): the loader hands a long-running hub the very parsed
+document of an unchanged file pass after pass (documents are never changed once parsed)."""
+
+
 def payload_identity(body: Mapping[str, Any], limits: Limits) -> PayloadIdentity | list[FieldIssue]:
-    """The identity of a payload document, or every issue that prevents placing it."""
+    """The identity of a payload document, or every issue that prevents placing it
+    (remembered per document object and limits)."""
+    found = _known.get(id(body))
+    if found is not None and found[0] is body and found[1] == limits:
+        return found[2]
+    result = _identity(body, limits)
+    if len(_known) >= MAX_KNOWN:
+        _known.clear()
+    _known[id(body)] = (body, limits, result)
+    return result
+
+
+def _identity(body: Mapping[str, Any], limits: Limits) -> PayloadIdentity | list[FieldIssue]:
     issues: list[FieldIssue] = []
     group, version = split_api_version(str(body.get("apiVersion", "")))
     if not version:
