@@ -6,6 +6,7 @@ output commit the hub wrote last with its files and listing. Called by `reconcil
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator, Mapping
 
 from gitfleet.repo.gitread import GitTree
@@ -110,12 +111,18 @@ class BlobIdMemo:
 
 class WrittenFiles(Mapping[str, bytes]):
     """The files of an output commit this hub wrote, from memory: the very bytes objects its
-    pass returned (so later passes compare them by identity), blob ids from its listing."""
+    pass returned (so later passes compare them by identity), blob ids from its listing, and
+    its sorted paths when the hub kept them (`WrittenOutput`)."""
 
-    def __init__(self, files: Mapping[str, bytes], listing: Mapping[str, tuple[str, int]]) -> None:
+    def __init__(
+        self,
+        files: Mapping[str, bytes],
+        listing: Mapping[str, tuple[str, int]],
+        ordered: list[str] | None = None,
+    ) -> None:
         self._files = files
         self._listing = listing
-        self._sorted: list[str] | None = None
+        self._sorted = ordered
 
     def __getitem__(self, path: str) -> bytes:
         return self._files[path]
@@ -130,7 +137,8 @@ class WrittenFiles(Mapping[str, bytes]):
         return path in self._files
 
     def sorted_paths(self) -> list[str]:
-        """Every path, sorted (computed once; `reconciler.priorparse.paths_under` bisects it)."""
+        """Every path, sorted (computed once unless given; `reconciler.priorparse.paths_under`
+        bisects it; never change it)."""
         if self._sorted is None:
             ordered = getattr(self._files, "sorted_paths", None)
             self._sorted = list(ordered()) if ordered is not None else sorted(self._files)
@@ -149,6 +157,10 @@ class WrittenOutput:
         self._ids = BlobIdMemo()
         self._commit: str | None = None
         self._last: Written | None = None
+        self._sorted: list[str] | None = None
+        """The sorted paths of the last written files, once known."""
+        self._pending: tuple[Mapping[str, bytes], list[str]] | None = None
+        """Files `changes` was asked about, and their sorted paths."""
 
     def listing(self, output: str | None) -> Mapping[str, tuple[str, int]] | None:
         """The listing of `output` when it is the commit written last (else None)."""
@@ -160,16 +172,44 @@ class WrittenOutput:
         """The files of `output` from memory when it is the commit written last (else None)."""
         if output is None or output != self._commit or self._last is None:
             return None
-        return WrittenFiles(*self._last)
+        return WrittenFiles(*self._last, self.sorted_paths())
 
     def changes(
         self, output: str | None, files: Mapping[str, bytes]
     ) -> tuple[dict[str, tuple[str, int]], list[str] | None]:
         """The listing of `files` and the paths that may differ from `output` (None: any)."""
         last = self._last if output is not None and output == self._commit else None
-        return self._ids.listing_since(files, last)
+        listing, maybe = self._ids.listing_since(files, last)
+        self._pending = None
+        if last is not None and maybe is not None and self._sorted is not None:
+            self._pending = (files, resorted(self._sorted, last[0], files, maybe))
+        return listing, maybe
 
     def wrote(
         self, commit: str, files: Mapping[str, bytes], listing: Mapping[str, tuple[str, int]]
     ) -> None:
+        pending, self._pending = self._pending, None
+        self._sorted = pending[1] if pending is not None and pending[0] is files else None
         self._commit, self._last = commit, (files, listing)
+
+    def sorted_paths(self) -> list[str]:
+        """The sorted paths of the files written last (sorted once, then kept up to date)."""
+        if self._sorted is None:
+            files = self._last[0] if self._last is not None else {}
+            ordered = getattr(files, "sorted_paths", None)
+            self._sorted = list(ordered()) if ordered is not None else sorted(files)
+        return self._sorted
+
+
+def resorted(
+    ordered: list[str], before: Mapping[str, bytes], files: Mapping[str, bytes], maybe: list[str]
+) -> list[str]:
+    """The sorted paths of `files`, from `ordered` (those of `before`) and the paths that may
+    differ (`maybe`, as `BlobIdMemo.listing_since` gives them): the very list when no path came
+    or went, else a merge of the kept paths with the new ones."""
+    new = sorted(p for p in maybe if p not in before)
+    gone = {p for p in maybe if p not in files}
+    if not new and not gone:
+        return ordered
+    kept = [p for p in ordered if p not in gone] if gone else ordered
+    return list(heapq.merge(kept, new))

@@ -202,3 +202,29 @@ def test_the_written_output_reads_back_from_memory() -> None:
     assert mine is not None and dict(mine) == files and mine["a.yaml"] is files["a.yaml"]
     assert mine.sorted_paths() == ["a.yaml", "b/a.yaml", "b/x.yaml"]
     assert all(mine.oid(p) == blob_id(d) for p, d in files.items())
+
+
+def test_the_written_sorted_paths_follow_each_pass() -> None:
+    """The sorted paths of the written output, kept up to date from each pass's changes, are
+    the files' sorted paths: the same paths, one added, some removed, both, a commit the hub
+    did not write, and a pass that was not written."""
+    files = {f"c/{i:03}.yaml": b"x" for i in range(0, 40, 2)}
+    output, commit = WrittenOutput(), None
+    steps: list[tuple[set[str], set[str]]] = [
+        (set(), set()),
+        ({"c/001.yaml"}, set()),
+        (set(), {"c/000.yaml", "c/038.yaml"}),
+        ({"a.yaml", "c/017.yaml", "z/1.yaml"}, {"c/010.yaml"}),
+        (set(), set()),
+    ]
+    for i, (added, removed) in enumerate(steps):
+        files = {p: d for p, d in files.items() if p not in removed}
+        files.update({p: f"{i}".encode() for p in added})
+        files["c/002.yaml"] = f"changed {i}".encode()
+        listing, _ = output.changes(commit, files)
+        if i == len(steps) - 1:
+            output.changes(commit, {**files, "unwritten.yaml": b""})  # asked, never written
+        commit = f"c{i}"
+        output.wrote(commit, files, listing)
+        mine = output.files(commit)
+        assert mine is not None and mine.sorted_paths() == sorted(files), i
