@@ -202,7 +202,7 @@ def _status_inputs(plan: PlacementPlan) -> tuple[Any, ...]:
         tuple(plan.errors),
         plan.deletion_hold,
         plan.state,
-        plan.decisions,
+        *_decisions_read(plan),
         plan.target_index,
         dict(plan.desired),
         dict(plan.reports),
@@ -215,6 +215,17 @@ def _status_inputs(plan: PlacementPlan) -> tuple[Any, ...]:
         plan.selection,
         plan.declared,
     )
+
+
+def _decisions_read(plan: PlacementPlan) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The decisions a status reads: the selected ones, and the unselected ones a PickFixed
+    placement lists for the names it could not place (`cluster_entries`). A cluster added to
+    or removed from the fleet that the placement does not select changes no status."""
+    selected = tuple(d for d in plan.decisions if d.selected)
+    if plan.fixed_names is None:
+        return selected, ()
+    missing = max(plan.fixed_names - len(selected), 0)
+    return selected, tuple([d for d in plan.decisions if not d.selected][:missing])
 
 
 def _kept_times(written: PriorConditions, prior: PriorConditions) -> bool:
