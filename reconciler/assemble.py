@@ -21,8 +21,9 @@ from gitfleet.api.output import cluster_dir, object_path
 from reconciler.conflicts import Claim, find_owners, ident_key
 from reconciler.indexfiles import write_indexes
 from reconciler.isolate import hold
+from reconciler.layoutcells import CleanLayouts
 from reconciler.manifests import Manifest
-from reconciler.outputguard import cluster_bytes, cluster_over_cap, describe, refusal
+from reconciler.outputguard import cluster_over_cap, describe, refusal
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import read_prior_index
 from reconciler.priorparse import parse_own, paths_under
@@ -143,12 +144,14 @@ def _write_live(
         losses: dict[tuple[str, str, str], list[str]] = defaultdict(list)
         errors = len(plan.errors)
         try:
-            pure = _write_one(plan, owners, prior, prior_index, mine, entries, losses, limits)
+            written: dict[str, int] = {}
+            pure = _write_one(
+                plan, owners, prior, prior_index, (mine, written), entries, losses, limits
+            )
         except Exception as exc:  # one placement's fault fails it alone
             plan.sync_errors.clear()
             hold(plan, "laying out the files of", exc)
             continue
-        written = cluster_bytes(mine)
         if inputs and pure and len(plan.errors) == errors:
             _LAYOUTS.put(plan.key, inputs, (mine, dict(entries), written))
         else:
@@ -191,14 +194,17 @@ def _write_one(
     owners: Mapping[Claim, str],
     prior: State,
     prior_index: dict[str, dict[str, dict[str, Any]]],
-    files: dict[str, bytes],
+    out: tuple[dict[str, bytes], dict[str, int]],
     index: dict[str, list[dict[str, Any]]],
     lost: dict[tuple[str, str, str], list[str]],
     limits: Limits,
 ) -> bool:
-    """Lays out one placement; False when it kept previous files (its result then depends on
-    the previous output, not only on the plan)."""
+    """Lays out one placement into `out` (its files, and their bytes per cluster); False when
+    it kept previous files (its result then depends on the previous output, not only on the
+    plan)."""
     key, base = plan.key, _live_entry(plan)
+    files, sizes = out
+    layouts = CleanLayouts(key)
     pure = True
     refused: dict[str, str] = {}
     checked: dict[int, _Checked] = {}  # per distinct manifest tuple (shared by most clusters)
@@ -214,17 +220,22 @@ def _write_one(
         prefix = object_path(cluster, key, "")
         strategy = dict(plan.apply_strategy_for(cluster))
         if ck.clean is not None and not owners and not custom.failures:
-            files.update((prefix + m.file, m.data) for m in mine)
-            entry = {**header, "applyStrategy": strategy, "contentHash": ck.content}
-            index[cluster].append({**entry, "objects": ck.clean})
+            row, written, size = layouts.layout(
+                cluster, mine, header, strategy, (ck.clean, ck.content)
+            )
+            files.update(written)
+            index[cluster].append(row)
+            if written:
+                sizes[cluster] = size
             continue
+        local: dict[str, bytes] = {}  # this cluster's files
         for m, problem in ck.rows:
             if problem is not None:
                 refused.setdefault(describe(m.identity), problem[0])
                 if problem[1]:
                     pure = False
                     objects += _keep_failed(
-                        key, cluster, ((m.file, problem[0]),), prior, prior_index, files
+                        key, cluster, ((m.file, problem[0]),), prior, prior_index, local
                     )
                 continue
             winner = owners.get((cluster, ident_key(m.identity)), key) if owners else key
@@ -235,15 +246,19 @@ def _write_one(
                     f"{what} is also placed by placement {winner} on this cluster"
                 )
                 continue
-            files[prefix + m.file] = m.data
+            local[prefix + m.file] = m.data
             objects.append(m.entry)
         failed = custom.failures
         if failed:
             pure = False
-            objects += _keep_failed(key, cluster, failed, prior, prior_index, files)
+            objects += _keep_failed(key, cluster, failed, prior, prior_index, local)
         content = placement_content_hash(objects)
         entry = {**header, "applyStrategy": strategy, "contentHash": content, "objects": objects}
         index[cluster].append(entry)
+        files.update(local)
+        if local:
+            sizes[cluster] = sum(map(len, local.values()))
+    layouts.done()
     plan.errors += [("spec.resourceSelectors", f"{what}: {why}") for what, why in refused.items()]
     return pure
 
