@@ -21,9 +21,8 @@ from gitfleet.api.output import cluster_dir, object_path
 from reconciler.conflicts import Claim, find_owners, ident_key
 from reconciler.indexfiles import write_indexes
 from reconciler.isolate import hold
-from reconciler.layoutcells import CleanLayouts
-from reconciler.manifests import Manifest
-from reconciler.outputguard import cluster_over_cap, describe, refusal
+from reconciler.layoutcells import CHECKS, Checked, CleanLayouts, checked_once
+from reconciler.outputguard import cluster_over_cap, describe
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import read_prior_index
 from reconciler.priorparse import parse_own, paths_under
@@ -165,30 +164,6 @@ def _write_live(
     return lost
 
 
-@dataclass(frozen=True)
-class _Checked:
-    """A manifest tuple with each object's refusal (None: it may be written) and, when none is
-    refused, the index objects and content hash every cluster given exactly it shares."""
-
-    rows: tuple[tuple[Manifest, tuple[str, bool] | None], ...]
-    clean: list[dict[str, Any]] | None
-    content: str
-
-
-def _checked(mine: tuple[Manifest, ...], limits: Limits) -> _Checked:
-    taken: dict[str, Mapping[str, str]] = {}
-    rows = []
-    for m in mine:
-        problem = _refusal(m, taken, limits)
-        if problem is None:
-            taken[m.file] = m.identity
-        rows.append((m, problem))
-    if any(problem is not None for _, problem in rows):
-        return _Checked(tuple(rows), None, "")
-    clean = [m.entry for m in mine]
-    return _Checked(tuple(rows), clean, placement_content_hash(clean))
-
-
 def _write_one(
     plan: PlacementPlan,
     owners: Mapping[Claim, str],
@@ -207,7 +182,7 @@ def _write_one(
     layouts = CleanLayouts(key)
     pure = True
     refused: dict[str, str] = {}
-    checked: dict[int, _Checked] = {}  # per distinct manifest tuple (shared by most clusters)
+    checked: dict[int, Checked] = {}  # per distinct manifest tuple (shared by most clusters)
     for cluster in plan.written_clusters():
         older = plan.renders.get(plan.moved_to.get(cluster, -1))
         header = base if older is None else _live_entry(plan, older.index)
@@ -215,7 +190,7 @@ def _write_one(
         custom = older.cluster(cluster) if older is not None else plan.cluster(cluster)
         mine = older.manifests_for(cluster) if older is not None else plan.manifests_for(cluster)
         if id(mine) not in checked:
-            checked[id(mine)] = _checked(mine, limits)
+            checked[id(mine)] = checked_once(mine, limits)
         ck = checked[id(mine)]
         prefix = object_path(cluster, key, "")
         strategy = dict(plan.apply_strategy_for(cluster))
@@ -263,16 +238,6 @@ def _write_one(
     return pure
 
 
-def _refusal(
-    m: Manifest, taken: Mapping[str, Mapping[str, str]], limits: Limits
-) -> tuple[str, bool] | None:
-    problem = refusal(m, limits)
-    if problem is None and m.file in taken and taken[m.file] != m.identity:
-        other = describe(taken[m.file])
-        return f"its output file name {m.file} is already used by {other}", False
-    return problem
-
-
 def _report_conflicts(
     plans: Mapping[str, PlacementPlan], lost: Mapping[tuple[str, str, str], list[str]]
 ) -> None:
@@ -299,6 +264,7 @@ def assemble_clusters(
     the prior output, when the caller already has it). A cluster whose files would exceed
     `limits.maxRenderedBytesPerCluster` keeps its previous files (an error on each placement
     bound to it)."""
+    CHECKS.next_round()
     held_keys = sorted({k for k, p in plans.items() if p.held} | set(kept))
     if prior_index is None:
         prior_index = read_prior_index(prior.output) if prior.output else {}

@@ -1,4 +1,5 @@
-"""One placement's files and index row on each cluster, reused per cluster across passes.
+"""One placement's files and index row on each cluster, reused per cluster across passes, and
+the checks of the manifest tuples they are laid out from.
 
 A placement recomputed because one cluster was added, removed or relabelled gives every other
 cluster the very same manifest tuple as last pass (`reconciler.manifestmemo`). For a cluster
@@ -6,17 +7,22 @@ whose objects may all be written as rendered, its files and ClusterIndex row dep
 that tuple, the placement's index header and the cluster's apply strategy: `CleanLayouts`
 hands back last pass's files, row and byte count while those are unchanged, so only changed
 clusters make paths and rows again, and the row is the very object `reconciler.indexfiles`
-emitted last pass. Called by `reconciler.assemble`.
+emitted last pass. `checked_once` checks a manifest tuple (`reconciler.outputguard`: sizes, one
+file name per object) once per tuple and limits. Called by `reconciler.assemble`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from gitfleet.api.canonical import placement_content_hash
+from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
 from reconciler.manifests import Manifest
-from reconciler.stagememo import StageMemo
+from reconciler.outputguard import describe, refusal
+from reconciler.stagememo import IdentityMemo, StageMemo
 
 _Cell = tuple[
     tuple[Manifest, ...], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, bytes], int
@@ -57,3 +63,52 @@ class CleanLayouts:
 
     def done(self) -> None:
         _CELLS.put(self.key, (), self._made)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A manifest tuple with each object's refusal (None: it may be written) and, when none is
+    refused, the index objects and content hash every cluster given exactly it shares."""
+
+    rows: tuple[tuple[Manifest, tuple[str, bool] | None], ...]
+    clean: list[dict[str, Any]] | None
+    content: str
+
+
+CHECKS: IdentityMemo[tuple[Limits, Checked]] = IdentityMemo()
+"""Manifest tuple -> its check under these limits, for the last two passes (`assemble_clusters`
+starts a round): a recomputed placement hands most clusters last pass's very tuples."""
+
+
+def checked_once(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
+    """`_checked`, once per manifest tuple and limits."""
+    found = CHECKS.get(mine)
+    if found is not None and found[0] == limits:
+        return found[1]
+    checked = _checked(mine, limits)
+    CHECKS.put(mine, (limits, checked))
+    return checked
+
+
+def _checked(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
+    taken: dict[str, Mapping[str, str]] = {}
+    rows = []
+    for m in mine:
+        problem = _refusal(m, taken, limits)
+        if problem is None:
+            taken[m.file] = m.identity
+        rows.append((m, problem))
+    if any(problem is not None for _, problem in rows):
+        return Checked(tuple(rows), None, "")
+    clean = [m.entry for m in mine]
+    return Checked(tuple(rows), clean, placement_content_hash(clean))
+
+
+def _refusal(
+    m: Manifest, taken: Mapping[str, Mapping[str, str]], limits: Limits
+) -> tuple[str, bool] | None:
+    problem = refusal(m, limits)
+    if problem is None and m.file in taken and taken[m.file] != m.identity:
+        other = describe(taken[m.file])
+        return f"its output file name {m.file} is already used by {other}", False
+    return problem

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
-from reconciler.layoutcells import CleanLayouts
+from reconciler.layoutcells import CleanLayouts, checked_once
 from reconciler.manifests import Manifest
 from reconciler.stagememo import forget_stages
 
@@ -71,3 +72,11 @@ def test_another_cluster_is_laid_out_on_its_own() -> None:
     _layout("eu")
     _, files, _ = _layout("us")
     assert list(files) == [object_path("us", "p", "configmap_a.yaml")]
+
+
+def test_a_tuple_is_checked_once_per_limits() -> None:
+    first = checked_once(MINE, Limits())
+    assert first.clean == CLEAN[0] and checked_once(MINE, Limits()) is first
+    small = checked_once(MINE, Limits(max_object_bytes=4))
+    assert small.clean is None and small.rows[0][1] is not None
+    assert checked_once(tuple(list(MINE)), Limits()) is not first  # another tuple object
