@@ -111,7 +111,10 @@ def describe_changes(
         changed = [p for p, entry in listing.items() if before.get(p) != entry]
     else:
         before = {path: prior.oid(path) for path in prior.files()} if prior is not None else {}
-        changed = [p for p, data in files.items() if before.get(p) != ids(data)]
+        if listing is not None:  # blob ids already known: nothing to hash
+            changed = [p for p in files if before.get(p) != listing[p][0]]
+        else:
+            changed = [p for p, data in files.items() if before.get(p) != ids(data)]
     for path in changed:
         _record(summary, path)
         summary.changes[path] = files[path]

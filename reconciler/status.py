@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, cast
 
-from gitfleet.api import Condition, set_condition
+from gitfleet.api import Condition
+from gitfleet.api.conditions import format_time
 
 Status = Literal["True", "False", "Unknown"]
 
@@ -218,7 +219,8 @@ def _unchanged(previous: Condition, c: Cond, generation: int) -> bool:
 def timed(
     conds: Sequence[Cond], prior: Sequence[Condition], generation: int, now: datetime
 ) -> tuple[Condition, ...]:
-    """Conditions with lastTransitionTime kept from `prior` unless status/reason/message changed."""
+    """Conditions with lastTransitionTime kept from `prior` unless status/reason/message changed
+    (`set_condition`'s rule, each condition built once)."""
     out: tuple[Condition, ...] = ()
     prior_by_type = {c.type: c for c in prior}
     for c in conds:
@@ -226,17 +228,37 @@ def timed(
         if previous is not None and _unchanged(previous, c, generation):
             out += (previous,)  # what set_condition would build, without building it
             continue
-        new = Condition(
-            type=c.type,
-            status=cast(Status, c.status),
-            reason=c.reason,
-            message=c.message,
-            observed_generation=generation,
-            last_transition_time=None,
+        kept = (
+            previous is not None
+            and previous.status == c.status
+            and previous.reason == c.reason
+            and previous.message == c.message
         )
-        base: tuple[Condition, ...] = (previous,) if previous is not None else ()
-        out += set_condition(base, new, now)
+        stamp = previous.last_transition_time if kept and previous is not None else None
+        out += (
+            Condition(
+                type=c.type,
+                status=cast(Status, c.status),
+                reason=c.reason,
+                message=c.message,
+                observed_generation=generation,
+                last_transition_time=stamp or stamp_of(now),
+            ),
+        )
     return out
+
+
+_STAMP: list[tuple[datetime, str]] = []
+
+
+def stamp_of(now: datetime) -> str:
+    """`format_time(now)`, formatted once per pass clock (the last one is kept)."""
+    last = _STAMP[-1] if _STAMP else None
+    if last is not None and last[0] is now:
+        return last[1]
+    text = format_time(now)
+    _STAMP[:] = [(now, text)]
+    return text
 
 
 def deleting_message(cluster: str, objects: int) -> str:

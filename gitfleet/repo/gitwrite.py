@@ -101,12 +101,25 @@ def commit_files(
     _refuse_nesting(path for path, data in changes.items() if data is not None)
     parent_commit, parent_tree = _resolve_parent(repo, parent)
     current = _lookup(repo, parent_commit, changes) if parent_commit else {}
-    effective = {
-        path: data
-        for path, data in changes.items()
-        if (current.get(path) != blob_id(data) if data is not None else path in current)
-    }
+    effective = _effective(changes, current)
     return _write(repo, parent_commit, parent_tree, effective, message, author, ref, date, sign_key)
+
+
+def _effective(
+    changes: Mapping[str, bytes | None], current: Mapping[str, str]
+) -> dict[str, bytes | None]:
+    """The changes that alter the tree: deletions of paths the parent has, and contents the
+    parent lacks or holds with another blob id (hashed only for paths the parent has)."""
+    out: dict[str, bytes | None] = {}
+    for path, data in changes.items():
+        if data is None:
+            if path in current:
+                out[path] = None
+            continue
+        old = current.get(path)
+        if old is None or old != blob_id(data):
+            out[path] = data
+    return out
 
 
 def replace_tree(
