@@ -9,7 +9,7 @@ placement states one object. Comparing a stage's inputs as a tuple is then mostl
 cost the stage's own work. Process-wide and bounded, like the other caches of the pass; `forget`
 clears every StageMemo (tests compare passes with and without reuse). `IdentityMemo` remembers
 values derived from objects for the last two passes only. Called by `statusdocs`,
-`statusentries`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`, `rollmemo`,
+`statusentries`, `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`, `rollmemo`,
 `placememo`, `manifestmemo`, `sealing` and `select`.
 """
 
