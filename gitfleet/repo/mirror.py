@@ -225,7 +225,8 @@ class Mirror:
             self._git(["update-ref", "-m", "gitfleet push", "--", local, commit], check=False)
 
     def maintain(self) -> None:
-        """`git gc --auto`: fold the packs fast-import leaves per commit (call between passes)."""
+        """`git gc --auto`: fold the loose objects (fewer than 100 per write) or packs that
+        fast-import and fetch leave per commit (call between passes)."""
         run_git(
             self._path,
             ["gc", "--auto", "--quiet"],
