@@ -19,15 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gitfleet.api.report import AgentReport, PlacementReport
+from gitfleet.api.report import PlacementReport
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
 from reconciler.rollout.model import PlacementView
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.rollview import ReportEntries
+from reconciler.stagememo import StageMemo
 from reconciler.state import PlacementState
-
-ReportEntries = Mapping[str, Mapping[str, PlacementReport]]
-"""cluster -> placement key -> the cluster's report entry about that placement."""
 
 
 @dataclass(frozen=True)
@@ -40,20 +38,6 @@ class _Rolled:
 
 
 _ROLLOUTS: StageMemo[_Rolled] = StageMemo()
-_entries: IdentityMemo[dict[str, PlacementReport]] = IdentityMemo()
-
-
-def report_entries(reports: Mapping[str, AgentReport]) -> ReportEntries:
-    """Every report's entries by placement key (built once per report object)."""
-    _entries.next_round()
-    out = {}
-    for cluster, report in reports.items():
-        found = _entries.get(report)
-        if found is None:
-            found = {p.key: p for p in report.placements}
-            _entries.put(report, found)
-        out[cluster] = found
-    return out
 
 
 def rollout_inputs(
