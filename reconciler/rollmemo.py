@@ -52,8 +52,10 @@ def rollout_inputs(
     if plan.held or plan.strategy_type == "External" or plan.state.deleting:
         return None
     key, names = plan.key, [b.cluster for b in plan.state.bindings]
+    empty: Mapping[str, Any] = {}
+    row, entry = prior_index.get, entries.get
     try:
-        given = tuple(given_content(prior_index.get(c, {}).get(key)) for c in names)
+        given = tuple([given_content(row(c, empty).get(key)) for c in names])
     except Exception:  # e.g. an unreadable previous row: no reuse, never a failed pass
         return None
     return (
@@ -69,10 +71,10 @@ def rollout_inputs(
         plan.apply_strategy,
         plan.scheduled,
         plan.declared,
-        tuple(entries.get(c, {}).get(key) for c in names),
+        tuple([entry(c, empty).get(key) for c in names]) if entries else (),
         given,
-        tuple(c in clusters for c in names),
-        tuple(c in assume for c in names),
+        clusters.issuperset(names) or frozenset(names).difference(clusters),
+        assume.intersection(names),
     )
 
 

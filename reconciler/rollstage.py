@@ -32,7 +32,13 @@ from reconciler.rollmove import moved, with_started
 from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
 from reconciler.rollout.guard import driver_fault, kept_under
-from reconciler.rollout.model import UNSCHEDULED, DriverResult, PlacementView, RolloutInputs
+from reconciler.rollout.model import (
+    UNSCHEDULED,
+    BindingView,
+    DriverResult,
+    PlacementView,
+    RolloutInputs,
+)
 from reconciler.rollout.rolling import RollingDecision, pick_bindings
 from reconciler.rollview import (
     ReportEntries,
@@ -42,7 +48,7 @@ from reconciler.rollview import (
     placement_view,
     report_entries,
 )
-from reconciler.state import PlacementState
+from reconciler.state import Binding, PlacementState
 
 PriorIndex = Mapping[str, Mapping[str, Mapping[str, Any]]]
 
@@ -73,9 +79,14 @@ def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime
 
 
 def _roll(
-    plan: PlacementPlan, now: datetime, assume: frozenset[str], prior_index: PriorIndex
+    plan: PlacementPlan,
+    now: datetime,
+    assume: frozenset[str],
+    prior_index: PriorIndex,
+    seen: tuple[PlacementState, PlacementView],
 ) -> datetime | None:
-    """A RollingUpdate placement; returns when a timer of it is due."""
+    """A RollingUpdate placement; returns when a timer of it is due. `seen`: the state the
+    drivers' view of it was made from, and that view (its bindings' views while unchanged)."""
     waiting = blocked(plan)
     if waiting:  # §2.2 step 2: no rollout this round
         for cluster in waiting:
@@ -83,7 +94,12 @@ def _roll(
                 f"waiting: cluster {cluster} is still removing the objects of this placement"
             )
         return None
-    views = [binding_view(plan, b, assume) for b in plan.state.bindings] + deleting_views(plan)
+    if plan.state is seen[0]:
+        views = list(seen[1].bindings)
+    else:
+        views = [binding_view(plan, b, assume) for b in plan.state.bindings]
+        views += deleting_views(plan)
+    known = {b.cluster: (b, v) for b, v in zip(plan.state.bindings, views, strict=False)}
     fixed = plan.fixed_names or 0
     decision = pick_bindings(
         views,
@@ -105,20 +121,28 @@ def _roll(
         assume,
     )
     timers = [w for w in decision.classes.waits if w > timedelta(0)]
-    _settling(plan, now, assume, bool(decision.stale))
+    _settling(plan, now, assume, bool(decision.stale), known)
     if decision.stale and assume & set(decision.classes.ready):
         return now  # clusters without agents count as ready: the next wave is due at once
     return now + min(timers) if timers else None
 
 
-def _settling(plan: PlacementPlan, now: datetime, assume: frozenset[str], blocking: bool) -> None:
+def _settling(
+    plan: PlacementPlan,
+    now: datetime,
+    assume: frozenset[str],
+    blocking: bool,
+    known: Mapping[str, tuple[Binding, BindingView]],
+) -> None:
     """Clusters with the latest content that are not ready yet: an untrackable timer always
-    shows; waiting for a report shows while other clusters wait for this one."""
+    shows; waiting for a report shows while other clusters wait for this one. `known`: views
+    made this pass, by cluster, with the binding each was made of."""
     live = set(plan.live_clusters())
     for b in plan.state.bindings:
         if b.cluster not in live:
             continue
-        view = binding_view(plan, b, assume)
+        found = known.get(b.cluster)
+        view = found[1] if found is not None and found[0] is b else binding_view(plan, b, assume)
         if view.failed:
             continue
         ready, wait = view.ready(now, plan.rolling.period)
@@ -150,11 +174,13 @@ def _observe(
     clusters: frozenset[str],
     assume_ready: frozenset[str],
     views: dict[str, PlacementView],
+    made: dict[str, PlacementState],
 ) -> None:
     observe(plan, entries, now, prior_index)
     _drop_departed(plan, clusters)
     settle(plan, reports, clusters, assume_ready)
     views[plan.key] = placement_view(plan, assume_ready)
+    made[plan.key] = plan.state
 
 
 def _roll_into(
@@ -163,8 +189,9 @@ def _roll_into(
     assume: frozenset[str],
     prior_index: PriorIndex,
     wakeups: list[datetime],
+    seen: tuple[PlacementState, PlacementView],
 ) -> None:
-    due = _roll(plan, now, assume, prior_index)
+    due = _roll(plan, now, assume, prior_index, seen)
     if due is not None:
         wakeups.append(due)
 
@@ -206,6 +233,7 @@ def roll_out(
     own rollout work raises is held (`reconciler.isolate`); the others roll out."""
     live: dict[str, PlacementPlan] = {}
     views: dict[str, PlacementView] = {}
+    made: dict[str, PlacementState] = {}
     seen = (prior_index, clusters, assume_ready)
     entries = report_entries(reports)
     before: dict[str, tuple[tuple[Any, ...] | None, PlacementState]] = {}
@@ -220,7 +248,7 @@ def roll_out(
             continue
         before[key] = (known, plan.state)
         work = partial(
-            _observe, plan, reports, entries, now, prior_index, clusters, assume_ready, views
+            _observe, plan, reports, entries, now, prior_index, clusters, assume_ready, views, made
         )
         if guarded(plan, "observing the rollout of", work):
             live[key] = plan
@@ -244,7 +272,11 @@ def roll_out(
         else:
             due: list[datetime] = []
             guarded(
-                plan, "rolling out", partial(_roll_into, plan, now, assume_ready, prior_index, due)
+                plan,
+                "rolling out",
+                partial(
+                    _roll_into, plan, now, assume_ready, prior_index, due, (made[key], views[key])
+                ),
             )
             wakeups += due
             keep(plan, *before[key], min(due, default=None), views[key])
