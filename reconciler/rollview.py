@@ -13,6 +13,7 @@ from typing import Any
 
 from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.report import AgentReport, PlacementReport
+from reconciler.manifests import NO_OVERRIDES
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
 from reconciler.rollbind import ClusterMemo
@@ -179,13 +180,8 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
         if plan.held:
             continue
         latest = plan.target()
-        inputs = (
-            plan.state.bindings,
-            latest.index if latest else None,
-            dict(plan.desired),
-            dict(plan.sync_errors),
-        )
-        if _SETTLED.get(plan.key, inputs):
+        index = latest.index if latest else None
+        if _SETTLED.get(plan.key, (plan.state.bindings, index, plan.desired, plan.sync_errors)):
             continue
         live = set(plan.live_clusters())
         bindings = []
@@ -196,7 +192,8 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
         if any(a is not b for a, b in zip(bindings, plan.state.bindings, strict=True)):
             plan.state = replace(plan.state, bindings=tuple(bindings))
             _SETTLED.drop(plan.key)
-        else:
+        else:  # copies: the plan's dicts are its own to change
+            inputs = (plan.state.bindings, index, dict(plan.desired), dict(plan.sync_errors))
             _SETTLED.put(plan.key, inputs, True)
 
 
@@ -286,6 +283,12 @@ def binding_views(plan: PlacementPlan, assume: frozenset[str]) -> tuple[BindingV
     return tuple(out)
 
 
+NO_NAMES: tuple[tuple[str, ...], tuple[str, ...]] = (
+    NO_OVERRIDES.cluster_overrides,
+    NO_OVERRIDES.resource_overrides,
+)
+
+
 def _override_names(
     plan: PlacementPlan,
 ) -> dict[int, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]]:
@@ -293,11 +296,9 @@ def _override_names(
     clusters = [b.cluster for b in plan.state.bindings if b.state != UNSCHEDULED]
     out: dict[int, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
     latest = plan.target()
-    if latest is not None:
-        mine = {c: plan.cluster(c) for c in clusters}
-        out[latest.index] = {
-            c: (m.cluster_overrides, m.resource_overrides) for c, m in mine.items()
-        }
+    if latest is not None:  # most clusters have no overrides: one shared pair of no names
+        mine = {c: (m.cluster_overrides, m.resource_overrides) for c, m in plan.per_cluster.items()}
+        out[latest.index] = {c: mine.get(c, NO_NAMES) for c in clusters}
     for index, render in plan.renders.items():
         out[index] = {c: render.names(c) for c in clusters}
     return out

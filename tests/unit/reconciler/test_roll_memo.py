@@ -1,0 +1,241 @@
+"""The rollout stage's per-cluster memos (`reconciler.rollbind`, used by `reconciler.rollview`):
+a placement observed and viewed with whatever the previous pass left in the memos gives exactly
+what it gives afresh - when one binding's condition, one report entry, one cluster's desired
+content, its override failures, the assumed-ready clusters or the clock changed - and the very
+same objects, without rebuilding them, when nothing changed. `record_sync` skips a placement
+only while nothing it reads changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from gitfleet.api import Condition
+from gitfleet.api.canonical import placement_content_hash
+from gitfleet.api.report import PlacementReport
+from reconciler import rollview
+from reconciler.manifests import ClusterManifests, Manifest
+from reconciler.placement import PlacementPlan
+from reconciler.rollout.model import BindingView
+from reconciler.stagememo import forget_stages
+from reconciler.state import Binding, BindingCondition, PlacementState, Snapshot
+from reconciler.status import Cond
+
+T0 = datetime(2026, 11, 20, 9, tzinfo=UTC)
+NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
+LATER = NOW + timedelta(hours=1)
+
+
+def _manifest(name: str, digest: str) -> Manifest:
+    return Manifest(f"{name}.yaml", b"x", {"kind": "ConfigMap", "name": name}, "sha256:" + digest)
+
+
+DEFAULT = (_manifest("a", "1" * 64),)
+CUSTOM = (_manifest("a", "2" * 64),)
+OTHER = (_manifest("a", "3" * 64),)
+D, D2 = (
+    placement_content_hash(m.entry for m in DEFAULT),
+    placement_content_hash(m.entry for m in CUSTOM),
+)
+STARTED = BindingCondition("RolloutStarted", "True", "RolloutStarted", "started", T0)
+APPLIED = BindingCondition("Applied", "True", "AllWorkHaveBeenApplied", "", T0)
+
+
+def _bound(cluster: str, content: str | None, *conds: BindingCondition) -> Binding:
+    return Binding(cluster, "Bound", 0, 3, content=content, conditions=(STARTED, *conds))
+
+
+def _entry(given: str, *conds: tuple[str, str, str]) -> PlacementReport:
+    return PlacementReport(
+        key="web",
+        name="web",
+        resource_snapshot_index=3,
+        content_hash=given,
+        conditions=[Condition(type=t, status=s, reason=r) for t, s, r in conds],
+    )
+
+
+@dataclass
+class World:
+    """Everything one placement's observation and view read."""
+
+    bindings: tuple[Binding, ...] = (
+        _bound("c1", D, APPLIED),
+        _bound("c2", D2),
+        Binding("c3", "Scheduled", 0),
+        _bound("c4", None),
+    )
+    custom: ClusterManifests = ClusterManifests(cluster_overrides=("cro-0",), manifests=CUSTOM)
+    entries: dict[str, dict[str, PlacementReport]] = field(
+        default_factory=lambda: {
+            "c1": {"web": _entry(D, ("Applied", "True", "AllWorkHaveBeenApplied"))},
+            "c2": {"web": _entry(D2, ("Applied", "True", "AllWorkHaveBeenApplied"))},
+        }
+    )
+    assume: frozenset[str] = frozenset({"c4"})
+    strategy: dict[str, Any] = field(default_factory=lambda: {"type": "ClientSideApply"})
+    now: datetime = NOW
+    sync_errors: dict[str, str] = field(default_factory=dict)
+
+    def plan(self) -> PlacementPlan:
+        state = PlacementState(
+            key="web", resource_snapshots=(Snapshot(3, "h3"),), bindings=self.bindings
+        )
+        return PlacementPlan(
+            key="web",
+            state=state,
+            scheduled=Cond("Scheduled", "True", "Scheduled", "ok"),
+            manifests=DEFAULT,
+            per_cluster={"c2": self.custom},
+            apply_strategy=self.strategy,
+            sync_errors=dict(self.sync_errors),
+        )
+
+    def prior_index(self) -> dict[str, dict[str, dict[str, Any]]]:
+        return {"c1": {"web": {"contentHash": D}}, "c2": {"web": {"contentHash": D2}}}
+
+
+def _rolled(world: World) -> tuple[Any, ...]:
+    """Observe, view (the drivers' and one binding's own) and record sync, as the pass does."""
+    plan = world.plan()
+    rollview.observe(plan, world.entries, world.now, world.prior_index())
+    view = rollview.placement_view(plan, world.assume)
+    one = [rollview.binding_view(plan, b, world.assume) for b in plan.state.bindings]
+    rollview.record_sync({"web": plan}, world.now)
+    ready = [v.ready(world.now, timedelta(minutes=5)) for v in view.bindings]
+    return plan.state, dict(plan.reports), dict(plan.desired), view, one, ready
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    forget_stages()
+    yield
+    forget_stages()
+
+
+def _fresh_rolled(world: World) -> tuple[Any, ...]:
+    forget_stages()
+    return _rolled(world)
+
+
+UNTRACKABLE = ("Available", "True", "NotAllWorkAreAvailabilityTrackable")
+CHANGES: list[tuple[str, Callable[[World], World]]] = [
+    ("a binding's condition", lambda w: replace(w, bindings=(_bound("c1", D), *w.bindings[1:]))),
+    (
+        "a report entry",
+        lambda w: replace(
+            w, entries={**w.entries, "c1": {"web": _entry(D, ("Applied", "False", "Failed"))}}
+        ),
+    ),
+    ("a report entry about other content", lambda w: replace(w, entries={"c1": w.entries["c1"]})),
+    (
+        "a cluster's desired content",
+        lambda w: replace(w, custom=replace(w.custom, manifests=OTHER)),
+    ),
+    (
+        "a cluster's override failures",
+        lambda w: replace(w, custom=replace(w.custom, failures=(("a.yaml", "bad patch"),))),
+    ),
+    ("the assumed clusters", lambda w: replace(w, assume=frozenset({"c1", "c2"}))),
+    (
+        "the apply strategy of assumed clusters",
+        lambda w: replace(w, assume=frozenset({"c1", "c2"}), strategy={"type": "ReportDiff"}),
+    ),
+    ("a sync error", lambda w: replace(w, sync_errors={"c1": "lost to placement other"})),
+    (
+        "the clock, a binding waiting on untrackable objects",
+        lambda w: replace(
+            w,
+            now=LATER,
+            entries={**w.entries, "c1": {"web": _entry(D, UNTRACKABLE)}},
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("change", [c for _, c in CHANGES], ids=[n for n, _ in CHANGES])
+def test_a_changed_input_gives_what_a_fresh_pass_gives(change: Callable[[World], World]) -> None:
+    base = World()
+    _rolled(base)
+    changed = change(base)
+    assert _rolled(changed) == _fresh_rolled(changed)
+
+
+def test_a_result_that_read_the_clock_is_not_reused_later() -> None:
+    """A report moves c1 to an untrackable Available at NOW: observed again from the very same
+    binding an hour later (a prior replayed), its condition takes the later time, as afresh."""
+    world = World(entries={"c1": {"web": _entry(D, UNTRACKABLE)}})
+    state = _rolled(world)[0]
+    assert state.bindings[0].condition("Available").last_transition_time == NOW
+    later = replace(world, now=LATER)
+    again = _rolled(later)
+    assert again == _fresh_rolled(later)
+    assert again[0].bindings[0].condition("Available").last_transition_time == LATER
+    waiting = again[5][0]
+    assert waiting == (False, timedelta(minutes=5))
+
+
+def test_a_sync_error_at_a_later_time_is_timed_then() -> None:
+    world = World(sync_errors={"c1": "lost"})
+    assert _rolled(world)[0].bindings[0].condition("WorkSynchronized").last_transition_time == NOW
+    later = replace(world, now=LATER)
+    again = _rolled(later)
+    assert again == _fresh_rolled(later)
+    assert again[0].bindings[0].condition("WorkSynchronized").last_transition_time == LATER
+
+
+def test_unchanged_inputs_give_the_very_same_objects_without_rebuilding_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second pass reads the first pass's bindings (as the hub chains its passes)."""
+    world = World()
+    first = _rolled(world)
+    settled = replace(world, bindings=first[0].bindings)
+    second = _rolled(settled)
+    calls = {"observed": 0, "view": 0, "sync": 0}
+
+    def counting(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(rollview, "_observed", counting("observed", rollview._observed))
+    monkeypatch.setattr(rollview, "_view", counting("view", rollview._view))
+    monkeypatch.setattr(rollview, "with_sync", counting("sync", rollview.with_sync))
+    third = _rolled(settled)
+    assert calls == {"observed": 0, "view": 0, "sync": 0}
+    assert all(a is b for a, b in zip(third[0].bindings, second[0].bindings, strict=True))
+    assert all(a is b for a, b in zip(third[3].bindings, second[3].bindings, strict=True))
+    assert third == _fresh_rolled(settled)
+
+
+def test_one_added_binding_is_the_only_one_observed_and_viewed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = World()
+    settled = replace(world, bindings=_rolled(world)[0].bindings)
+    _rolled(settled)
+    seen: list[str] = []
+    real_observed, real_view = rollview._observed, rollview._view
+
+    def observed(b: Binding, *rest: Any) -> Any:
+        seen.append(b.cluster)
+        return real_observed(b, *rest)
+
+    def view(b: Binding, *rest: Any) -> BindingView:
+        seen.append(b.cluster)
+        return real_view(b, *rest)
+
+    monkeypatch.setattr(rollview, "_observed", observed)
+    monkeypatch.setattr(rollview, "_view", view)
+    added = replace(settled, bindings=(*settled.bindings, Binding("c9", "Scheduled", 0)))
+    result = _rolled(added)
+    assert set(seen) == {"c9"}
+    monkeypatch.undo()
+    assert result == _fresh_rolled(added)
