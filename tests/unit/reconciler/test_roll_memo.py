@@ -16,6 +16,7 @@ import pytest
 
 from gitfleet.api import Condition
 from gitfleet.api.canonical import placement_content_hash
+from gitfleet.api.conditions import ConditionStatus
 from gitfleet.api.report import PlacementReport
 from reconciler import rollview
 from reconciler.manifests import ClusterManifests, Manifest
@@ -49,7 +50,7 @@ def _bound(cluster: str, content: str | None, *conds: BindingCondition) -> Bindi
     return Binding(cluster, "Bound", 0, 3, content=content, conditions=(STARTED, *conds))
 
 
-def _entry(given: str, *conds: tuple[str, str, str]) -> PlacementReport:
+def _entry(given: str, *conds: tuple[str, ConditionStatus, str]) -> PlacementReport:
     return PlacementReport(
         key="web",
         name="web",
@@ -57,6 +58,9 @@ def _entry(given: str, *conds: tuple[str, str, str]) -> PlacementReport:
         content_hash=given,
         conditions=[Condition(type=t, status=s, reason=r) for t, s, r in conds],
     )
+
+
+CUSTOM_C2 = ClusterManifests(cluster_overrides=("cro-0",), manifests=CUSTOM)
 
 
 @dataclass
@@ -69,7 +73,7 @@ class World:
         Binding("c3", "Scheduled", 0),
         _bound("c4", None),
     )
-    custom: ClusterManifests = ClusterManifests(cluster_overrides=("cro-0",), manifests=CUSTOM)
+    custom: ClusterManifests = CUSTOM_C2
     entries: dict[str, dict[str, PlacementReport]] = field(
         default_factory=lambda: {
             "c1": {"web": _entry(D, ("Applied", "True", "AllWorkHaveBeenApplied"))},
@@ -80,23 +84,27 @@ class World:
     strategy: dict[str, Any] = field(default_factory=lambda: {"type": "ClientSideApply"})
     now: datetime = NOW
     sync_errors: dict[str, str] = field(default_factory=dict)
+    given: dict[str, str] = field(default_factory=dict)
+    manifests: tuple[Manifest, ...] = DEFAULT
+    index: int = 3
 
     def plan(self) -> PlacementPlan:
         state = PlacementState(
-            key="web", resource_snapshots=(Snapshot(3, "h3"),), bindings=self.bindings
+            key="web", resource_snapshots=(Snapshot(self.index, "h"),), bindings=self.bindings
         )
         return PlacementPlan(
             key="web",
             state=state,
             scheduled=Cond("Scheduled", "True", "Scheduled", "ok"),
-            manifests=DEFAULT,
+            manifests=self.manifests,
             per_cluster={"c2": self.custom},
             apply_strategy=self.strategy,
             sync_errors=dict(self.sync_errors),
         )
 
     def prior_index(self) -> dict[str, dict[str, dict[str, Any]]]:
-        return {"c1": {"web": {"contentHash": D}}, "c2": {"web": {"contentHash": D2}}}
+        given = {"c1": D, "c2": D2, **self.given}
+        return {c: {"web": {"contentHash": h}} for c, h in given.items()}
 
 
 def _rolled(world: World) -> tuple[Any, ...]:
@@ -122,44 +130,87 @@ def _fresh_rolled(world: World) -> tuple[Any, ...]:
     return _rolled(world)
 
 
-UNTRACKABLE = ("Available", "True", "NotAllWorkAreAvailabilityTrackable")
-CHANGES: list[tuple[str, Callable[[World], World]]] = [
-    ("a binding's condition", lambda w: replace(w, bindings=(_bound("c1", D), *w.bindings[1:]))),
+def _settled(world: World) -> World:
+    """`world` as the hub meets it after two passes: its bindings are the last pass's."""
+    for _ in range(2):
+        world = replace(world, bindings=_rolled(world)[0].bindings)
+    return world
+
+
+def _same(w: World) -> World:
+    return _settled(w)
+
+
+def _unsettled(w: World) -> World:
+    """c4's binding still has no content (a state written before its contents)."""
+    return w
+
+
+UNTRACKABLE: tuple[str, ConditionStatus, str] = (
+    "Available",
+    "True",
+    "NotAllWorkAreAvailabilityTrackable",
+)
+ASSUMED = frozenset({"c1", "c2"})
+Change = Callable[[World], World]
+CHANGES: list[tuple[str, Change, Change]] = [
+    (
+        "a binding's condition",
+        _same,
+        lambda w: replace(w, bindings=(_bound("c1", D), *w.bindings[1:])),
+    ),
     (
         "a report entry",
+        _same,
         lambda w: replace(
             w, entries={**w.entries, "c1": {"web": _entry(D, ("Applied", "False", "Failed"))}}
         ),
     ),
-    ("a report entry about other content", lambda w: replace(w, entries={"c1": w.entries["c1"]})),
+    ("a report entry about other content", _same, lambda w: replace(w, entries={})),
+    (
+        "the content a cluster was given",
+        _same,
+        lambda w: replace(w, given={"c1": D2}),
+    ),
     (
         "a cluster's desired content",
+        _same,
         lambda w: replace(w, custom=replace(w.custom, manifests=OTHER)),
     ),
     (
         "a cluster's override failures",
+        _same,
         lambda w: replace(w, custom=replace(w.custom, failures=(("a.yaml", "bad patch"),))),
     ),
-    ("the assumed clusters", lambda w: replace(w, assume=frozenset({"c1", "c2"}))),
+    ("the target index", _same, lambda w: replace(w, index=4)),
+    ("the target index, a binding without content", _unsettled, lambda w: replace(w, index=4)),
+    (
+        "the desired content of a binding without content",
+        _unsettled,
+        lambda w: replace(w, manifests=OTHER),
+    ),
+    ("the assumed clusters", _same, lambda w: replace(w, assume=ASSUMED)),
     (
         "the apply strategy of assumed clusters",
-        lambda w: replace(w, assume=frozenset({"c1", "c2"}), strategy={"type": "ReportDiff"}),
+        lambda w: _settled(replace(w, assume=ASSUMED)),
+        lambda w: replace(w, strategy={"type": "ReportDiff"}),
     ),
-    ("a sync error", lambda w: replace(w, sync_errors={"c1": "lost to placement other"})),
+    ("a sync error", _same, lambda w: replace(w, sync_errors={"c1": "lost to placement other"})),
     (
         "the clock, a binding waiting on untrackable objects",
-        lambda w: replace(
-            w,
-            now=LATER,
-            entries={**w.entries, "c1": {"web": _entry(D, UNTRACKABLE)}},
+        lambda w: _settled(
+            replace(w, entries={**w.entries, "c1": {"web": _entry(D, UNTRACKABLE)}})
         ),
+        lambda w: replace(w, now=LATER),
     ),
 ]
 
 
-@pytest.mark.parametrize("change", [c for _, c in CHANGES], ids=[n for n, _ in CHANGES])
-def test_a_changed_input_gives_what_a_fresh_pass_gives(change: Callable[[World], World]) -> None:
-    base = World()
+@pytest.mark.parametrize(
+    ("before", "change"), [c[1:] for c in CHANGES], ids=[c[0] for c in CHANGES]
+)
+def test_a_changed_input_gives_what_a_fresh_pass_gives(before: Change, change: Change) -> None:
+    base = before(World())
     _rolled(base)
     changed = change(base)
     assert _rolled(changed) == _fresh_rolled(changed)
