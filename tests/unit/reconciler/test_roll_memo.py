@@ -43,6 +43,7 @@ D, D2 = (
     placement_content_hash(m.entry for m in CUSTOM),
 )
 STARTED = BindingCondition("RolloutStarted", "True", "RolloutStarted", "started", T0)
+SYNC_FAILED = BindingCondition("WorkSynchronized", "False", "SyncWorkFailed", "lost", T0)
 APPLIED = BindingCondition("Applied", "True", "AllWorkHaveBeenApplied", "", T0)
 
 
@@ -194,6 +195,11 @@ CHANGES: list[tuple[str, Change, Change]] = [
         "the apply strategy of assumed clusters",
         lambda w: _settled(replace(w, assume=ASSUMED)),
         lambda w: replace(w, strategy={"type": "ReportDiff"}),
+    ),
+    (
+        "a binding still marked unsynchronized",
+        _same,
+        lambda w: replace(w, bindings=(_bound("c1", D, APPLIED, SYNC_FAILED), *w.bindings[1:])),
     ),
     ("a sync error", _same, lambda w: replace(w, sync_errors={"c1": "lost to placement other"})),
     (
