@@ -2,6 +2,14 @@
 (`observe` — only from a report naming the exact content the hub gave that cluster, timed by the
 hub's own `now`; a dry run without any status source assumes them), and the `BindingView` /
 `PlacementView` every rollout driver reads. Pure; called by `reconciler.rollstage`.
+
+A placement recomputed because one cluster was added or removed, or one binding changed, costs
+only what changed: each cluster's desired content hash, observed binding and `BindingView` are
+remembered per cluster with the very binding or manifests they were made from and the plan facts
+they read (`reconciler.rollbind`; `_observed` and `_view` read nothing else, so the key cannot
+miss an input), an observation that read the clock is never remembered, and `record_sync` skips
+a placement whose bindings, target, desired contents and sync errors are what they were when it
+last changed nothing. `record_sync` is called by `reconciler.pass_`.
 """
 
 from __future__ import annotations
@@ -121,18 +129,19 @@ def observe(
     latest = plan.target()
     index = latest.index if latest else None
     key, round_ = plan.key, _OBSERVED.start(plan.key)
+    none: Mapping[str, Any] = {}
     bindings = []
     for b in plan.state.bindings:
-        entry = entries.get(b.cluster, {}).get(key)
-        given = given_content(prior_index.get(b.cluster, {}).get(key))
+        entry = entries.get(b.cluster, none).get(key)
+        given = given_content(prior_index.get(b.cluster, none).get(key))
         facts = (index, plan.desired.get(b.cluster), entry, given)
         found = round_.get(b.cluster, b, facts)
         if found is None:
             found = _observed(b, facts, now)
             if _kept_times(found[0], b):
                 round_.keep(b.cluster, b, facts, found)
-        if found[1] is not None:
-            plan.reports[b.cluster] = found[1]
+        if found[1] is not None:  # the entry itself (equal to the one it was made from)
+            plan.reports[b.cluster] = entry if entry is not None else found[1]
         bindings.append(found[0])
     round_.end()
     plan.state = replace(plan.state, bindings=tuple(bindings))
