@@ -27,7 +27,7 @@ from reconciler.output import placement_key
 from reconciler.placement import PlacementPlan
 from reconciler.rolldelete import begin, blocked, settle
 from reconciler.rollexternal import external_into
-from reconciler.rollmemo import keep, reuse, rollout_inputs
+from reconciler.rollmemo import index_token, keep, reuse, rollout_inputs
 from reconciler.rollmove import moved, with_started
 from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
@@ -234,7 +234,7 @@ def roll_out(
     live: dict[str, PlacementPlan] = {}
     views: dict[str, PlacementView] = {}
     made: dict[str, PlacementState] = {}
-    seen = (prior_index, clusters, assume_ready)
+    seen = (prior_index, clusters, assume_ready, index_token(prior_index))
     entries = report_entries(reports)
     before: dict[str, tuple[tuple[Any, ...] | None, PlacementState]] = {}
     evicting = {placement_key(e.spec.placement_name) for e in fleet.evictions.values()}

@@ -18,9 +18,10 @@ from gitfleet.api import Condition
 from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.conditions import ConditionStatus
 from gitfleet.api.report import PlacementReport
-from reconciler import rollview
+from reconciler import rollmemo, rollview
 from reconciler.manifests import ClusterManifests, Manifest
 from reconciler.placement import PlacementPlan
+from reconciler.priorindex import given_content
 from reconciler.rollout.model import BindingView
 from reconciler.stagememo import forget_stages
 from reconciler.state import Binding, BindingCondition, PlacementState, Snapshot
@@ -296,3 +297,32 @@ def test_one_added_binding_is_the_only_one_observed_and_viewed(
     assert set(seen) == {"c9"}
     monkeypatch.undo()
     assert result == _fresh_rolled(added)
+
+
+def test_the_content_given_is_read_again_from_another_prior_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`rollmemo.rollout_inputs` reads the content each cluster was given once per prior index
+    object: the same object again reads nothing, an equal-looking new one with one row changed
+    gives that row's content."""
+    plan, world = World().plan(), World()
+    prior = world.prior_index()
+
+    def inputs(index: Any) -> tuple[Any, ...] | None:
+        return rollmemo.rollout_inputs(
+            plan, {}, index, frozenset({"c1", "c2"}), frozenset(), rollmemo.index_token(index)
+        )
+
+    first = inputs(prior)
+    assert first is not None and first[-3] == (D, D2, None, None)
+    read: list[Any] = []
+
+    def given(row: Any) -> str | None:
+        read.append(row)
+        return given_content(row)
+
+    monkeypatch.setattr(rollmemo, "given_content", given)
+    assert inputs(prior) == first and read == []
+    moved = {**prior, "c1": {"web": {"contentHash": D2}}}
+    again = inputs(moved)
+    assert again is not None and again[-3] == (D2, D2, None, None) and len(read) == 4
