@@ -207,9 +207,11 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
 
 
 def with_sync(b: Binding, error: str | None, now: datetime) -> Binding:
+    if error is None and all(c.type != "WorkSynchronized" for c in b.conditions):
+        return b
     rest = [c for c in b.conditions if c.type != "WorkSynchronized"]
     if error is None:
-        return b if len(rest) == len(b.conditions) else replace(b, conditions=tuple(rest))
+        return replace(b, conditions=tuple(rest))
     failed = timed(
         [("WorkSynchronized", "False", SYNC_FAILED, error[:MAX_MESSAGE])], b.conditions, now
     )

@@ -287,7 +287,7 @@ def drive_cluster_group_upgrades(
     runs = prior_runs(prior_output) if declared else {}
     present = _present(fleet, runs)
     ops = ordered_ops({k: runs[k].ops for k in present if k in runs})
-    labels = apply_ops(inputs.cluster_labels, ops)
+    labels = apply_ops(inputs.cluster_labels, ops) if present else {}  # present CGUs' only
     soak, bad_soak = soak_annotations(fleet)
     blockers = {k: _blocker(runs.get(k)) for k in present}
     blockers.update(staged_run_blockers(fleet, prior_output))
