@@ -5,7 +5,11 @@ repository at `cache_dir` (refusing one made for another remote) and then offers
 (explicit refspecs, no tags, no submodules, pruned), `resolve`, `is_ancestor`, `list_refs`,
 `update_ref` (compare-and-swap), `maintain` (auto gc), `log` (commits with parsed trailers, for `gitfleet history`)
 and `push_fast_forward` (lease on the expected old value plus a local ancestry check, never a
-plain force; a moved branch is reported as `rejected`, not raised). Every call runs with
+plain force; a moved branch is reported as `rejected`, not raised). Like `git push` to a
+configured remote, a successful push moves the local ref an earlier `fetch` refspec maps the
+branch to (the remote-tracking ref), so the next fetch neither downloads the pushed objects
+again nor re-checks their connectivity against the previous tip (a walk of its whole tree, see
+benchmarks/README.md "Push cost at fleet-1k"). Every call runs with
 `GIT_DIR` pinned to the mirror, network calls with the remote's single allowed protocol and
 `-c protocol.allow=never` hardening; all messages are redacted. Writes of trees and commits go
 through `gitwrite.commit_files`/`replace_tree` on `Mirror.path`. Called by the reconciler loop,
@@ -68,6 +72,8 @@ class Mirror:
         self._path = path
         self._remote = remote
         self._timeout = timeout
+        self._tracking: dict[str, str] = {}
+        """Remote ref (or glob) -> local ref, from every refspec `fetch` was given."""
 
     @classmethod
     def open(
@@ -106,6 +112,7 @@ class Mirror:
         """Fetch `refspecs` (`[+]refs/...:refs/...`, globs allowed). An exact source ref the
         remote lacks is skipped and its local destination deleted (a branch not created yet)."""
         pending = {self._check_refspec(spec): spec for spec in refspecs}
+        self._tracking.update(pending.keys())
         missing: list[str] = []
         while pending:
             args = ["fetch", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head"]
@@ -192,10 +199,34 @@ class Mirror:
         args = ["push", "--porcelain", "--no-verify", "--recurse-submodules=no"]
         args.append(f"--force-with-lease={target}:{old or ''}")
         result = self._network([*args, "--", self._remote.url, f"{new}:{target}"])
-        return _push_outcome(result, target, self.url)
+        outcome = _push_outcome(result, target, self.url)
+        if outcome.ok:
+            self._track(target, new)
+        return outcome
+
+    def tracking_ref(self, remote_ref: str) -> str | None:
+        """The local ref a `fetch` refspec of this mirror maps `remote_ref` to (None: none).
+        An exact refspec wins over a glob; among globs, the first fetched."""
+        exact = self._tracking.get(remote_ref)
+        if exact is not None and "*" not in remote_ref:
+            return exact
+        for src, dst in self._tracking.items():
+            head, star, tail = src.partition("*")
+            middle = remote_ref[len(head) : len(remote_ref) - len(tail)]
+            if star and middle and remote_ref == head + middle + tail:
+                return dst.replace("*", middle, 1)
+        return None
+
+    def _track(self, remote_ref: str, commit: str) -> None:
+        """After a successful push: the remote ref is `commit`, so its remote-tracking ref is
+        too. A failure is harmless (the next fetch sets the ref), so it is not raised."""
+        local = self.tracking_ref(remote_ref)
+        if local is not None:
+            self._git(["update-ref", "-m", "gitfleet push", "--", local, commit], check=False)
 
     def maintain(self) -> None:
-        """`git gc --auto`: fold the packs fast-import leaves per commit (call between passes)."""
+        """`git gc --auto`: fold the loose objects (fewer than 100 per write) or packs that
+        fast-import and fetch leave per commit (call between passes)."""
         run_git(
             self._path,
             ["gc", "--auto", "--quiet"],

@@ -122,6 +122,48 @@ def test_new_branch_lease_and_up_to_date(remote_url: str, tmp_path: Path) -> Non
     assert mirror.resolve(TRACKING) == root.commit
 
 
+def test_push_moves_the_tracking_ref_of_fetched_refspecs(remote_url: str, tmp_path: Path) -> None:
+    """A successful push sets the local ref the fetch refspecs map the branch to (exact or glob),
+    as `git push` to a configured remote does; a rejected push or an unfetched branch does not."""
+    mirror = Mirror.open(tmp_path / "m", remote_url)
+    root = commit_files(mirror.path, None, {"a.yaml": b"1"}, "root", BOT)
+    assert mirror.push_fast_forward(root.commit, "main", None).ok  # nothing fetched yet
+    assert mirror.resolve(TRACKING) is None
+    mirror.fetch([MAIN, STATUS])
+    nxt = commit_files(mirror.path, root.commit, {"a.yaml": b"2"}, "next", BOT)
+    assert mirror.push_fast_forward(nxt.commit, "main", root.commit).ok
+    assert mirror.resolve(TRACKING) == nxt.commit  # no fetch in between
+    assert mirror.push_fast_forward(root.commit, "gitfleet/status/east", None).ok
+    assert mirror.resolve("refs/remotes/origin/gitfleet/status/east") == root.commit
+    assert mirror.push_fast_forward(root.commit, "other", None).ok  # not a fetched branch
+    assert mirror.resolve("refs/remotes/origin/other") is None
+    other = commit_files(mirror.path, None, {"b.yaml": b"3"}, "unrelated", BOT)
+    assert mirror.push_fast_forward(other.commit, "main", nxt.commit).rejected
+    assert mirror.resolve(TRACKING) == nxt.commit
+    reader = Mirror.open(tmp_path / "r", remote_url)
+    reader.fetch([MAIN])
+    assert reader.resolve(TRACKING) == nxt.commit
+    assert mirror.fetch([MAIN, STATUS]).missing == () and mirror.resolve(TRACKING) == nxt.commit
+
+
+@pytest.mark.parametrize(
+    ("remote_ref", "want"),
+    [
+        ("refs/heads/main", "refs/remotes/origin/main"),
+        ("refs/heads/gitfleet/status/east", "refs/remotes/origin/gitfleet/status/east"),
+        ("refs/heads/gitfleet/status/", None),
+        ("refs/heads/gitfleet/rendered", None),
+        ("refs/heads/x/y-tail", "refs/t/y"),
+    ],
+)
+def test_tracking_ref_mapping(tmp_path: Path, remote_ref: str, want: str | None) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    mirror = Mirror.open(tmp_path / "m", str(remote))
+    mirror.fetch([MAIN, STATUS, "+refs/heads/x/*-tail:refs/t/*"])
+    assert mirror.tracking_ref(remote_ref) == want
+
+
 def test_missing_and_pruned_refs(remote_url: str, tmp_path: Path) -> None:
     writer = Mirror.open(tmp_path / "w", remote_url)
     reader = Mirror.open(tmp_path / "r", remote_url)
