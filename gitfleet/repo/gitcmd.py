@@ -29,6 +29,10 @@ _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s'\"<>]+@")
 _URL_QUERY = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s?#'\"<>]*\?)([^\s#'\"<>]*)")
 _HEX_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _MAX_REF_LENGTH = 1024
+_ACCEPTED_REFS: set[str] = set()
+"""Names `git check-ref-format` accepted (a pure syntax check): a loop validates the same few
+refs every pass, and each check is a process start. Refused names are never remembered."""
+_MAX_ACCEPTED_REFS = 4096
 
 
 class GitError(Exception):
@@ -129,17 +133,21 @@ def validate_ref(repo_dir: Path, ref: str) -> None:
     """Refuse refs that are option-like, malformed, or not a well-formed name or object id.
 
     Accepted: a full hexadecimal object id, or any name `git check-ref-format --allow-onelevel`
-    accepts (`main`, `HEAD`, `refs/heads/x`, `origin/main`). Raises GitError otherwise.
+    accepts (`main`, `HEAD`, `refs/heads/x`, `origin/main`; remembered, so a name is checked by
+    git once per process). Raises GitError otherwise.
     """
     if not ref or len(ref) > _MAX_REF_LENGTH:
         raise GitError("invalid ref: empty or too long")
     if ref.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in ref):
         raise GitError(f"invalid ref {redact_url(ref)!r}: option-like or contains whitespace")
-    if _HEX_ID.fullmatch(ref):
+    if _HEX_ID.fullmatch(ref) or ref in _ACCEPTED_REFS:
         return
     result = run_git(repo_dir, ["check-ref-format", "--allow-onelevel", ref], check=False)
     if result.returncode != 0:
         raise GitError(f"invalid ref {redact_url(ref)!r}: not a valid ref name")
+    if len(_ACCEPTED_REFS) >= _MAX_ACCEPTED_REFS:
+        _ACCEPTED_REFS.clear()
+    _ACCEPTED_REFS.add(ref)
 
 
 def resolve_revision(repo_dir: Path, rev: str) -> str:

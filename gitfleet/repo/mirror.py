@@ -72,6 +72,8 @@ class Mirror:
         self._path = path
         self._remote = remote
         self._timeout = timeout
+        self._refspecs: dict[str, tuple[str, str]] = {}
+        """Refspecs already checked (`_check_refspec`): a loop fetches the same ones each pass."""
         self._tracking: dict[str, str] = {}
         """Remote ref (or glob) -> local ref, from every refspec `fetch` was given."""
 
@@ -143,7 +145,10 @@ class Mirror:
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         """True when `ancestor` is reachable from `descendant` (equal counts). GitError when
         either does not resolve."""
-        first, second = self._must_resolve(ancestor), self._must_resolve(descendant)
+        return self._descends(self._must_resolve(ancestor), self._must_resolve(descendant))
+
+    def _descends(self, first: str, second: str) -> bool:
+        """`merge-base --is-ancestor` on two resolved commit ids."""
         result = self._git(["merge-base", "--is-ancestor", first, second], check=False)
         if result.returncode not in (0, 1):
             raise GitError(f"git merge-base failed: {_tail(result.stderr)}")
@@ -194,7 +199,7 @@ class Mirror:
         validate_ref(self._path, target)
         new = self._must_resolve(local_commit)
         old = self._must_resolve(expected_old) if expected_old is not None else None
-        if old is not None and not self.is_ancestor(old, new):
+        if old is not None and not self._descends(old, new):
             return PushResult(False, True, f"{target}: {new[:12]} does not descend from {old[:12]}")
         args = ["push", "--porcelain", "--no-verify", "--recurse-submodules=no"]
         args.append(f"--force-with-lease={target}:{old or ''}")
@@ -242,6 +247,9 @@ class Mirror:
         return commit
 
     def _check_refspec(self, spec: str) -> tuple[str, str]:
+        known = self._refspecs.get(spec)
+        if known is not None:
+            return known
         match = _REFSPEC.fullmatch(spec)
         if match is None or spec.count("*") not in (0, 2):
             raise GitError(f"invalid refspec {spec!r}: expected [+]refs/...:refs/...")
@@ -249,7 +257,8 @@ class Mirror:
             check = self._git(["check-ref-format", "--refspec-pattern", side], check=False)
             if check.returncode != 0 or side.count("*") > 1:
                 raise GitError(f"invalid refspec {spec!r}: {side!r} is not a valid ref pattern")
-        return match.group(2), match.group(3)
+        sides = self._refspecs[spec] = (match.group(2), match.group(3))
+        return sides
 
     def _git(self, args: Sequence[str], *, check: bool = True) -> GitResult:
         return run_git(self._path, args, check=check, env={"GIT_DIR": str(self._path)})

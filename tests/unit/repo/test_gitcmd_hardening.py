@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gitfleet.repo import gitcmd
 from gitfleet.repo.gitcmd import GitError, git_argv, git_env, redact_url, run_git, validate_ref
 from gitfleet.repo.mirror import Mirror
 
@@ -77,6 +78,38 @@ def test_validate_ref(repo: Path, ref: str, ok: bool) -> None:
     else:
         with pytest.raises(GitError, match="invalid ref"):
             validate_ref(repo, ref)
+
+
+def test_validate_ref_asks_git_once_per_accepted_name(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An accepted name is remembered (a loop checks the same refs every pass); a refused one
+    is checked, and refused, every time."""
+    calls: list[str] = []
+
+    def counting(repo_dir: Path, args: list[str], **kwargs: object) -> object:
+        calls.append(args[-1])
+        return run_git(repo_dir, args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitcmd, "_ACCEPTED_REFS", set())
+    monkeypatch.setattr(gitcmd, "run_git", counting)
+    for _ in range(3):
+        validate_ref(repo, "refs/heads/once")
+        with pytest.raises(GitError, match="invalid ref"):
+            validate_ref(repo, "refs/heads/bad..name")
+    assert calls == ["refs/heads/once"] + ["refs/heads/bad..name"] * 3
+
+
+def test_mirror_checks_each_refspec_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    mirror = Mirror.open(tmp_path / "m", str(remote))
+    spec = "+refs/heads/main:refs/remotes/origin/main"
+    assert mirror._check_refspec(spec) == ("refs/heads/main", "refs/remotes/origin/main")
+    monkeypatch.setattr(mirror, "_git", lambda *a, **k: pytest.fail("checked twice"))
+    assert mirror._check_refspec(spec) == ("refs/heads/main", "refs/remotes/origin/main")
+    with pytest.raises(GitError, match="invalid refspec"):
+        mirror._check_refspec("+refs/heads/a:refs/remotes/b:c")
 
 
 def test_ext_protocol_is_blocked(repo: Path) -> None:
