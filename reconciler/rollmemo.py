@@ -14,20 +14,19 @@ deleted or an eviction this pass. Called by `rollstage`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gitfleet.api.report import AgentReport, PlacementReport
+from gitfleet.api.report import PlacementReport
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
 from reconciler.rollout.model import PlacementView
+from reconciler.rollview import ReportEntries
 from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import PlacementState
-
-ReportEntries = Mapping[str, Mapping[str, PlacementReport]]
-"""cluster -> placement key -> the cluster's report entry about that placement."""
 
 
 @dataclass(frozen=True)
@@ -40,20 +39,38 @@ class _Rolled:
 
 
 _ROLLOUTS: StageMemo[_Rolled] = StageMemo()
-_entries: IdentityMemo[dict[str, PlacementReport]] = IdentityMemo()
+_GIVEN: StageMemo[tuple[str | None, ...]] = StageMemo()
+"""Placement key -> the content each of its clusters was given, with the prior index (by its
+token) and the clusters it was read for."""
+_indexes: IdentityMemo[int] = IdentityMemo()
+_tokens = itertools.count()
 
 
-def report_entries(reports: Mapping[str, AgentReport]) -> ReportEntries:
-    """Every report's entries by placement key (built once per report object)."""
-    _entries.next_round()
-    out = {}
-    for cluster, report in reports.items():
-        found = _entries.get(report)
-        if found is None:
-            found = {p.key: p for p in report.placements}
-            _entries.put(report, found)
-        out[cluster] = found
-    return out
+def index_token(prior_index: object) -> int:
+    """A number naming this prior index object (the same object gives the same number while
+    it is remembered, a number is never reused); once per pass, by `rollstage.roll_out`."""
+    _indexes.next_round()
+    found = _indexes.get(prior_index)
+    if found is None:
+        found = next(_tokens)
+        _indexes.put(prior_index, found)
+    return found
+
+
+def _given(
+    key: str, names: tuple[str, ...], prior_index: Mapping[str, Any], token: int | None
+) -> tuple[str | None, ...]:
+    """The content each cluster of `names` was given (its previous index entry's), read again
+    only when the prior index is another object than last time or the clusters changed (an
+    unchanged output is the very same prior index, `priorindex.recorded_prior_index`)."""
+    inputs = (token, names)
+    found = _GIVEN.get(key, inputs) if token is not None else None
+    if found is None:
+        empty: Mapping[str, Any] = {}
+        found = tuple([given_content(prior_index.get(c, empty).get(key)) for c in names])
+        if token is not None:
+            _GIVEN.put(key, inputs, found)
+    return found
 
 
 def rollout_inputs(
@@ -62,14 +79,18 @@ def rollout_inputs(
     prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
     clusters: frozenset[str],
     assume: frozenset[str],
+    token: int | None = None,
 ) -> tuple[Any, ...] | None:
     """Everything the rollout of `plan` reads, or None when it is never reused (or its
-    inputs cannot be read: the rollout then runs, and its own guard reports any fault)."""
+    inputs cannot be read: the rollout then runs, and its own guard reports any fault).
+    `token`: `index_token(prior_index)`."""
     if plan.held or plan.strategy_type == "External" or plan.state.deleting:
         return None
-    key, names = plan.key, [b.cluster for b in plan.state.bindings]
+    key, names = plan.key, tuple([b.cluster for b in plan.state.bindings])
+    empty: Mapping[str, Any] = {}
+    entry = entries.get
     try:
-        given = tuple(given_content(prior_index.get(c, {}).get(key)) for c in names)
+        given = _given(key, names, prior_index, token)
     except Exception:  # e.g. an unreadable previous row: no reuse, never a failed pass
         return None
     return (
@@ -85,10 +106,10 @@ def rollout_inputs(
         plan.apply_strategy,
         plan.scheduled,
         plan.declared,
-        tuple(entries.get(c, {}).get(key) for c in names),
+        tuple([entry(c, empty).get(key) for c in names]) if entries else (),
         given,
-        tuple(c in clusters for c in names),
-        tuple(c in assume for c in names),
+        clusters.issuperset(names) or frozenset(names).difference(clusters),
+        assume.intersection(names),
     )
 
 

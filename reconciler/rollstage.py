@@ -19,7 +19,6 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
-from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.errors import FleetError
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
@@ -27,31 +26,31 @@ from reconciler.isolate import guarded
 from reconciler.output import placement_key
 from reconciler.placement import PlacementPlan
 from reconciler.rolldelete import begin, blocked, settle
-from reconciler.rollmemo import keep, report_entries, reuse, rollout_inputs
+from reconciler.rollexternal import external_into
+from reconciler.rollmemo import index_token, keep, reuse, rollout_inputs
+from reconciler.rollmove import moved, with_started
 from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
 from reconciler.rollout.guard import driver_fault, kept_under
 from reconciler.rollout.model import (
-    BOUND,
     UNSCHEDULED,
+    BindingView,
     DriverResult,
-    ExternalUpdate,
     PlacementView,
     RolloutInputs,
 )
-from reconciler.rollout.rolling import (
-    STALE_MESSAGE,
-    STALE_REASON,
-    STARTED_MESSAGE,
-    STARTED_REASON,
-    RollingDecision,
-    pick_bindings,
+from reconciler.rollout.rolling import RollingDecision, pick_bindings
+from reconciler.rollview import (
+    ReportEntries,
+    binding_view,
+    deleting_views,
+    observe,
+    placement_view,
+    report_entries,
 )
-from reconciler.rollview import binding_view, deleting_views, observe, placement_view, timed
 from reconciler.state import Binding, PlacementState
 
 PriorIndex = Mapping[str, Mapping[str, Mapping[str, Any]]]
-HELD = "held: External strategy, no update run targets this placement"
 
 
 @dataclass(frozen=True)
@@ -64,67 +63,30 @@ class RolloutOutcome:
     trailers: tuple[tuple[str, str], ...] = ()
 
 
-def _moved(plan: PlacementPlan, b: Binding, now: datetime, index: int | None = None) -> Binding:
-    """The binding after the rollout gave it the target content (§2.4 effects), or with
-    `index` an older snapshot rendered from its recorded commit (`plan.renders`)."""
-    target = plan.target()
-    older = plan.renders.get(index) if index is not None else None
-    content: str | None
-    if older is not None:
-        custom = older.cluster(b.cluster)
-        content = placement_content_hash(m.entry for m in older.manifests_for(b.cluster))
-        plan.moved_to[b.cluster] = older.index
-    else:
-        custom = plan.cluster(b.cluster)
-        content = plan.desired.get(b.cluster)
-        plan.moved_to.pop(b.cluster, None)
-    kept = [c for c in b.conditions if c.type != "RolloutStarted"] if content == b.content else []
-    if not kept:
-        plan.reports.pop(b.cluster, None)
-    started = timed(
-        [("RolloutStarted", "True", STARTED_REASON, STARTED_MESSAGE)], b.conditions, now
-    )
-    return replace(
-        b,
-        state=BOUND,
-        previous_state=None,
-        resource_index=older.index if older is not None else (target.index if target else None),
-        content=content,
-        cluster_overrides=custom.cluster_overrides,
-        resource_overrides=custom.resource_overrides,
-        conditions=(*started, *kept),
-    )
-
-
-def _with_started(b: Binding, status: str, now: datetime) -> Binding:
-    reason, message = (
-        (STARTED_REASON, STARTED_MESSAGE) if status == "True" else (STALE_REASON, STALE_MESSAGE)
-    )
-    started = timed([("RolloutStarted", status, reason, message)], b.conditions, now)
-    rest = [c for c in b.conditions if c.type != "RolloutStarted"]
-    conditions = (*started, *rest)
-    return b if conditions == b.conditions else replace(b, conditions=conditions)
-
-
 def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> None:
-    moved, stale = set(decision.update), set(decision.stale)
+    update, stale = set(decision.update), set(decision.stale)
     out = []
     for b in plan.state.bindings:
-        if b.cluster in moved and b.state != UNSCHEDULED:
-            b = _moved(plan, b, now)
+        if b.cluster in update and b.state != UNSCHEDULED:
+            b = moved(plan, b, now)
         elif b.cluster in stale and b.state != UNSCHEDULED:
-            b = _with_started(b, "False", now)
+            b = with_started(b, "False", now)
         elif not decision.need_roll and b.state != UNSCHEDULED:
-            b = _with_started(b, "True", now)
+            b = with_started(b, "True", now)
         out.append(b)
     plan.state = replace(plan.state, bindings=tuple(out))
     plan.waits.update({w.cluster: w.message for w in decision.waits})
 
 
 def _roll(
-    plan: PlacementPlan, now: datetime, assume: frozenset[str], prior_index: PriorIndex
+    plan: PlacementPlan,
+    now: datetime,
+    assume: frozenset[str],
+    prior_index: PriorIndex,
+    seen: tuple[PlacementState, PlacementView],
 ) -> datetime | None:
-    """A RollingUpdate placement; returns when a timer of it is due."""
+    """A RollingUpdate placement; returns when a timer of it is due. `seen`: the state the
+    drivers' view of it was made from, and that view (its bindings' views while unchanged)."""
     waiting = blocked(plan)
     if waiting:  # §2.2 step 2: no rollout this round
         for cluster in waiting:
@@ -132,7 +94,12 @@ def _roll(
                 f"waiting: cluster {cluster} is still removing the objects of this placement"
             )
         return None
-    views = [binding_view(plan, b, assume) for b in plan.state.bindings] + deleting_views(plan)
+    if plan.state is seen[0]:
+        views = list(seen[1].bindings)
+    else:
+        views = [binding_view(plan, b, assume) for b in plan.state.bindings]
+        views += deleting_views(plan)
+    known = {b.cluster: (b, v) for b, v in zip(plan.state.bindings, views, strict=False)}
     fixed = plan.fixed_names or 0
     decision = pick_bindings(
         views,
@@ -154,20 +121,28 @@ def _roll(
         assume,
     )
     timers = [w for w in decision.classes.waits if w > timedelta(0)]
-    _settling(plan, now, assume, bool(decision.stale))
+    _settling(plan, now, assume, bool(decision.stale), known)
     if decision.stale and assume & set(decision.classes.ready):
         return now  # clusters without agents count as ready: the next wave is due at once
     return now + min(timers) if timers else None
 
 
-def _settling(plan: PlacementPlan, now: datetime, assume: frozenset[str], blocking: bool) -> None:
+def _settling(
+    plan: PlacementPlan,
+    now: datetime,
+    assume: frozenset[str],
+    blocking: bool,
+    known: Mapping[str, tuple[Binding, BindingView]],
+) -> None:
     """Clusters with the latest content that are not ready yet: an untrackable timer always
-    shows; waiting for a report shows while other clusters wait for this one."""
+    shows; waiting for a report shows while other clusters wait for this one. `known`: views
+    made this pass, by cluster, with the binding each was made of."""
     live = set(plan.live_clusters())
     for b in plan.state.bindings:
         if b.cluster not in live:
             continue
-        view = binding_view(plan, b, assume)
+        found = known.get(b.cluster)
+        view = found[1] if found is not None and found[0] is b else binding_view(plan, b, assume)
         if view.failed:
             continue
         ready, wait = view.ready(now, plan.rolling.period)
@@ -184,82 +159,6 @@ def _settling(plan: PlacementPlan, now: datetime, assume: frozenset[str], blocki
             )
 
 
-def _external(
-    plan: PlacementPlan,
-    updates: Sequence[ExternalUpdate],
-    now: datetime,
-    prior_index: PriorIndex,
-    assume: frozenset[str],
-) -> list[FleetError]:
-    """An External placement: only what a driver asks for moves. A move to an older snapshot
-    than the latest is a rollback, rendered from the snapshot's recorded commit."""
-    latest = plan.state.latest_resources()
-    errors: list[FleetError] = []
-    moves: dict[str, tuple[int, ExternalUpdate]] = {}
-    deletes: set[str] = set()
-    for u in updates:
-        moves.update({c: (i, u) for c, i in u.clusters.items()})
-        deletes |= u.delete
-    out = []
-    begin(
-        plan,
-        [b.cluster for b in plan.state.bindings if b.state == UNSCHEDULED and b.cluster in deletes],
-        prior_index,
-        assume,
-    )
-    for b in plan.state.bindings:
-        move = moves.get(b.cluster)
-        strategy = prior_index.get(b.cluster, {}).get(plan.key, {}).get("applyStrategy")
-        if move is not None and b.state != UNSCHEDULED:
-            target, update = move
-            if latest is not None and target == latest.index:
-                b = _moved(plan, b, now)
-                strategy = update.apply_strategy
-            elif target in plan.renders and target != b.resource_index:
-                b = _moved(plan, b, now, target)
-                strategy = update.apply_strategy
-            elif target != b.resource_index:
-                errors.append(_rollback_error(plan, updates, b.cluster, target))
-        _record_strategy(plan, b.cluster, strategy)
-        out.append(b)
-    plan.state = replace(plan.state, bindings=tuple(out))
-    sources = ", ".join(sorted({u.source for u in updates}))
-    if not updates:
-        plan.rollout_note = HELD
-    live = set(plan.live_clusters())
-    for b in plan.state.bindings:
-        if b.cluster not in live and b.state != UNSCHEDULED:
-            plan.waits[b.cluster] = _held_message(plan, b, sources)
-    return errors
-
-
-def _held_message(plan: PlacementPlan, b: Binding, sources: str) -> str:
-    latest = plan.state.latest_resources()
-    if latest is not None and b.resource_index is not None and b.resource_index < latest.index:
-        by = f" by {sources}" if sources else ""
-        return f"rollback: at resource snapshot {b.resource_index}{by}, latest is {latest.index}"
-    return f"held: External strategy, waiting for {sources}" if sources else HELD
-
-
-def _record_strategy(plan: PlacementPlan, cluster: str, strategy: object) -> None:
-    """An External placement's cluster keeps the apply strategy it was last moved with (a
-    staged run's `status.applyStrategy`, §4.4); nothing pushes the placement's to it (§2.2
-    step 1 is the rolling-update controller's). None: the placement's own."""
-    if isinstance(strategy, Mapping) and dict(strategy) != dict(plan.apply_strategy):
-        plan.cluster_apply_strategies[cluster] = dict(strategy)
-
-
-def _rollback_error(
-    plan: PlacementPlan, updates: Sequence[ExternalUpdate], cluster: str, index: int
-) -> FleetError:
-    source = next(u.source for u in updates if cluster in u.clusters)
-    why = plan.unavailable.get(index) or (
-        f"resource snapshot index {index} of placement `{plan.key}` was not read from its "
-        "recorded commit"
-    )
-    return FleetError("", None, "", f"{source}: cannot deploy to cluster {cluster}: {why}")
-
-
 def _drop_departed(plan: PlacementPlan, clusters: frozenset[str]) -> None:
     """A cluster that left the fleet frees its slot: its Unscheduled binding goes at once."""
     kept = tuple(b for b in plan.state.bindings if b.state != UNSCHEDULED or b.cluster in clusters)
@@ -269,27 +168,19 @@ def _drop_departed(plan: PlacementPlan, clusters: frozenset[str]) -> None:
 def _observe(
     plan: PlacementPlan,
     reports: Mapping[str, AgentReport],
+    entries: ReportEntries,
     now: datetime,
     prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
     clusters: frozenset[str],
     assume_ready: frozenset[str],
     views: dict[str, PlacementView],
+    made: dict[str, PlacementState],
 ) -> None:
-    observe(plan, reports, now, prior_index)
+    observe(plan, entries, now, prior_index)
     _drop_departed(plan, clusters)
     settle(plan, reports, clusters, assume_ready)
     views[plan.key] = placement_view(plan, assume_ready)
-
-
-def _external_into(
-    plan: PlacementPlan,
-    updates: list[ExternalUpdate],
-    now: datetime,
-    prior_index: PriorIndex,
-    assume: frozenset[str],
-    errors: list[FleetError],
-) -> None:
-    errors.extend(_external(plan, updates, now, prior_index, assume))
+    made[plan.key] = plan.state
 
 
 def _roll_into(
@@ -298,8 +189,9 @@ def _roll_into(
     assume: frozenset[str],
     prior_index: PriorIndex,
     wakeups: list[datetime],
+    seen: tuple[PlacementState, PlacementView],
 ) -> None:
-    due = _roll(plan, now, assume, prior_index)
+    due = _roll(plan, now, assume, prior_index, seen)
     if due is not None:
         wakeups.append(due)
 
@@ -341,7 +233,8 @@ def roll_out(
     own rollout work raises is held (`reconciler.isolate`); the others roll out."""
     live: dict[str, PlacementPlan] = {}
     views: dict[str, PlacementView] = {}
-    seen = (prior_index, clusters, assume_ready)
+    made: dict[str, PlacementState] = {}
+    seen = (prior_index, clusters, assume_ready, index_token(prior_index))
     entries = report_entries(reports)
     before: dict[str, tuple[tuple[Any, ...] | None, PlacementState]] = {}
     evicting = {placement_key(e.spec.placement_name) for e in fleet.evictions.values()}
@@ -354,7 +247,9 @@ def roll_out(
             views[key] = view
             continue
         before[key] = (known, plan.state)
-        work = partial(_observe, plan, reports, now, prior_index, clusters, assume_ready, views)
+        work = partial(
+            _observe, plan, reports, entries, now, prior_index, clusters, assume_ready, views, made
+        )
         if guarded(plan, "observing the rollout of", work):
             live[key] = plan
     labels = {n: dict(c.metadata.labels or {}) for n, c in fleet.clusters.items()}
@@ -372,12 +267,16 @@ def roll_out(
             guarded(
                 plan,
                 "rolling out",
-                partial(_external_into, plan, updates, now, prior_index, assume_ready, errors),
+                partial(external_into, plan, updates, now, prior_index, assume_ready, errors),
             )
         else:
             due: list[datetime] = []
             guarded(
-                plan, "rolling out", partial(_roll_into, plan, now, assume_ready, prior_index, due)
+                plan,
+                "rolling out",
+                partial(
+                    _roll_into, plan, now, assume_ready, prior_index, due, (made[key], views[key])
+                ),
             )
             wakeups += due
             keep(plan, *before[key], min(due, default=None), views[key])

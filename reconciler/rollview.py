@@ -2,6 +2,14 @@
 (`observe` — only from a report naming the exact content the hub gave that cluster, timed by the
 hub's own `now`; a dry run without any status source assumes them), and the `BindingView` /
 `PlacementView` every rollout driver reads. Pure; called by `reconciler.rollstage`.
+
+A placement recomputed because one cluster was added or removed, or one binding changed, costs
+only what changed: each cluster's desired content hash, observed binding and `BindingView` are
+remembered per cluster with the very binding or manifests they were made from and the plan facts
+they read (`reconciler.rollbind`; `_observed` and `_view` read nothing else, so the key cannot
+miss an input), an observation that read the clock is never remembered, and `record_sync` skips
+a placement whose bindings, target, desired contents and sync errors are what they were when it
+last changed nothing. `record_sync` is called by `reconciler.pass_`.
 """
 
 from __future__ import annotations
@@ -11,9 +19,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from gitfleet.api.report import AgentReport
+from gitfleet.api.canonical import placement_content_hash
+from gitfleet.api.report import AgentReport, PlacementReport
+from reconciler.manifests import NO_OVERRIDES
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
+from reconciler.rollbind import ClusterMemo
 from reconciler.rollout.model import (
     BOUND,
     SCHEDULED,
@@ -22,6 +33,7 @@ from reconciler.rollout.model import (
     ObservedCondition,
     PlacementView,
 )
+from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import Binding, BindingCondition
 
 MAX_MESSAGE = 1024
@@ -30,6 +42,25 @@ REPORTED_TYPES = ("Applied", "Available", "DiffReported")
 HUB_TYPES = ("RolloutStarted", "WorkSynchronized")
 """Binding conditions the hub itself sets (kept from pass to pass while the content stays)."""
 SYNC_FAILED = "SyncWorkFailed"
+ReportEntries = Mapping[str, Mapping[str, PlacementReport]]
+"""cluster -> placement key -> the cluster's report entry about that placement."""
+_entries: IdentityMemo[dict[str, PlacementReport]] = IdentityMemo()
+
+
+def report_entries(reports: Mapping[str, AgentReport]) -> ReportEntries:
+    """Every report's entries by placement key, the first of a key as a scan finds it (built
+    once per report object)."""
+    _entries.next_round()
+    out = {}
+    for cluster, report in reports.items():
+        found = _entries.get(report)
+        if found is None:
+            found = {}
+            for p in report.placements:
+                found.setdefault(p.key, p)
+            _entries.put(report, found)
+        out[cluster] = found
+    return out
 
 
 def timed(
@@ -53,57 +84,97 @@ def timed(
 
 
 def _reported(
-    plan: PlacementPlan, b: Binding, report: AgentReport | None, given: str | None
-) -> list[tuple[str, str, str, str]]:
-    """The agent's conditions about exactly the content the hub gave this cluster (`given`:
-    the content hash of its previous index entry)."""
-    if b.content is None or b.state == SCHEDULED or given is None or report is None:
-        return []
-    entry = next((p for p in report.placements if p.key == plan.key), None)
-    if entry is None or entry.content_hash != given:
-        return []
-    plan.reports[b.cluster] = entry
-    return [
+    b: Binding, entry: PlacementReport | None, given: str | None
+) -> PlacementReport | None:
+    """The agent's report entry about exactly the content the hub gave this cluster (`given`:
+    the content hash of its previous index entry), else None."""
+    if b.content is None or b.state == SCHEDULED or given is None or entry is None:
+        return None
+    return entry if entry.content_hash == given else None
+
+
+ObserveFacts = tuple[int | None, str | None, PlacementReport | None, str | None]
+"""What `observe` reads for one binding besides the binding: the target index, the cluster's
+desired content, its agent's report entry about the placement, the content it was given."""
+_OBSERVED: ClusterMemo[tuple[Binding, PlacementReport | None]] = ClusterMemo()
+
+
+def _observed(
+    b: Binding, facts: ObserveFacts, now: datetime
+) -> tuple[Binding, PlacementReport | None]:
+    """One binding observed (from `b` and `facts` only), with the report entry it counts."""
+    index, desired, entry, given = facts
+    if b.content is None and b.state == BOUND and b.resource_index == index:
+        b = replace(b, content=desired)  # state written before contents
+    started = [c for c in b.conditions if c.type in HUB_TYPES]
+    counted = _reported(b, entry, given)
+    new = [
         (c.type, c.status, c.reason, c.message[:MAX_MESSAGE])
-        for c in entry.conditions
+        for c in (counted.conditions if counted is not None else ())
         if c.type in REPORTED_TYPES
     ]
+    conditions = (*started, *timed(new, b.conditions, now))
+    return (b if conditions == b.conditions else replace(b, conditions=conditions)), counted
 
 
 def observe(
     plan: PlacementPlan,
-    reports: Mapping[str, AgentReport],
+    entries: ReportEntries,
     now: datetime,
     prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
 ) -> None:
-    """Desired content per targeted cluster, and each binding's reported conditions."""
+    """Desired content per targeted cluster, and each binding's reported conditions (a binding
+    whose result did not read the clock is remembered: `reconciler.rollbind`)."""
     plan.desired = _desired(plan)
     latest = plan.target()
     index = latest.index if latest else None
+    key, round_ = plan.key, _OBSERVED.start(plan.key)
+    none: Mapping[str, Any] = {}
     bindings = []
     for b in plan.state.bindings:
-        if b.content is None and b.state == BOUND and b.resource_index == index:
-            b = replace(b, content=plan.desired.get(b.cluster))  # state written before contents
-        started = [c for c in b.conditions if c.type in HUB_TYPES]
-        given = given_content(prior_index.get(b.cluster, {}).get(plan.key))
-        reported = timed(_reported(plan, b, reports.get(b.cluster), given), b.conditions, now)
-        conditions = (*started, *reported)
-        bindings.append(b if conditions == b.conditions else replace(b, conditions=conditions))
+        entry = entries.get(b.cluster, none).get(key)
+        given = given_content(prior_index.get(b.cluster, none).get(key))
+        facts = (index, plan.desired.get(b.cluster), entry, given)
+        found = round_.get(b.cluster, b, facts)
+        if found is None:
+            found = _observed(b, facts, now)
+            if _kept_times(found[0], b):
+                round_.keep(b.cluster, b, facts, found)
+        if found[1] is not None:  # the entry itself (equal to the one it was made from)
+            plan.reports[b.cluster] = entry if entry is not None else found[1]
+        bindings.append(found[0])
+    round_.end()
     plan.state = replace(plan.state, bindings=tuple(bindings))
+
+
+def _kept_times(out: Binding, b: Binding) -> bool:
+    """Every condition of `out` is one of `b`'s own objects: observing did not read the clock."""
+    return all(any(c is p for p in b.conditions) for c in out.conditions)
+
+
+_CONTENTS: ClusterMemo[str] = ClusterMemo()
 
 
 def _desired(plan: PlacementPlan) -> dict[str, str]:
     """`desired_content` per targeted cluster, hashed once per distinct manifest tuple (most
-    clusters share the placement's default manifests or an override result)."""
+    clusters share the placement's default manifests or an override result) and remembered
+    while a cluster's manifests are the very same tuple."""
     by_tuple: dict[int, str] = {}
     out = {}
+    round_ = _CONTENTS.start(plan.key)
     for cluster in plan.targeted_clusters():
         mine = plan.manifests_for(cluster)
-        known = by_tuple.get(id(mine))
+        known = round_.get(cluster, mine, None) or by_tuple.get(id(mine))
         if known is None:
-            known = by_tuple[id(mine)] = plan.desired_content(cluster)
+            known = by_tuple[id(mine)] = placement_content_hash(m.entry for m in mine)
+        round_.keep(cluster, mine, None, known)
         out[cluster] = known
+    round_.end()
     return out
+
+
+_SETTLED: StageMemo[bool] = StageMemo()
+"""Placement key -> True: `record_sync` last changed nothing, given these inputs."""
 
 
 def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
@@ -111,9 +182,15 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
     as rendered (an object lost to another placement, `assemble`) gets the binding condition
     WorkSynchronized False `SyncWorkFailed` with that message, so the next pass's rollout counts
     the binding as failed (§2.3 HasBindingFailed: not an allow-listed reason); a cluster whose
-    files were written drops it. Clusters the rollout did not reach keep what they had."""
+    files were written drops it. Clusters the rollout did not reach keep what they had.
+    A placement whose bindings, target, desired contents and sync errors are what they were
+    when this changed nothing last time is skipped (nothing it reads is the clock then)."""
     for plan in plans.values():
         if plan.held:
+            continue
+        latest = plan.target()
+        index = latest.index if latest else None
+        if _SETTLED.get(plan.key, (plan.state.bindings, index, plan.desired, plan.sync_errors)):
             continue
         live = set(plan.live_clusters())
         bindings = []
@@ -123,12 +200,18 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
             bindings.append(b)
         if any(a is not b for a, b in zip(bindings, plan.state.bindings, strict=True)):
             plan.state = replace(plan.state, bindings=tuple(bindings))
+            _SETTLED.drop(plan.key)
+        else:  # copies: the plan's dicts are its own to change
+            inputs = (plan.state.bindings, index, dict(plan.desired), dict(plan.sync_errors))
+            _SETTLED.put(plan.key, inputs, True)
 
 
 def with_sync(b: Binding, error: str | None, now: datetime) -> Binding:
+    if error is None and all(c.type != "WorkSynchronized" for c in b.conditions):
+        return b
     rest = [c for c in b.conditions if c.type != "WorkSynchronized"]
     if error is None:
-        return b if len(rest) == len(b.conditions) else replace(b, conditions=tuple(rest))
+        return replace(b, conditions=tuple(rest))
     failed = timed(
         [("WorkSynchronized", "False", SYNC_FAILED, error[:MAX_MESSAGE])], b.conditions, now
     )
@@ -137,27 +220,36 @@ def with_sync(b: Binding, error: str | None, now: datetime) -> Binding:
     return replace(b, conditions=(*started, *failed, *others))
 
 
-def _assumed(plan: PlacementPlan) -> list[ObservedCondition]:
-    """A dry run without any status source: every cluster applied what it was given."""
-    if plan.apply_strategy.get("type") == "ReportDiff":
-        return [ObservedCondition("DiffReported", "True", "AllWorkHaveDiffReported")]
-    return [
-        ObservedCondition("Applied", "True", "AllWorkHaveBeenApplied"),
-        ObservedCondition("Available", "True", "AllWorkAreAvailable"),
-    ]
+ASSUMED_DIFF = (ObservedCondition("DiffReported", "True", "AllWorkHaveDiffReported"),)
+ASSUMED_APPLIED = (
+    ObservedCondition("Applied", "True", "AllWorkHaveBeenApplied"),
+    ObservedCondition("Available", "True", "AllWorkAreAvailable"),
+)
+"""A dry run without any status source: every cluster applied what it was given."""
+ViewFacts = tuple[int | None, bool, bool, tuple[tuple[str, str], ...], str | None]
+"""What a `BindingView` reads of the plan for its cluster: the target index, whether the
+cluster is assumed ready, whether the placement reports diffs, its override failures and its
+desired content."""
+_VIEWS: ClusterMemo[BindingView] = ClusterMemo()
 
 
-def binding_view(
-    plan: PlacementPlan, b: Binding, assume: frozenset[str] = frozenset()
-) -> BindingView:
-    """The rollout's view of one binding (`assume`: clusters taken as having applied and made
-    available what they were given - a dry run, or AssumeJoined clusters without agents)."""
-    latest = plan.target()
-    conds = list(b.conditions)
-    if b.cluster in assume and b.content is not None and b.state != SCHEDULED:
-        conds = [c for c in conds if c.type == "RolloutStarted"] + _assumed(plan)
+def _view_facts(
+    plan: PlacementPlan, b: Binding, assume: frozenset[str], index: int | None
+) -> ViewFacts:
+    assumed = b.cluster in assume and b.content is not None and b.state != SCHEDULED
+    diff = assumed and plan.apply_strategy.get("type") == "ReportDiff"
     failures = plan.cluster(b.cluster).failures
-    if failures and b.content == plan.desired.get(b.cluster):
+    return index, assumed, diff, failures, plan.desired.get(b.cluster)
+
+
+def _view(b: Binding, facts: ViewFacts) -> BindingView:
+    """The view of `b` made from `facts` only (so remembering it by them is exact)."""
+    index, assumed, diff, failures, desired = facts
+    conds = list(b.conditions)
+    if assumed:
+        conds = [c for c in conds if c.type == "RolloutStarted"]
+        conds += ASSUMED_DIFF if diff else ASSUMED_APPLIED
+    if failures and b.content == desired:
         message = "; ".join(m for _, m in failures[:3])
         conds.append(ObservedCondition("Overridden", "False", "OverriddenFailed", message))
     return BindingView(
@@ -165,11 +257,47 @@ def binding_view(
         state=b.state,
         resource_index=b.resource_index,
         content=b.content,
-        desired_content=plan.desired.get(b.cluster),
+        desired_content=desired,
         previous_state=b.previous_state,
         conditions=tuple(conds),
-        desired_resource_index=latest.index if latest else None,
+        desired_resource_index=index,
     )
+
+
+def _target_index(plan: PlacementPlan) -> int | None:
+    latest = plan.target()
+    return latest.index if latest else None
+
+
+def binding_view(
+    plan: PlacementPlan, b: Binding, assume: frozenset[str] = frozenset()
+) -> BindingView:
+    """The rollout's view of one binding (`assume`: clusters taken as having applied and made
+    available what they were given - a dry run, or AssumeJoined clusters without agents)."""
+    facts = _view_facts(plan, b, assume, _target_index(plan))
+    found = _VIEWS.peek(plan.key, b.cluster, b, facts)
+    return found if found is not None else _view(b, facts)
+
+
+def binding_views(plan: PlacementPlan, assume: frozenset[str]) -> tuple[BindingView, ...]:
+    """`binding_view` of every binding, each remembered with what it was made of."""
+    index, round_ = _target_index(plan), _VIEWS.start(plan.key)
+    out = []
+    for b in plan.state.bindings:
+        facts = _view_facts(plan, b, assume, index)
+        found = round_.get(b.cluster, b, facts)
+        if found is None:
+            found = _view(b, facts)
+            round_.keep(b.cluster, b, facts, found)
+        out.append(found)
+    round_.end()
+    return tuple(out)
+
+
+NO_NAMES: tuple[tuple[str, ...], tuple[str, ...]] = (
+    NO_OVERRIDES.cluster_overrides,
+    NO_OVERRIDES.resource_overrides,
+)
 
 
 def _override_names(
@@ -179,11 +307,9 @@ def _override_names(
     clusters = [b.cluster for b in plan.state.bindings if b.state != UNSCHEDULED]
     out: dict[int, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
     latest = plan.target()
-    if latest is not None:
-        mine = {c: plan.cluster(c) for c in clusters}
-        out[latest.index] = {
-            c: (m.cluster_overrides, m.resource_overrides) for c, m in mine.items()
-        }
+    if latest is not None:  # most clusters have no overrides: one shared pair of no names
+        mine = {c: (m.cluster_overrides, m.resource_overrides) for c, m in plan.per_cluster.items()}
+        out[latest.index] = {c: mine.get(c, NO_NAMES) for c in clusters}
     for index, render in plan.renders.items():
         out[index] = {c: render.names(c) for c in clusters}
     return out
@@ -211,10 +337,7 @@ def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) ->
         resource_commits={s.index: s.commit for s in plan.state.resource_snapshots if s.commit},
         unavailable=dict(plan.unavailable),
         override_snapshots=_override_names(plan),
-        bindings=(
-            *(binding_view(plan, b, assume) for b in plan.state.bindings),
-            *deleting_views(plan),
-        ),
+        bindings=(*binding_views(plan, assume), *deleting_views(plan)),
     )
 
 

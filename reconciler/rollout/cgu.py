@@ -281,10 +281,13 @@ def drive_cluster_group_upgrades(
 ) -> DriverResult:
     """Every ClusterGroupUpgrade through this pass; one whose step raises keeps its previous
     documents and gets a located error (`reconciler.rollout.guard`), the others go on."""
-    runs = prior_runs(prior_output)
+    # Without a declared CGU or a file failing to load no previous run can be present
+    # (`_present`): the previous output's state documents are not even listed then.
+    declared = fleet.group_upgrades or fleet.error_files
+    runs = prior_runs(prior_output) if declared else {}
     present = _present(fleet, runs)
     ops = ordered_ops({k: runs[k].ops for k in present if k in runs})
-    labels = apply_ops(inputs.cluster_labels, ops)
+    labels = apply_ops(inputs.cluster_labels, ops) if present else {}  # present CGUs' only
     soak, bad_soak = soak_annotations(fleet)
     blockers = {k: _blocker(runs.get(k)) for k in present}
     blockers.update(staged_run_blockers(fleet, prior_output))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from reconciler.state import BindingCondition
 
@@ -61,9 +62,10 @@ class BindingView:
     def condition(self, type_: str) -> ObservedCondition | None:
         return next((c for c in self.conditions if c.type == type_), None)
 
-    @property
+    @cached_property
     def failed(self) -> bool:
-        """§2.3 HasBindingFailed: a failure condition False with a reason outside the list."""
+        """§2.3 HasBindingFailed: a failure condition False with a reason outside the list
+        (computed once per view: the rollout stage reuses views across passes)."""
         return any(
             c.type in FAILURE_CONDITION_TYPES
             and c.status == "False"
@@ -71,7 +73,7 @@ class BindingView:
             for c in self.conditions
         )
 
-    @property
+    @cached_property
     def diff_reported(self) -> bool:
         return self.condition("DiffReported") is not None
 
@@ -87,6 +89,18 @@ class BindingView:
     def ready(self, now: datetime, unavailable_period: timedelta) -> tuple[bool, timedelta | None]:
         """§2.3 isBindingReady: (ready, time until it will be) — the wait is None when no timer
         can make it ready (it waits for a report instead)."""
+        ready, since = self._readiness
+        if ready or since is None:
+            return ready, None
+        due = since + unavailable_period
+        if due <= now:
+            return True, None
+        return False, due - now
+
+    @cached_property
+    def _readiness(self) -> tuple[bool, datetime | None]:
+        """(ready at any time, else since when its objects are available but untrackable:
+        None when no timer can make it ready) - the part of `ready` the clock cannot change."""
         diff = self.condition("DiffReported")
         if diff is not None and diff.status == "True":
             return True, None
@@ -95,13 +109,7 @@ class BindingView:
             return False, None
         if available.reason not in UNTRACKABLE_REASONS:
             return True, None
-        since = available.last_transition_time
-        if since is None:
-            return False, None
-        due = since + unavailable_period
-        if due <= now:
-            return True, None
-        return False, due - now
+        return False, available.last_transition_time
 
 
 @dataclass(frozen=True)

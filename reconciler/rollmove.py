@@ -1,0 +1,66 @@
+"""What moving a binding does to it (spec/kubefleet.md §2.4 effects): the binding the rollout
+gives a placement's target content (or, for an External placement's rollback, an older snapshot
+rendered from its recorded commit), and a binding's RolloutStarted as the rolling update sets it.
+Pure apart from the plan's per-pass records (`moved_to`, `reports`); called by
+`reconciler.rollstage` and `reconciler.rollexternal`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from gitfleet.api.canonical import placement_content_hash
+from reconciler.placement import PlacementPlan
+from reconciler.rollout.model import BOUND
+from reconciler.rollout.rolling import (
+    STALE_MESSAGE,
+    STALE_REASON,
+    STARTED_MESSAGE,
+    STARTED_REASON,
+)
+from reconciler.rollview import timed
+from reconciler.state import Binding
+
+
+def moved(plan: PlacementPlan, b: Binding, now: datetime, index: int | None = None) -> Binding:
+    """The binding after the rollout gave it the target content (§2.4 effects), or with
+    `index` an older snapshot rendered from its recorded commit (`plan.renders`)."""
+    target = plan.target()
+    older = plan.renders.get(index) if index is not None else None
+    content: str | None
+    if older is not None:
+        custom = older.cluster(b.cluster)
+        content = placement_content_hash(m.entry for m in older.manifests_for(b.cluster))
+        plan.moved_to[b.cluster] = older.index
+    else:
+        custom = plan.cluster(b.cluster)
+        content = plan.desired.get(b.cluster)
+        plan.moved_to.pop(b.cluster, None)
+    kept = [c for c in b.conditions if c.type != "RolloutStarted"] if content == b.content else []
+    if not kept:
+        plan.reports.pop(b.cluster, None)
+    started = timed(
+        [("RolloutStarted", "True", STARTED_REASON, STARTED_MESSAGE)], b.conditions, now
+    )
+    return replace(
+        b,
+        state=BOUND,
+        previous_state=None,
+        resource_index=older.index if older is not None else (target.index if target else None),
+        content=content,
+        cluster_overrides=custom.cluster_overrides,
+        resource_overrides=custom.resource_overrides,
+        conditions=(*started, *kept),
+    )
+
+
+def with_started(b: Binding, status: str, now: datetime) -> Binding:
+    """`b` with RolloutStarted `status` (True: started; False: stale, held by the strategy)."""
+    reason, message = (
+        (STARTED_REASON, STARTED_MESSAGE) if status == "True" else (STALE_REASON, STALE_MESSAGE)
+    )
+    started = timed([("RolloutStarted", status, reason, message)], b.conditions, now)
+    rest = [c for c in b.conditions if c.type != "RolloutStarted"]
+    conditions = (*started, *rest)
+    return b if conditions == b.conditions else replace(b, conditions=conditions)
