@@ -9,8 +9,9 @@ placement states one object. Comparing a stage's inputs as a tuple is then mostl
 cost the stage's own work. Process-wide and bounded, like the other caches of the pass; `forget`
 clears every StageMemo (tests compare passes with and without reuse). `IdentityMemo` remembers
 values derived from objects for the last two passes only. Called by `statusdocs`,
-`statusentries`, `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`, `rollmemo`,
-`placememo`, `manifestmemo`, `sealing` and `select`.
+`statusentries`, `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`,
+`priorindex`, `rollmemo`, `rollview`, `rollbind`, `placememo`, `manifestmemo`, `sealing` and
+`select`.
 """
 
 from __future__ import annotations
