@@ -163,8 +163,9 @@ class PieceEmitter(Emitter):
     """An emitter for one document whose list items the caller keeps from pass to pass (e.g.
     one status entry or binding per cluster): `pieces` maps such an item's id to a slot (a
     list) where its emitted lines are kept, so an unchanged item is written once and its
-    lines reused. The caller owns the slots, keeps each with its item, and never changes an
-    item once it has a slot (a changed item comes with a new, empty slot)."""
+    lines reused (kept as one string: `out` then holds multi-line elements, which every caller
+    of `_seq` only prefixes or joins). The caller owns the slots, keeps each with its item, and
+    never changes an item once it has a slot (a changed item comes with a new, empty slot)."""
 
     def __init__(self, base: Emitter, pieces: Mapping[int, list[Any]]) -> None:
         super().__init__(base._dump, memo=False)
@@ -184,5 +185,5 @@ class PieceEmitter(Emitter):
                 lines: list[str] = []
                 self._value("-", item, indent, lines)
                 lines[0] = pad + lines[0]
-                slot[:] = [indent, lines]
-            out += slot[1]
+                slot[:] = [indent, "\n".join(lines)]  # one string: a slot per entry is kept
+            out.append(slot[1])
