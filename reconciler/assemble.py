@@ -195,12 +195,12 @@ def _write_one(
         prefix = object_path(cluster, key, "")
         strategy = dict(plan.apply_strategy_for(cluster))
         if ck.clean is not None and not owners and not custom.failures:
-            row, written, size = layouts.layout(
+            row, paths, size = layouts.layout(
                 cluster, mine, header, strategy, (ck.clean, ck.content)
             )
-            files.update(written)
+            files.update(zip(paths, [m.data for m in mine], strict=True))
             index[cluster].append(row)
-            if written:
+            if paths:
                 sizes[cluster] = size
             continue
         local: dict[str, bytes] = {}  # this cluster's files

@@ -5,7 +5,7 @@ A placement recomputed because one cluster was added, removed or relabelled give
 cluster the very same manifest tuple as last pass (`reconciler.manifestmemo`). For a cluster
 whose objects may all be written as rendered, its files and ClusterIndex row depend only on
 that tuple, the placement's index header and the cluster's apply strategy: `CleanLayouts`
-hands back last pass's files, row and byte count while those are unchanged, so only changed
+hands back last pass's paths, row and byte count while those are unchanged, so only changed
 clusters make paths and rows again, and the row is the very object `reconciler.indexfiles`
 emitted last pass. `checked_once` checks a manifest tuple (`reconciler.outputguard`: sizes, one
 file name per object) once per tuple and limits. Called by `reconciler.assemble`.
@@ -25,9 +25,10 @@ from reconciler.outputguard import describe, refusal
 from reconciler.stagememo import IdentityMemo, StageMemo
 
 _Cell = tuple[
-    tuple[Manifest, ...], dict[str, Any], dict[str, Any], dict[str, Any], dict[str, bytes], int
+    tuple[Manifest, ...], dict[str, Any], dict[str, Any], dict[str, Any], tuple[str, ...], int
 ]
-"""(manifests, header, apply strategy, index row, files, their bytes)."""
+"""(manifests, header, apply strategy, index row, file paths (one per manifest), their bytes).
+Paths rather than a files mapping: a cell is kept for every cluster of every placement."""
 _CELLS: StageMemo[dict[str, _Cell]] = StageMemo()
 """Placement key -> each cluster's last clean layout."""
 
@@ -48,16 +49,16 @@ class CleanLayouts:
         header: Mapping[str, Any],
         strategy: dict[str, Any],
         clean: tuple[list[dict[str, Any]], str],
-    ) -> tuple[dict[str, Any], dict[str, bytes], int]:
-        """(index row, files, their bytes) of `mine` on `cluster`; `clean`: the index objects
-        and content hash of `mine` (determined by it)."""
+    ) -> tuple[dict[str, Any], tuple[str, ...], int]:
+        """(index row, the path of each manifest, their bytes) of `mine` on `cluster`; `clean`:
+        the index objects and content hash of `mine` (determined by it)."""
         found = self._before.get(cluster)
         if found is None or found[0] is not mine or found[1] != header or found[2] != strategy:
             prefix = object_path(cluster, self.key, "")
-            files = {prefix + m.file: m.data for m in mine}
+            paths = tuple(prefix + m.file for m in mine)
             objects, content = clean
             row = {**header, "applyStrategy": strategy, "contentHash": content, "objects": objects}
-            found = (mine, dict(header), strategy, row, files, sum(map(len, files.values())))
+            found = (mine, dict(header), strategy, row, paths, sum(len(m.data) for m in mine))
         self._made[cluster] = found
         return found[3], found[4], found[5]
 

@@ -1,4 +1,4 @@
-"""`CleanLayouts`: a cluster's files and index row are last pass's very objects while its
+"""`CleanLayouts`: a cluster's file paths and index row are last pass's very objects while its
 manifest tuple (by identity), the index header and its apply strategy are unchanged, and made
 again when any of them changes."""
 
@@ -36,8 +36,8 @@ def _fresh() -> Any:
 
 
 def test_an_unchanged_cluster_gets_last_pass_objects() -> None:
-    row, files, size = _layout("eu")
-    assert files == {object_path("eu", "p", "configmap_a.yaml"): b"kind: ConfigMap\n"}
+    row, paths, size = _layout("eu")
+    assert paths == (object_path("eu", "p", "configmap_a.yaml"),)
     assert size == len(b"kind: ConfigMap\n")
     assert row == {
         **HEADER,
@@ -46,7 +46,7 @@ def test_an_unchanged_cluster_gets_last_pass_objects() -> None:
         "objects": CLEAN[0],
     }
     again = _layout("eu")
-    assert again[0] is row and again[1] is files
+    assert again[0] is row and again[1] is paths
 
 
 @pytest.mark.parametrize(
@@ -60,18 +60,19 @@ def test_an_unchanged_cluster_gets_last_pass_objects() -> None:
 )
 def test_a_change_makes_the_layout_again(change: dict[str, Any], field: str | None) -> None:
     row = _layout("eu")[0]
-    new_row, new_files, _ = _layout("eu", **change)
+    new_row, new_paths, new_size = _layout("eu", **change)
     assert new_row is not row
     if field is not None:
         assert new_row[field] != row[field]
     if "mine" in change:
-        assert new_files[object_path("eu", "p", "configmap_a.yaml")] == change["mine"][0].data
+        assert new_paths == (object_path("eu", "p", "configmap_a.yaml"),)
+        assert new_size == len(change["mine"][0].data)
 
 
 def test_another_cluster_is_laid_out_on_its_own() -> None:
     _layout("eu")
-    _, files, _ = _layout("us")
-    assert list(files) == [object_path("us", "p", "configmap_a.yaml")]
+    _, paths, _ = _layout("us")
+    assert paths == (object_path("us", "p", "configmap_a.yaml"),)
 
 
 def test_a_tuple_is_checked_once_per_limits() -> None:
