@@ -25,10 +25,11 @@ from reconciler.outputguard import describe, refusal
 from reconciler.stagememo import IdentityMemo, StageMemo
 
 _Cell = tuple[
-    tuple[Manifest, ...], dict[str, Any], dict[str, Any], dict[str, Any], tuple[str, ...], int
+    tuple[Manifest, ...], Mapping[str, Any], dict[str, Any], dict[str, Any], tuple[str, ...], int
 ]
 """(manifests, header, apply strategy, index row, file paths (one per manifest), their bytes).
-Paths rather than a files mapping: a cell is kept for every cluster of every placement."""
+Paths rather than a files mapping, and the placement's header shared, not copied: a cell is
+kept for every cluster of every placement (the header is only read)."""
 _CELLS: StageMemo[dict[str, _Cell]] = StageMemo()
 """Placement key -> each cluster's last clean layout."""
 
@@ -58,7 +59,7 @@ class CleanLayouts:
             paths = tuple(prefix + m.file for m in mine)
             objects, content = clean
             row = {**header, "applyStrategy": strategy, "contentHash": content, "objects": objects}
-            found = (mine, dict(header), strategy, row, paths, sum(len(m.data) for m in mine))
+            found = (mine, header, strategy, row, paths, sum(len(m.data) for m in mine))
         self._made[cluster] = found
         return found[3], found[4], found[5]
 
