@@ -204,7 +204,7 @@ def _write_one(
                 sizes[cluster] = size
             continue
         local: dict[str, bytes] = {}  # this cluster's files
-        for m, problem in ck.rows:
+        for m, problem in ck.rows(mine):
             if problem is not None:
                 refused.setdefault(describe(m.identity), problem[0])
                 if problem[1]:

@@ -13,7 +13,7 @@ file name per object) once per tuple and limits. Called by `reconciler.assemble`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,12 +69,20 @@ class CleanLayouts:
 
 @dataclass(frozen=True)
 class Checked:
-    """A manifest tuple with each object's refusal (None: it may be written) and, when none is
-    refused, the index objects and content hash every cluster given exactly it shares."""
+    """A manifest tuple's check: each object's refusal (None: it may be written), or None when
+    none is refused (kept for two passes per tuple, so the common case holds no row); then the
+    index objects and content hash every cluster given exactly this tuple shares."""
 
-    rows: tuple[tuple[Manifest, tuple[str, bool] | None], ...]
+    problems: tuple[tuple[str, bool] | None, ...] | None
     clean: list[dict[str, Any]] | None
     content: str
+
+    def rows(
+        self, mine: tuple[Manifest, ...]
+    ) -> Iterator[tuple[Manifest, tuple[str, bool] | None]]:
+        """Each manifest of the tuple this check was made of, with its refusal."""
+        problems = self.problems if self.problems is not None else (None,) * len(mine)
+        return zip(mine, problems, strict=True)
 
 
 CHECKS: IdentityMemo[tuple[Limits, Checked]] = IdentityMemo()
@@ -94,16 +102,16 @@ def checked_once(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
 
 def _checked(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
     taken: dict[str, Mapping[str, str]] = {}
-    rows = []
+    problems = []
     for m in mine:
         problem = _refusal(m, taken, limits)
         if problem is None:
             taken[m.file] = m.identity
-        rows.append((m, problem))
-    if any(problem is not None for _, problem in rows):
-        return Checked(tuple(rows), None, "")
+        problems.append(problem)
+    if any(problem is not None for problem in problems):
+        return Checked(tuple(problems), None, "")
     clean = [m.entry for m in mine]
-    return Checked(tuple(rows), clean, placement_content_hash(clean))
+    return Checked(None, clean, placement_content_hash(clean))
 
 
 def _refusal(

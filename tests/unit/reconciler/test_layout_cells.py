@@ -79,5 +79,6 @@ def test_a_tuple_is_checked_once_per_limits() -> None:
     first = checked_once(MINE, Limits())
     assert first.clean == CLEAN[0] and checked_once(MINE, Limits()) is first
     small = checked_once(MINE, Limits(max_object_bytes=4))
-    assert small.clean is None and small.rows[0][1] is not None
+    assert small.clean is None and next(iter(small.rows(MINE)))[1] is not None
+    assert [problem for _, problem in first.rows(MINE)] == [None]
     assert checked_once(tuple(list(MINE)), Limits()) is not first  # another tuple object
