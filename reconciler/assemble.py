@@ -195,9 +195,7 @@ def _write_one(
         prefix = object_path(cluster, key, "")
         strategy = dict(plan.apply_strategy_for(cluster))
         if ck.clean is not None and not owners and not custom.failures:
-            row, paths, size = layouts.layout(
-                cluster, mine, header, strategy, (ck.clean, ck.content)
-            )
+            row, paths, size = layouts.layout(cluster, mine, header, strategy, ck)
             files.update(zip(paths, [m.data for m in mine], strict=True))
             index[cluster].append(row)
             if paths:

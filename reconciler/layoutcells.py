@@ -22,16 +22,14 @@ from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
 from reconciler.manifests import Manifest
 from reconciler.outputguard import describe, refusal
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import ClusterMemo, IdentityMemo
 
-_Cell = tuple[
-    tuple[Manifest, ...], Mapping[str, Any], dict[str, Any], dict[str, Any], tuple[str, ...], int
-]
-"""(manifests, header, apply strategy, index row, file paths (one per manifest), their bytes).
-Paths rather than a files mapping, and the placement's header shared, not copied: a cell is
-kept for every cluster of every placement (the header is only read)."""
-_CELLS: StageMemo[dict[str, _Cell]] = StageMemo()
-"""Placement key -> each cluster's last clean layout."""
+Layout = tuple[dict[str, Any], tuple[str, ...], int]
+"""(index row, file paths (one per manifest), their bytes). Paths rather than a files mapping:
+a layout is kept for every cluster of every placement."""
+_LAYOUTS: ClusterMemo[Layout] = ClusterMemo()
+"""Placement key -> cluster -> its last clean layout, made from its manifests tuple and (by
+value) the placement's index header and the cluster's apply strategy."""
 
 
 class CleanLayouts:
@@ -39,9 +37,7 @@ class CleanLayouts:
 
     def __init__(self, key: str) -> None:
         self.key = key
-        last = _CELLS.last(key)
-        self._before = last[1] if last is not None else {}
-        self._made: dict[str, _Cell] = {}
+        self._round = _LAYOUTS.start(key)
 
     def layout(
         self,
@@ -49,22 +45,27 @@ class CleanLayouts:
         mine: tuple[Manifest, ...],
         header: Mapping[str, Any],
         strategy: dict[str, Any],
-        clean: tuple[list[dict[str, Any]], str],
-    ) -> tuple[dict[str, Any], tuple[str, ...], int]:
-        """(index row, the path of each manifest, their bytes) of `mine` on `cluster`; `clean`:
-        the index objects and content hash of `mine` (determined by it)."""
-        found = self._before.get(cluster)
-        if found is None or found[0] is not mine or found[1] != header or found[2] != strategy:
+        checked: Checked,
+    ) -> Layout:
+        """(index row, the path of each manifest, their bytes) of `mine` on `cluster`; `checked`:
+        the clean check of `mine` (its index objects and content hash)."""
+        facts = (header, strategy)
+        found = self._round.get(cluster, mine, facts)
+        if found is None:
             prefix = object_path(cluster, self.key, "")
+            row = {
+                **header,
+                "applyStrategy": strategy,
+                "contentHash": checked.content,
+                "objects": checked.clean,
+            }
             paths = tuple(prefix + m.file for m in mine)
-            objects, content = clean
-            row = {**header, "applyStrategy": strategy, "contentHash": content, "objects": objects}
-            found = (mine, header, strategy, row, paths, sum(len(m.data) for m in mine))
-        self._made[cluster] = found
-        return found[3], found[4], found[5]
+            found = (row, paths, sum(len(m.data) for m in mine))
+            self._round.keep(cluster, mine, facts, found)
+        return found
 
     def done(self) -> None:
-        _CELLS.put(self.key, (), self._made)
+        self._round.end()
 
 
 @dataclass(frozen=True)

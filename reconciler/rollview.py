@@ -6,7 +6,7 @@ hub's own `now`; a dry run without any status source assumes them), and the `Bin
 A placement recomputed because one cluster was added or removed, or one binding changed, costs
 only what changed: each cluster's desired content hash, observed binding and `BindingView` are
 remembered per cluster with the very binding or manifests they were made from and the plan facts
-they read (`reconciler.rollbind`; `_observed` and `_view` read nothing else, so the key cannot
+they read (`reconciler.stagememo.ClusterMemo`; `_observed` and `_view` read nothing else, so the key cannot
 miss an input), an observation that read the clock is never remembered, and `record_sync` skips
 a placement whose bindings, target, desired contents and sync errors are what they were when it
 last changed nothing. `record_sync` is called by `reconciler.pass_`.
@@ -24,7 +24,6 @@ from gitfleet.api.report import AgentReport, PlacementReport
 from reconciler.manifests import NO_OVERRIDES
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
-from reconciler.rollbind import ClusterMemo
 from reconciler.rollout.model import (
     BOUND,
     SCHEDULED,
@@ -33,7 +32,7 @@ from reconciler.rollout.model import (
     ObservedCondition,
     PlacementView,
 )
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import ClusterMemo, IdentityMemo, StageMemo
 from reconciler.state import Binding, BindingCondition
 
 MAX_MESSAGE = 1024
@@ -124,7 +123,7 @@ def observe(
     prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
 ) -> None:
     """Desired content per targeted cluster, and each binding's reported conditions (a binding
-    whose result did not read the clock is remembered: `reconciler.rollbind`)."""
+    whose result did not read the clock is remembered: `reconciler.stagememo.ClusterMemo`)."""
     plan.desired = _desired(plan)
     latest = plan.target()
     index = latest.index if latest else None

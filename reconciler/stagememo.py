@@ -8,10 +8,14 @@ placement states one object. Comparing a stage's inputs as a tuple is then mostl
 (Python's containers compare identical elements without calling `__eq__`); unequal inputs only
 cost the stage's own work. Process-wide and bounded, like the other caches of the pass; `forget`
 clears every StageMemo (tests compare passes with and without reuse). `IdentityMemo` remembers
-values derived from objects for the last two passes only. Called by `statusdocs`,
+values derived from objects for the last two passes only. `ClusterMemo` keeps, per placement,
+one result per cluster with the object it was made from (compared by identity, safe because the
+entry holds it) and the other facts it read (compared by value): a placement recomputed because
+one cluster was added, removed or changed redoes that cluster's part only; a round (`start` ...
+`end`) rebuilds the placement's entries from the ones it looked up or made, so clusters that left
+drop out. Callers never remember a result that read the pass's clock. Called by `statusdocs`,
 `statusentries`, `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`,
-`priorindex`, `rollmemo`, `rollview`, `rollbind`, `placememo`, `manifestmemo`, `sealing` and
-`select`.
+`priorindex`, `rollmemo`, `rollview`, `placememo`, `manifestmemo`, `sealing` and `select`.
 """
 
 from __future__ import annotations
@@ -96,3 +100,52 @@ class IdentityMemo(Generic[T]):
 
     def clear(self) -> None:
         self._last, self._now = {}, {}
+
+
+Entry = tuple[object, Any, T]
+"""(the object the result was made from, the facts it read, the result)."""
+
+
+class ClusterRound(Generic[T]):
+    """One placement's lookups in one pass; `end` makes them the placement's entries."""
+
+    def __init__(self, memo: StageMemo[dict[str, Entry[T]]], key: Hashable) -> None:
+        last = memo.last(key)
+        self._memo, self._key = memo, key
+        self._last: dict[str, Entry[T]] = last[1] if last is not None else {}
+        self._made: dict[str, Entry[T]] = {}
+
+    def get(self, cluster: str, source: object, facts: Any) -> T | None:
+        """The result made last time from the very `source` and equal `facts` (kept for the
+        next pass too), else None."""
+        found = self._last.get(cluster)
+        if found is None or found[0] is not source or found[1] != facts:
+            return None
+        self._made[cluster] = found
+        return found[2]
+
+    def keep(self, cluster: str, source: object, facts: Any, result: T) -> None:
+        """Remember `result`, made from `source` and `facts` only."""
+        self._made[cluster] = (source, facts, result)
+
+    def end(self) -> None:
+        """The entries of this round replace the placement's (clusters not looked up go)."""
+        self._memo.put(self._key, (), self._made)
+
+
+class ClusterMemo(Generic[T]):
+    """Per placement key, per cluster: the last result with what it was made from."""
+
+    def __init__(self) -> None:
+        self._memo: StageMemo[dict[str, Entry[T]]] = StageMemo()
+
+    def start(self, key: Hashable) -> ClusterRound[T]:
+        return ClusterRound(self._memo, key)
+
+    def peek(self, key: Hashable, cluster: str, source: object, facts: Any) -> T | None:
+        """A lookup outside a round (it does not carry the entry over)."""
+        last = self._memo.last(key)
+        found = last[1].get(cluster) if last is not None else None
+        if found is None or found[0] is not source or found[1] != facts:
+            return None
+        return found[2]

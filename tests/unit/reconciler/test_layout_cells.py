@@ -10,7 +10,7 @@ import pytest
 
 from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
-from reconciler.layoutcells import CleanLayouts, checked_once
+from reconciler.layoutcells import Checked, CleanLayouts, checked_once
 from reconciler.manifests import Manifest
 from reconciler.stagememo import forget_stages
 
@@ -23,7 +23,7 @@ CLEAN = ([m.entry for m in MINE], "sha256:c")
 
 def _layout(cluster: str, mine: Any = MINE, header: Any = HEADER, strategy: Any = STRATEGY) -> Any:
     layouts = CleanLayouts("p")
-    got = layouts.layout(cluster, mine, dict(header), dict(strategy), CLEAN)
+    got = layouts.layout(cluster, mine, dict(header), dict(strategy), Checked(None, *CLEAN))
     layouts.done()
     return got
 
