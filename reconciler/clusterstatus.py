@@ -19,7 +19,7 @@ from reconciler.priorparse import remember
 from reconciler.schedule.clusters import ClusterView
 from reconciler.stagememo import StageMemo
 from reconciler.state import State
-from reconciler.status import Cond, timed
+from reconciler.status import Cond, keeps_time, timed
 from reconciler.statusdocs import derive_status
 
 ELIGIBLE = "gitfleet.io/Eligible"
@@ -72,16 +72,11 @@ _FILES: StageMemo[bytes] = StageMemo()
 
 
 def _kept(verdict: tuple[Condition, ...], before: tuple[Condition, ...]) -> bool:
-    """Every verdict condition kept a previous transition time (`timed`'s rule: same status,
-    reason and message), so the file does not depend on the pass's clock. The previous
-    conditions are read back without their generation, so `timed` builds new objects."""
+    """Every verdict condition kept a previous transition time, so the file does not depend on
+    the pass's clock (checked by value: the previous conditions are read back without their
+    generation, so `timed` builds new objects)."""
     prior = {c.type: c for c in before}
-    return all(
-        (p := prior.get(c.type)) is not None
-        and p.last_transition_time is not None
-        and (p.status, p.reason, p.message) == (c.status, c.reason, c.message)
-        for c in verdict
-    )
+    return all(keeps_time(prior.get(c.type), c) for c in verdict)
 
 
 def _status_file(

@@ -37,6 +37,7 @@ from gitfleet.api.output import (
     placement_prior_path,
     placement_status_path,
 )
+from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.priorconds import (
     PriorConditions,
@@ -142,7 +143,7 @@ def _index_section(
     key: str,
     rows: Mapping[str, Mapping[str, Any]],
     bindings: Iterable[BindingLike],
-    pieces: dict[int, list[Any]],
+    pieces: Pieces,
 ) -> dict[str, Any]:
     """The `index` part of a placement's prior record: the clusters whose rows its bindings
     imply under the most common header, and the other rows whole (their line slots go in
@@ -175,7 +176,7 @@ def _index_section(
 
 
 def _section(
-    cells: Mapping[str, _Cell], header: dict[str, Any] | None, pieces: dict[int, list[Any]]
+    cells: Mapping[str, _Cell], header: dict[str, Any] | None, pieces: Pieces
 ) -> dict[str, Any]:
     clusters = [c for c, cell in cells.items() if cell[4] is None]
     entries = [cell[4] for cell in cells.values() if cell[4] is not None]
@@ -285,7 +286,7 @@ def _block(
     part: str,
     made_from: Any,
     make: Callable[[], Any],
-    pieces: dict[int, list[Any]] | None = None,
+    pieces: Pieces | None = None,
 ) -> bytes:
     """The YAML of `{part: make()}`, serialised only when `made_from` differs from the last
     time. A top-level block mapping is its keys' blocks one after the other (sorted), so a
@@ -346,7 +347,7 @@ def prior_files(
             make = partial(conditions_section, conditions, key)
             parts.append(_block(key, "conditions", status[0], make))
         if rows is not None:
-            pieces: dict[int, list[Any]] = {}
+            pieces: Pieces = {}
             section = _index_section(key, rows.get(key, {}), tuple(bindings), pieces)
             parts.append(_block(key, "index", section, partial(dict, section), pieces))
             record = _index_record(section)

@@ -27,6 +27,7 @@ from gitfleet.api.output import (
     group_named,
     placement_state_path,
 )
+from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.binding import Binding as Binding
 from reconciler.binding import BindingCondition as BindingCondition
@@ -110,8 +111,6 @@ _Row = tuple[dict[str, Any], list[str], list[Any]]
 _ROWS: StageMemo[dict[Binding, _Row]] = StageMemo()
 """Placement key -> its bindings' entries the last time its state was written: a state that
 changed in one binding re-makes and re-emits that binding's entry only."""
-Pieces = dict[int, list[Any]]
-"""id of a document's list item -> the slot its emitted lines are kept in (`dump_yaml`)."""
 
 
 def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) -> dict[str, Any]:

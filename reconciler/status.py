@@ -205,14 +205,13 @@ def placement_conditions(
     return conds
 
 
-def _unchanged(previous: Condition, c: Cond, generation: int) -> bool:
-    """`previous` is exactly the condition `timed` would make of `c` (same fields, kept time)."""
+def keeps_time(previous: Condition | None, c: Cond | Condition) -> bool:
+    """`previous`'s transition time carries over to `c` (`set_condition`'s rule: the same
+    status, reason and message, and a time to keep)."""
     return (
-        previous.last_transition_time is not None
-        and previous.status == c.status
-        and previous.reason == c.reason
-        and previous.message == c.message
-        and previous.observed_generation == generation
+        previous is not None
+        and previous.last_transition_time is not None
+        and (previous.status, previous.reason, previous.message) == (c.status, c.reason, c.message)
     )
 
 
@@ -220,20 +219,15 @@ def timed(
     conds: Sequence[Cond], prior: Sequence[Condition], generation: int, now: datetime
 ) -> tuple[Condition, ...]:
     """Conditions with lastTransitionTime kept from `prior` unless status/reason/message changed
-    (`set_condition`'s rule, each condition built once)."""
+    (`keeps_time`), each condition built once."""
     out: tuple[Condition, ...] = ()
     prior_by_type = {c.type: c for c in prior}
     for c in conds:
         previous = prior_by_type.get(c.type)
-        if previous is not None and _unchanged(previous, c, generation):
-            out += (previous,)  # what set_condition would build, without building it
+        kept = keeps_time(previous, c)
+        if kept and previous is not None and previous.observed_generation == generation:
+            out += (previous,)  # exactly what it would build
             continue
-        kept = (
-            previous is not None
-            and previous.status == c.status
-            and previous.reason == c.reason
-            and previous.message == c.message
-        )
         stamp = previous.last_transition_time if kept and previous is not None else None
         out += (
             Condition(

@@ -23,6 +23,7 @@ from gitfleet.api.output import (
     placement_status_path,
 )
 from gitfleet.api.report import AgentReport
+from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.govern.deletion import CONDITION as DELETION_HELD
 from reconciler.govern.deletion import REASON as DELETION_REASON
@@ -98,7 +99,7 @@ def placement_status_doc(
     prior: PriorConditions,
     reports: Mapping[str, AgentReport],
     now: datetime,
-) -> tuple[dict[str, Any], PriorConditions, dict[int, list[Any]]]:
+) -> tuple[dict[str, Any], PriorConditions, Pieces]:
     """The status document of one placement (spec §8), its conditions as
     `prior_placement_conditions` reads them back next pass, and the line slots of its kept
     per-cluster entries (`dump_yaml`'s `pieces`)."""

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from gitfleet.api import Condition
+from gitfleet.load.yamlemit import Pieces
 from reconciler.manifests import ClusterManifests
 from reconciler.placement import PlacementPlan
 from reconciler.priorconds import dump_conditions
@@ -48,7 +49,7 @@ class Entries(NamedTuple):
     """Each entry's grouping-text slot (`gitfleet.api.output.group_named`), kept with it."""
     raw: list[list[Cond]]
     by_name: dict[str, tuple[Condition, ...]]
-    pieces: dict[int, list[Any]]
+    pieces: Pieces
     """id of each kept entry -> the slot its emitted lines are kept in (`dump_yaml`)."""
 
 
@@ -74,7 +75,7 @@ def cluster_entries(
     texts: list[list[str]] = []
     raw: list[list[Cond]] = []
     by_name: dict[str, tuple[Condition, ...]] = {}
-    pieces: dict[int, list[Any]] = {}
+    pieces: Pieces = {}
     for d in (d for d in plan.decisions if d.selected):
         binding = bindings.get(d.cluster)
         on_latest = d.cluster in live and binding is not None

@@ -12,7 +12,7 @@ byte against PyYAML.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 SCALARS = (str, int, float, bool, type(None))
@@ -23,6 +23,9 @@ _CACHE_LIMIT = 200_000
 _SUBTREE_LIMIT = 8192
 """Distinct memoised subtrees kept (cleared when exceeded): bounds a long-running hub's memory."""
 _BREAKS = frozenset("\n\r\x85\u2028\u2029")
+Pieces = dict[int, list[Any]]
+"""id of a list item a caller keeps from pass to pass -> the slot its emitted text is kept in
+(`PieceEmitter`)."""
 
 
 class _Unsupported(Exception):
@@ -135,14 +138,18 @@ class Emitter:
         pad = " " * indent
         memo = self._memo and indent <= 2
         for item in value:
-            start = len(out)
-            if memo and isinstance(item, dict) and item:
-                self._memo_value("-", item, indent, out)
-            else:
-                self._value("-", item, indent, out)
-            out[start] = pad + out[start]
+            self._item(item, indent, pad, memo, out)
 
-    def emit(self, doc: Any, pieces: Mapping[int, list[Any]] | None = None) -> str | None:
+    def _item(self, item: Any, indent: int, pad: str, memo: bool, out: list[str]) -> None:
+        """One sequence item, its first line padded to `indent`."""
+        start = len(out)
+        if memo and isinstance(item, dict) and item:
+            self._memo_value("-", item, indent, out)
+        else:
+            self._value("-", item, indent, out)
+        out[start] = pad + out[start]
+
+    def emit(self, doc: Any, pieces: Pieces | None = None) -> str | None:
         """The document's YAML, or None when PyYAML must write it. `pieces`: id of a list item
         -> its text slot (`PieceEmitter`)."""
         if not isinstance(doc, dict | list) or not doc:
@@ -167,23 +174,18 @@ class PieceEmitter(Emitter):
     of `_seq` only prefixes or joins). The caller owns the slots, keeps each with its item, and
     never changes an item once it has a slot (a changed item comes with a new, empty slot)."""
 
-    def __init__(self, base: Emitter, pieces: Mapping[int, list[Any]]) -> None:
+    def __init__(self, base: Emitter, pieces: Pieces) -> None:
         super().__init__(base._dump, memo=False)
         self._cache = base._cache  # the scalars formatted so far are shared
         self._pieces = pieces
 
-    def _seq(self, value: list[Any], indent: int, out: list[str]) -> None:
-        pad = " " * indent
-        for item in value:
-            slot = self._pieces.get(id(item)) if isinstance(item, dict) else None
-            if slot is None:
-                start = len(out)
-                self._value("-", item, indent, out)
-                out[start] = pad + out[start]
-                continue
-            if not slot or slot[0] != indent:
-                lines: list[str] = []
-                self._value("-", item, indent, lines)
-                lines[0] = pad + lines[0]
-                slot[:] = [indent, "\n".join(lines)]  # one string: a slot per entry is kept
-            out.append(slot[1])
+    def _item(self, item: Any, indent: int, pad: str, memo: bool, out: list[str]) -> None:
+        slot = self._pieces.get(id(item)) if isinstance(item, dict) else None
+        if slot is None:
+            super()._item(item, indent, pad, memo, out)
+            return
+        if not slot or slot[0] != indent:
+            lines: list[str] = []
+            super()._item(item, indent, pad, memo, lines)
+            slot[:] = [indent, "\n".join(lines)]  # one string: a slot per entry is kept
+        out.append(slot[1])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import codecs
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,7 @@ from gitfleet.api.limits import Limits
 from gitfleet.load.model import SourceDoc
 from gitfleet.load.unloaded import TENANT_NOT_LOADED, tenant_lines
 from gitfleet.load.yamlbuild import build_documents, join_path
-from gitfleet.load.yamlemit import Emitter
+from gitfleet.load.yamlemit import Emitter, Pieces
 from gitfleet.load.yamlevents import Item, mark_line, read_events
 from gitfleet.load.yamlscalars import needs_quotes
 
@@ -121,15 +121,12 @@ def error_at(doc: SourceDoc, issue: FieldIssue) -> FleetError:
     return FleetError(doc.file, line or doc.line, field, issue.message, doc.doc)
 
 
-def dump_yaml(obj: Any, memo: bool = True, pieces: Mapping[int, list[Any]] | None = None) -> str:
+def dump_yaml(obj: Any, memo: bool = True, pieces: Pieces | None = None) -> str:
     """Canonical block-style YAML of plain data (sorted keys, LF, UTF-8, no aliases). `memo`
     False: the document's subtrees are all distinct (the same bytes, emitted without looking
     them up). `pieces`: list items whose lines the caller keeps (`yamlemit.PieceEmitter`;
     implies `memo` False)."""
-    if pieces is not None:
-        fast = _DISTINCT.emit(obj, pieces)
-        return fast if fast is not None else pyyaml_dump(obj)
-    fast = (_EMITTER if memo else _DISTINCT).emit(obj)
+    fast = (_EMITTER if memo and pieces is None else _DISTINCT).emit(obj, pieces)
     return fast if fast is not None else pyyaml_dump(obj)
 
 

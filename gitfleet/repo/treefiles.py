@@ -112,13 +112,10 @@ class BlobIdMemo:
 class WrittenFiles(Mapping[str, bytes]):
     """The files of an output commit this hub wrote, from memory: the very bytes objects its
     pass returned (so later passes compare them by identity), blob ids from its listing, and
-    its sorted paths when the hub kept them (`WrittenOutput`)."""
+    its sorted paths as `WrittenOutput` keeps them."""
 
     def __init__(
-        self,
-        files: Mapping[str, bytes],
-        listing: Mapping[str, tuple[str, int]],
-        ordered: list[str] | None = None,
+        self, files: Mapping[str, bytes], listing: Mapping[str, tuple[str, int]], ordered: list[str]
     ) -> None:
         self._files = files
         self._listing = listing
@@ -137,11 +134,7 @@ class WrittenFiles(Mapping[str, bytes]):
         return path in self._files
 
     def sorted_paths(self) -> list[str]:
-        """Every path, sorted (computed once unless given; `reconciler.priorparse.paths_under`
-        bisects it; never change it)."""
-        if self._sorted is None:
-            ordered = getattr(self._files, "sorted_paths", None)
-            self._sorted = list(ordered()) if ordered is not None else sorted(self._files)
+        """Every path, sorted (`reconciler.priorparse.paths_under` bisects it; never change it)."""
         return self._sorted
 
     def oid(self, path: str) -> str:
