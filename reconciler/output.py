@@ -98,7 +98,29 @@ class OutputFiles(dict[str, bytes]):
     """An output tree as a pass returns it (path -> bytes, in no particular order).
     `sorted_paths` lists its paths sorted (`reconciler.priorparse.paths_under` bisects it when
     the tree is the next pass's prior); a tree with the same paths as the last one sorted
-    reuses that order (one set comparison instead of a sort: most passes keep every path)."""
+    reuses that order (one set comparison instead of a sort: most passes keep every path).
+    `since`, when known: the last pass's tree and the paths where this one may differ from it
+    (the hub then compares only those, `gitfleet.repo.treefiles.BlobIdMemo.listing_since`)."""
+
+    since: tuple[Mapping[str, bytes], frozenset[str]] | None = None
+    _added: set[str] | None = None
+
+    def add(self, more: Mapping[str, bytes]) -> None:
+        """`update`, remembering the paths (`added`)."""
+        self.update(more)
+        if self._added is None:
+            self._added = set()
+        self._added.update(more)
+
+    def added(self) -> frozenset[str]:
+        """The paths `add` wrote."""
+        return frozenset(self._added or ())
+
+    def follow(self, since: tuple[Mapping[str, bytes], frozenset[str]] | None) -> None:
+        """Set `self.since` from where the assembly these files began as may differ from the
+        last one (`reconciler.unitfiles.Composed.since`) and the paths `add` wrote since."""
+        if since is not None:
+            self.since = (since[0], since[1] | self.added())
 
     def sorted_paths(self) -> list[str]:
         order, paths = _last_order[0]

@@ -1,0 +1,103 @@
+"""The `clusters/` files of an output tree composed from disjoint units, by patching the last
+composition: one live placement's files, one held placement's kept files, one cluster's index
+files are each one unit. A unit that is the very object of the last composition (a reused
+layout, a reused index) costs nothing; a recomputed one is compared path by path, and a unit
+that went away is removed. A pass that changed one placement so touches that placement's paths,
+not the ~470k paths of a 1,000-cluster output, and says which paths may differ from the last
+composition (`Composed.since`), so the hub hashes and compares only those
+(`gitfleet.repo.treefiles.BlobIdMemo.listing_since`, through `OutputFiles.since`). The last
+composition is the last pass's very output tree (the pass adds its other files to it), so no
+second copy of the tree is kept.
+
+Units must not share a path, and the pass's other files must not overwrite one. The
+composition checks both: its size must equal the sum of the units' sizes (a patch can only
+lose paths, never invent them), else it is built afresh. Called
+by `assemble`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from reconciler.output import OutputFiles
+from reconciler.stagememo import StageMemo
+
+Units = dict[str, Mapping[str, bytes]]
+"""Unit name -> its files (path -> bytes, all under `clusters/`); no path in two units."""
+
+
+@dataclass(frozen=True)
+class Composed:
+    """Every file of the units (the pass then adds its other files with `OutputFiles.add`),
+    and, when it was patched from the last composition, that composition (with what the pass
+    added to it) and the paths where the two may differ besides what this pass adds."""
+
+    files: OutputFiles
+    since: tuple[Mapping[str, bytes], frozenset[str]] | None
+
+
+_LAST: StageMemo[tuple[OutputFiles, Units]] = StageMemo()
+"""The last composition kept as a base (with what its pass added), and its units."""
+
+
+def compose(units: Units) -> Composed:
+    """The union of `units`: patched from the last composition kept, else built afresh."""
+    total = sum(map(len, units.values()))
+    last = _LAST.last("")
+    if last is not None:
+        base, old_units = last[1]
+        files, touched = _patched(base, base.added(), old_units, units)
+        if len(files) == total:
+            return Composed(files, (base, frozenset(touched)))
+    files = OutputFiles()
+    for unit in units.values():
+        files.update(unit)
+    return Composed(files, None)
+
+
+def keep_base(composed: Composed, units: Units) -> None:
+    """Keep `composed` as the next pass's base (the pass may still `add` to its files; nothing
+    else may change them), with `units` as they are (their dicts must not change either)."""
+    if len(composed.files) == sum(map(len, units.values())):
+        _LAST.put("", (), (composed.files, units))
+    else:
+        _LAST.drop("")
+
+
+def drop_base() -> None:
+    """The composition was changed afterwards (a cluster over its cap): build afresh next."""
+    _LAST.drop("")
+
+
+def _patched(
+    base: Mapping[str, bytes], added: frozenset[str], old_units: Units, units: Units
+) -> tuple[OutputFiles, set[str]]:
+    """`base` without what its pass `added` (the union of `old_units`) changed into the union
+    of `units`, and the paths changed, added or removed (those `added` among them)."""
+    files = OutputFiles(base)
+    for path in added:
+        del files[path]
+    touched = set(added)
+    for name, went in old_units.items():
+        if name not in units:
+            for path in went:
+                files.pop(path, None)
+            touched.update(went)
+    for name, new in units.items():
+        old = old_units.get(name)
+        if new is old:
+            continue
+        if old is None:
+            files.update(new)
+            touched.update(new)
+            continue
+        for path in old.keys() - new.keys():
+            files.pop(path, None)
+            touched.add(path)
+        for path, data in new.items():
+            was = old.get(path)
+            if was is not data and was != data:
+                files[path] = data
+                touched.add(path)
+    return files, touched
