@@ -22,7 +22,6 @@ from reconciler.conflicts import Claim, find_owners, ident_key
 from reconciler.indexfiles import write_indexes
 from reconciler.isolate import hold
 from reconciler.layoutcells import CHECKS, Checked, CleanLayouts, checked_once
-from reconciler.output import OutputFiles
 from reconciler.outputguard import cluster_over_cap, describe
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import read_prior_index
@@ -42,11 +41,25 @@ def _rollout_kept(
     snapshot) and files; only the apply strategy follows the placement at once (§2.2 step 1;
     External placements: the strategy recorded when a driver last moved the cluster)."""
     out = {}
-    for cluster in plan.kept_clusters():
+    for cluster in _kept_clusters(plan):
         entry = prior_index.get(cluster, {}).get(plan.key)
         if entry is not None and cluster in views:
             out[cluster] = {**entry, "applyStrategy": dict(plan.apply_strategy_for(cluster))}
     return out
+
+
+def _kept_clusters(plan: PlacementPlan) -> list[str]:
+    """`plan.kept_clusters()`, remembered with everything it reads."""
+    inputs = (plan.state, plan.target_index, dict(plan.desired), dict(plan.moved_to))
+    found = _KEPT.get(plan.key, inputs)
+    if found is None:
+        found = plan.kept_clusters()
+        _KEPT.put(plan.key, inputs, found)
+    return found
+
+
+_KEPT: StageMemo[list[str]] = StageMemo()
+"""Placement key -> the clusters its rollout has not moved yet, with what they were read from."""
 
 
 def _live_entry(plan: PlacementPlan, index: int | None = None) -> dict[str, Any]:
@@ -301,19 +314,19 @@ def assemble_clusters(
         keep_base(composed, units)
         return AssembledClusters(composed.files, clusters, composed.since)
     drop_base()  # the files differ from the units' union: never a base
+    files = dict(composed.files)
     for cluster in over:
-        _enforce_cap(cluster, sizes.get(cluster, 0), composed.files, prior, plans, limits)
-    return AssembledClusters(composed.files, clusters, None)
+        _enforce_cap(cluster, sizes.get(cluster, 0), files, prior, plans, limits)
+    return AssembledClusters(files, clusters, None)
 
 
 @dataclass(frozen=True)
 class AssembledClusters:
-    """Every `clusters/...` file (the pass adds its other files with `OutputFiles.add` only:
-    the tree is the next pass's base), the clusters that have an index file among them, and
-    (when known) the last pass's tree with the paths that may differ from it besides what this
-    pass adds (`unitfiles.Composed.since`)."""
+    """Every `clusters/...` file (kept as the next pass's base: copy it, never change it), the
+    clusters that have an index file among them, and (when known) the files of the last
+    assembly with the paths that may differ from them (`unitfiles.Composed.since`)."""
 
-    files: OutputFiles
+    files: dict[str, bytes]
     indexed: list[str]
     since: tuple[Mapping[str, bytes], frozenset[str]] | None = None
 

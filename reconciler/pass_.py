@@ -37,7 +37,7 @@ from reconciler.govern.deletion import (
 from reconciler.govern.tenancy import NO_TENANCY, Tenancy, govern_fleet
 from reconciler.history import NO_HISTORY, HistoricalSources
 from reconciler.isolate import failed_plan
-from reconciler.output import placement_key
+from reconciler.output import OutputFiles, placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placememo import pass_key, place_reusing
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan
@@ -254,7 +254,7 @@ def reconcile(
     )
     errors += rollout.errors
     assembled = assemble_clusters(plans, kept, prior, views, prior_index, fleet.fleet.limits())
-    files = assembled.files  # it goes on as this pass's tree (and the next pass's base)
+    files = OutputFiles(assembled.files)  # the assembly is the next pass's base: a copy
     record_sync(plans, now)  # a conflict lost now makes the binding failed for the next pass
     files.add(rollout.files)
     files.add(distributed.files)
@@ -281,7 +281,7 @@ def reconcile(
             files.add({path: data})
     state = State(placements=states, overrides=override_snapshots)
     files.add(state_files(state, files, assembled.indexed))
-    files.follow(assembled.since)
+    files.follow(assembled.files, assembled.since)
     errors += _plan_errors(plans, origins)
     for key, ps in sorted(kept.items()):
         if key in deleted:

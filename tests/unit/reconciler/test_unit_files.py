@@ -86,29 +86,25 @@ def test_a_dropped_base_builds_afresh() -> None:
     assert compose(first).since is None
 
 
-def test_what_a_pass_added_to_its_tree_is_named_and_taken_out_again() -> None:
-    """The composition goes on as the pass's tree: the next composition starts from it
-    without what that pass added, and names those paths with its own and what this pass adds;
-    a pass that overwrote a unit's path leaves no base to patch."""
-    first: Units = {"live/a": _unit("a", 3)}
-    made = compose(first)
-    keep_base(made, first)
-    made.files.add({"status/p.yaml": b"1", "state/gone.yaml": b"x"})
-    made.files.follow(made.since)
-    assert made.files.since is None
-    second: Units = {"live/a": {**_unit("a", 3), "clusters/c0/a/x.yaml": b"changed"}}
-    patched = compose(second)
-    assert patched.files == _union(second)
-    patched.files.add({"status/p.yaml": b"2", "status/q.yaml": b"3"})
-    patched.files.follow(patched.since)
-    assert patched.files.since is not None and patched.files.since[0] is made.files
+def test_a_tree_that_follows_the_last_assembly_names_where_it_may_differ() -> None:
+    """The paths added after the copy (this pass's and the last one's) join the assembly's;
+    a tree following another assembly than the last one's learns nothing."""
+    assembled = _unit("a", 3)
+    first = OutputFiles(assembled)
+    first.add({"status/p.yaml": b"1", "state/gone.yaml": b"x"})
+    first.follow(assembled, None)
+    assert first.since is None
+    later = {**assembled, "clusters/c0/a/x.yaml": b"changed"}
+    second = OutputFiles(later)
+    second.add({"status/p.yaml": b"2", "status/q.yaml": b"3"})
+    second.follow(later, (assembled, frozenset({"clusters/c0/a/x.yaml"})))
+    assert second.since is not None and second.since[0] is first
+    assert _diff(first, second) <= second.since[1]
     named = {"clusters/c0/a/x.yaml", "status/p.yaml", "status/q.yaml", "state/gone.yaml"}
-    assert patched.files.since[1] == named
-    assert _diff(made.files, patched.files) <= patched.files.since[1]
-    keep_base(patched, second)
-    patched.files.add({"clusters/c1/a/x.yaml": b"over"})  # overwrites a unit's path
-    again = compose(second)
-    assert again.since is None and again.files == _union(second)
+    assert second.since[1] == named
+    third = OutputFiles(later)
+    third.follow(later, (assembled, frozenset()))  # `assembled` is not the last assembly
+    assert third.since is None
 
 
 @pytest.mark.parametrize("stale", [False, True])
