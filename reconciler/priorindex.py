@@ -92,78 +92,21 @@ _ROWS: StageMemo[dict[str, dict[str, Any]]] = StageMemo()
 """Placement key -> cluster -> its row with objects, with the (state, record) it came from."""
 
 
-class MergedIndex(dict[str, dict[str, dict[str, Any]]]):
-    """A prior index merged from the placements' recorded rows; `by_placement`: placement key
-    -> cluster -> its row (the very dicts of the index, reused across passes while that
-    placement's state and record are: `placement_rows_of`)."""
-
-    by_placement: dict[str, dict[str, dict[str, Any]]]
-
-
-_MERGED: StageMemo[MergedIndex] = StageMemo()
-"""The last merged prior index (`_merged` redoes only what changed since)."""
-
-
-def placement_rows_of(prior_index: Mapping[str, Any], key: str) -> dict[str, Any] | None:
-    """cluster -> row of placement `key` in a merged prior index (the same object while the
-    placement's rows are), else None (an index parsed from the files, or no such placement)."""
-    by_placement = getattr(prior_index, "by_placement", None)
-    return by_placement.get(key) if by_placement is not None else None
-
-
 def _merged(
     output: Mapping[str, bytes], records: list[tuple[PlacementState, PlacementPrior]]
-) -> MergedIndex | None:
-    """The prior index from every placement's rows: the last one with the clusters of the
-    placements whose rows changed redone, else built whole."""
-    found: dict[str, dict[str, dict[str, Any]]] = {}
+) -> PriorIndex | None:
+    rows: dict[str, list[dict[str, Any]]] = {}
     for ps, prior in records:
         try:
-            found[ps.key] = _placement_rows(output, ps, prior)
+            found = _placement_rows(output, ps, prior)
         except READ_ERRORS:
             return None
-    last = _MERGED.last("")
-    out = _patched(last[1], found) if last is not None else _whole(found)
-    _MERGED.put("", (), out)
-    return out
-
-
-def _row_order(row: Mapping[str, Any]) -> tuple[str, str]:
-    return (row.get("namespace", ""), row["name"])
-
-
-def _whole(found: dict[str, dict[str, dict[str, Any]]]) -> MergedIndex:
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for per_cluster in found.values():
-        for cluster, row in per_cluster.items():
+        for cluster, row in found.items():
             rows.setdefault(cluster, []).append(row)
-    out = MergedIndex()
+    out: PriorIndex = {}
     for cluster in sorted(rows, key=cluster_index_path):  # the order of the index files
-        out[cluster] = {str(row["key"]): row for row in sorted(rows[cluster], key=_row_order)}
-    out.by_placement = found
-    return out
-
-
-def _patched(last: MergedIndex, found: dict[str, dict[str, dict[str, Any]]]) -> MergedIndex:
-    """`last` with the clusters of the placements whose rows are other objects redone."""
-    before = last.by_placement
-    changed = {k for k in found.keys() | before.keys() if found.get(k) is not before.get(k)}
-    if not changed:
-        return last
-    clusters: set[str] = set()
-    for key in changed:
-        clusters.update(before.get(key, ()), found.get(key, ()))
-    out = MergedIndex(last)
-    for cluster in clusters:
-        rows = [r for k, r in last.get(cluster, {}).items() if k not in changed]
-        rows += [found[k][cluster] for k in changed if cluster in found.get(k, {})]
-        if rows:
-            out[cluster] = {str(row["key"]): row for row in sorted(rows, key=_row_order)}
-        else:
-            out.pop(cluster, None)
-    if not clusters <= last.keys():  # a new cluster: back to the order of the index files
-        out = MergedIndex(sorted(out.items(), key=lambda item: cluster_index_path(item[0])))
-    out.by_placement = found
+        ordered = sorted(rows[cluster], key=lambda p: (p.get("namespace", ""), p["name"]))
+        out[cluster] = {str(row["key"]): row for row in ordered}
     return out
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from gitfleet.api.report import PlacementReport
 from reconciler.placement import PlacementPlan
-from reconciler.priorindex import given_content, placement_rows_of
+from reconciler.priorindex import given_content
 from reconciler.rollout.model import PlacementView
 from reconciler.rollview import ReportEntries
 from reconciler.stagememo import IdentityMemo, StageMemo
@@ -42,8 +42,6 @@ _ROLLOUTS: StageMemo[_Rolled] = StageMemo()
 _GIVEN: StageMemo[tuple[str | None, ...]] = StageMemo()
 """Placement key -> the content each of its clusters was given, with the prior index (by its
 token) and the clusters it was read for."""
-_GIVEN_ROWS: StageMemo[tuple[str | None, ...]] = StageMemo()
-"""Placement key -> the same, with the placement's rows of a merged prior index (by identity)."""
 _indexes: IdentityMemo[int] = IdentityMemo()
 _tokens = itertools.count()
 
@@ -64,17 +62,7 @@ def _given(
 ) -> tuple[str | None, ...]:
     """The content each cluster of `names` was given (its previous index entry's), read again
     only when the prior index is another object than last time or the clusters changed (an
-    unchanged output is the very same prior index, `priorindex.recorded_prior_index`); from
-    a merged prior index, only when the placement's rows are other objects (a pass that
-    changed one placement reads that placement's rows again, `priorindex.placement_rows_of`)."""
-    rows = placement_rows_of(prior_index, key)
-    if rows is not None:
-        last = _GIVEN_ROWS.last(key)
-        if last is not None and last[0][0] is rows and last[0][1] == names:
-            return last[1]
-        given = tuple([given_content(rows.get(c)) for c in names])
-        _GIVEN_ROWS.put(key, (rows, names), given)  # holds `rows`: its id is not reused
-        return given
+    unchanged output is the very same prior index, `priorindex.recorded_prior_index`)."""
     inputs = (token, names)
     found = _GIVEN.get(key, inputs) if token is not None else None
     if found is None:
