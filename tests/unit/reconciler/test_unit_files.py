@@ -66,6 +66,21 @@ def test_a_patched_composition_equals_the_union_and_names_what_changed() -> None
     assert unchanged.files == _union(third)
 
 
+def test_a_path_moving_to_another_unit_is_patched() -> None:
+    """A cluster the rollout has not reached moves from a placement's live files to its kept
+    ones, and back: the composition is patched, not built afresh."""
+    live = _unit("p", 4)
+    first: Units = {"held/p": {}, "live/p": live}
+    keep_base(compose(first), first)
+    kept = {p: d for p, d in live.items() if "/c3/" in p}
+    second: Units = {"held/p": kept, "live/p": {p: d for p, d in live.items() if p not in kept}}
+    moved = compose(second)
+    assert moved.since is not None and moved.files == _union(second)
+    keep_base(moved, second)
+    back = compose(first)
+    assert back.since is not None and back.files == _union(first)
+
+
 def test_units_that_share_a_path_are_composed_afresh() -> None:
     """A path in two units cannot be patched (removing it from one would drop the other's):
     the composition is built afresh, later units winning, and is never a base."""
