@@ -86,15 +86,15 @@ def _patched(
             touched.update(gone)
     lost = bool(touched)
     for name, new in units.items():
-        old = old_units.get(name)
-        if new is old:
+        before = old_units.get(name)
+        if new is before:
             continue
-        if old is None:
+        if before is None:
             files.update(new)
             touched.update(new)
             continue
         for path, data in new.items():
-            was = old.get(path)
+            was = before.get(path)
             if was is not data and was != data:
                 files[path] = data
                 touched.add(path)
