@@ -35,7 +35,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitfleet.api import MemberCluster
 from gitfleet.api.canonical import canonical_json
 from reconciler.override.compiled import CompiledOverride
 from reconciler.placement import (
@@ -49,37 +48,20 @@ from reconciler.placement import (
 from reconciler.schedule.classes import selector_keys
 from reconciler.schedule.clusteraffinity import preferred_terms, required_terms
 from reconciler.schedule.clusters import ClusterView
+from reconciler.schedule.fleetfacts import fleet_facts
 from reconciler.schedule.topologyspreadconstraints import ordered_specs
 from reconciler.select import ResourceIndex, Selection
-from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
+from reconciler.stagememo import StageMemo, forget_stages
 from reconciler.state import PlacementState
 
 _PLANS: StageMemo[PlacementPlan] = StageMemo()
 """Placement key -> the plan `place` returned, with its key and the prior state it came from."""
-_cluster_digests: IdentityMemo[tuple[str, Mapping[str, str]]] = IdentityMemo()
 LabelKeys = frozenset[str] | None
 """The label keys a placement's work can read (None: any)."""
 
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _cluster_digest(cluster: MemberCluster) -> tuple[str, Mapping[str, str]]:
-    """What scheduling and overrides may read of a MemberCluster besides its labels (all of it
-    but the agents' heartbeats, whose effect is the view's eligibility verdict), and its labels."""
-    found = _cluster_digests.get(cluster)
-    if found is not None:
-        return found
-    dumped = cluster.model_dump(
-        by_alias=True,
-        exclude_none=True,
-        mode="json",
-        exclude={"status": {"agent_status"}, "metadata": {"labels"}},
-    )
-    digest = (_sha(canonical_json(dumped)), dict(cluster.metadata.labels or {}))
-    _cluster_digests.put(cluster, digest)
-    return digest
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,11 +132,7 @@ def pass_key(views: Mapping[str, ClusterView], index: ResourceIndex, inputs: Pas
 def _pass_key(
     views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
 ) -> PassKey:
-    _cluster_digests.next_round()
-    clusters = tuple(
-        (name, view.ineligible_reason, *_cluster_digest(view.cluster))
-        for name, view in sorted(views.items())
-    )
+    clusters = tuple((name, *row) for name, row in fleet_facts(views).rows.items())
     # The whole governance value, repr'd: a field it gains later is part of the key by itself
     # (a repr that differs between equal values only costs reuse, never correctness).
     governance = repr(inputs.governance)

@@ -44,9 +44,9 @@ from reconciler.schedule.cycle import (
     Decision,
     ScheduleError,
     ScheduleOutcome,
-    schedule,
 )
 from reconciler.schedule.outcome import ClusterExplanation
+from reconciler.schedule.reuse import schedule_reusing
 from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
 from reconciler.state import PlacementState, Snapshot
 from reconciler.status import Cond
@@ -212,14 +212,18 @@ def _next_snapshots(
 
 
 def _schedule(
+    key: str,
     placement: AnyPlacement,
     prior: PlacementState,
     views: Mapping[str, ClusterView],
     policy_index: int,
 ) -> ScheduleOutcome | str:
-    """The scheduling cycle (converged); a plugin error is this placement's user error."""
+    """The scheduling cycle (converged; reusing the placement's last run where the changed
+    clusters allow); a plugin error is this placement's user error."""
+    namespace = placement.metadata.namespace if isinstance(placement, ResourcePlacement) else None
+    policy = placement.spec.policy
     try:
-        return schedule(placement, prior.bindings, views, policy_index)
+        return schedule_reusing(key, policy, namespace or None, prior.bindings, views, policy_index)
     except ScheduleError as exc:
         return f"scheduling failed: {exc}"
 
@@ -310,7 +314,7 @@ def place(
         return plan
     plan.selection = selection
     policy_index = plan.state.policy_snapshots[-1].index
-    outcome = _schedule(placement, prior, views, policy_index)
+    outcome = _schedule(key, placement, prior, views, policy_index)
     if isinstance(outcome, str):
         plan.errors.append(("spec.policy", outcome))
         plan.scheduled = replace(plan.scheduled, message=f"Scheduling has not completed: {outcome}")
