@@ -328,3 +328,41 @@ def test_fleet_facts_change_sets() -> None:
     assert third.changed_since(second) == {"c99", "c03", "c05"}
     assert third.changed_since(first) == {"c05"}
     assert third.changed_since(third) == frozenset()
+
+
+FIXED_MISSING = PlacementPolicy.model_validate(
+    {"placementType": "PickFixed", "clusterNames": ["c01", "c50"]}
+)
+
+
+@pytest.mark.parametrize(
+    ("policy", "start", "change", "path"),
+    [
+        # a listed cluster that is not bound appears: PickFixed binds it
+        (FIXED_MISSING, _base(), lambda v: _add(v, "c50", {}), "full"),
+        # the only (rejected) cluster of a topology domain leaves: the skew moves
+        (
+            SPREAD_N,
+            _add(_base(), "c98", {"env": "dev", "region": "r7"}),
+            lambda v: _drop(v, "c98"),
+            "updated",
+        ),
+    ],
+    ids=["listed-cluster-appears", "last-of-a-domain-leaves"],
+)
+def test_changes_that_move_bindings_or_domains(
+    policy: Any,
+    start: Views,
+    change: Callable[[Views], Views],
+    path: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    forget_stages()
+    settled = reuse.schedule_reusing("p", policy, None, (), start, 1).bindings
+    views = new_pass(start)
+    prior = reuse.schedule_reusing("p", policy, None, settled, views, 1).bindings
+    later = change(views)
+    with counting(monkeypatch) as counts:
+        got = reuse.schedule_reusing("p", policy, None, prior, later, 1)
+    assert summary(got) == fresh(policy, None, prior, later, 1)
+    assert counts[path] == 1 and counts["again"] == 0, counts
