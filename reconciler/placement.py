@@ -211,7 +211,7 @@ def _next_snapshots(
     return (*history, Snapshot(index=index, hash=digest, commit=commit))[-max(limit, 1) :]
 
 
-def _schedule(
+def schedule_placement(
     key: str,
     placement: AnyPlacement,
     prior: PlacementState,
@@ -226,6 +226,14 @@ def _schedule(
         return schedule_reusing(key, policy, namespace or None, prior.bindings, views, policy_index)
     except ScheduleError as exc:
         return f"scheduling failed: {exc}"
+
+
+def scheduled_condition(outcome: ScheduleOutcome) -> Cond | None:
+    """The Scheduled condition of a schedule outcome (None: nothing was decided)."""
+    if outcome.fulfilled is None:
+        return None
+    status = "True" if outcome.fulfilled else "False"
+    return Cond("Scheduled", status, outcome.reason, outcome.message)
 
 
 def _new_plan(key: str, placement: AnyPlacement, prior: PlacementState) -> PlacementPlan:
@@ -314,7 +322,7 @@ def place(
         return plan
     plan.selection = selection
     policy_index = plan.state.policy_snapshots[-1].index
-    outcome = _schedule(key, placement, prior, views, policy_index)
+    outcome = schedule_placement(key, placement, prior, views, policy_index)
     if isinstance(outcome, str):
         plan.errors.append(("spec.policy", outcome))
         plan.scheduled = replace(plan.scheduled, message=f"Scheduling has not completed: {outcome}")
@@ -322,9 +330,7 @@ def place(
         return plan
     plan.decisions = outcome.decisions
     plan.explanations = outcome.explanations
-    if outcome.fulfilled is not None:
-        status = "True" if outcome.fulfilled else "False"
-        plan.scheduled = Cond("Scheduled", status, outcome.reason, outcome.message)
+    plan.scheduled = scheduled_condition(outcome) or plan.scheduled
     holds = _hold_reasons(selection, prior, inputs.broken_files, inputs.max_objects)
     if holds:
         plan.errors += [("spec.resourceSelectors", r) for r in holds]
