@@ -23,10 +23,10 @@ placement's work by exactly those (issue 18, item 4):
 A hit returns a copy of the plan `place` returned for the same key (the later stages change
 plans in place). When only clusters changed (every other part of the key and the prior state
 are equal), the placement is scheduled again (`schedule.reuse`: in proportion to the changed
-clusters) and its remembered plan is still reused when the schedule decides the same (bindings,
-decisions, condition) and no cluster it binds or bound changed as it reads them (eligibility,
-MemberCluster digest, the label keys above): nothing else of `place` reads the fleet. Only the
-explanations are this pass's then. Placements with history to render (pins, staged runs of
+clusters) and its remembered plan is still reused when the schedule gives the same bindings
+and no cluster it binds or bound changed as it reads them (eligibility, MemberCluster digest,
+the label keys above): nothing else of `place` reads the fleet. Only the decisions,
+explanations and Scheduled condition are this pass's then. Placements with history to render (pins, staged runs of
 older snapshots), invalid selectors and held plans are always computed. One entry per
 placement key, process-wide (like the override and parsed-source caches); a long-running hub is
 what benefits. Called by `reconciler.pass_`.
@@ -262,8 +262,9 @@ def _rescheduled(
     last: tuple[tuple[Any, ...], _Kept],
 ) -> PlacementPlan | None:
     """The remembered plan when only clusters changed (every other input is equal) and the
-    placement, scheduled again, decides the same and none of the clusters it binds or bound
-    changed as it reads them; its explanations are this pass's. None otherwise."""
+    placement, scheduled again, binds the same and none of the clusters it binds or bound
+    changed as it reads them: the rest of `place` reads nothing else of the fleet, so only the
+    decisions, explanations and Scheduled condition are this pass's. None otherwise."""
     (before, before_prior), kept = last
     fingerprint, _ = known
     if before_prior is not prior and before_prior != prior:
@@ -272,11 +273,7 @@ def _rescheduled(
         return None
     index = kept.plan.state.policy_snapshots[-1].index  # equal placement and prior: same header
     outcome = schedule_placement(key, placement, prior, views, index)
-    if isinstance(outcome, str) or outcome.decisions != kept.plan.decisions:
-        return None
-    if outcome.bindings != kept.plan.state.bindings:
-        return None
-    if (scheduled_condition(outcome) or kept.plan.scheduled) != kept.plan.scheduled:
+    if isinstance(outcome, str) or outcome.bindings != kept.plan.state.bindings:
         return None
     facts = fleet_facts(views)
     changed = facts.changed_since(kept.facts)
@@ -286,7 +283,8 @@ def _rescheduled(
             if _row(kept.facts, name, kept.keys) != _row(facts, name, kept.keys):
                 return None
     plan = copy_plan(kept.plan)
-    plan.explanations = outcome.explanations
+    plan.decisions, plan.explanations = outcome.decisions, outcome.explanations
+    plan.scheduled = scheduled_condition(outcome) or kept.plan.scheduled
     return plan
 
 
