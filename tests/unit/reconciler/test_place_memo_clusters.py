@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from gitfleet.api import MemberCluster, Taint
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placememo
-from reconciler.pass_ import reconcile
+from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State, read_state
 from renderers import load_fleet
 from tests.golden.test_golden import CASES, case_spec
@@ -79,8 +80,20 @@ def _edits(fleet: FleetSnapshot) -> list[tuple[str, Edit]]:
     return out
 
 
-def _each_edit(fleet: FleetSnapshot, computed: list[str]) -> list[tuple[str, int]]:
-    """Every edit from the settled fleet, reused vs fresh; how many placements each computed."""
+def _decided(result: PassResult) -> dict[str, Any]:
+    """What each plan holds of its schedule beyond the files: decisions, condition, and every
+    explanation (`gitfleet explain`)."""
+    return {
+        key: (plan.decisions, plan.scheduled, [plan.explanations[n] for n in plan.explanations])
+        for key, plan in result.plans.items()
+    }
+
+
+def _each_edit(
+    fleet: FleetSnapshot, computed: list[str], other_prior: bool = False
+) -> list[tuple[str, int]]:
+    """Every edit from the settled fleet, reused vs fresh; how many placements each computed.
+    `other_prior`: the edited pass starts from another state than the remembered one."""
     result = reconcile(fleet, State(), None, NOW)
     result = reconcile(fleet, read_state(result.files)[0], None, NOW)
     ran = []
@@ -88,11 +101,21 @@ def _each_edit(fleet: FleetSnapshot, computed: list[str]) -> list[tuple[str, int
         prior = read_state(result.files)[0]
         later = NOW + timedelta(minutes=k + 1)
         reconcile(fleet, prior, None, later)  # remembered on the fleet before the edit
+        if other_prior:  # as if every placement's spec had changed twice more
+            prior = dataclasses.replace(
+                prior,
+                placements={
+                    key: dataclasses.replace(ps, generation=ps.generation + 2)
+                    for key, ps in prior.placements.items()
+                },
+            )
         computed.clear()
         changed = reconcile(edit(fleet), prior, None, later)
         ran.append((name, len(computed)))
         placememo.forget()
-        _same(changed, reconcile(edit(fleet), prior, None, later))
+        fresh = reconcile(edit(fleet), prior, None, later)
+        _same(changed, fresh)
+        assert _decided(changed) == _decided(fresh), name
     return ran
 
 
@@ -115,11 +138,21 @@ def test_cluster_changes_give_the_fresh_tree(case: Path, computed: list[str]) ->
     _each_edit(load_fleet(WorkdirTree((case / spec.get("fleet", "fleet")).resolve())), computed)
 
 
+@pytest.mark.parametrize("case", CASES[:6], ids=lambda c: c.name)
+def test_cluster_changes_from_another_prior_give_the_fresh_tree(
+    case: Path, computed: list[str]
+) -> None:
+    spec = case_spec(case)
+    fleet = load_fleet(WorkdirTree((case / spec.get("fleet", "fleet")).resolve()))
+    _each_edit(fleet, computed, other_prior=True)
+
+
 def test_cluster_changes_on_a_generated_fleet_recompute_only_some(
     tmp_path: Path, computed: list[str]
 ) -> None:
     write_fleet(build_fleet(FleetSize(16, 12, 48, 6), seed=7), tmp_path)
     fleet = load_fleet(WorkdirTree(tmp_path))
     ran = _each_edit(fleet, computed)
+    _each_edit(fleet, computed, other_prior=True)
     placements = len(fleet.placements) + len(fleet.resource_placements)
     assert all(n < placements for _, n in ran), ran
