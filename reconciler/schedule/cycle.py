@@ -76,8 +76,11 @@ class _Run:
     fast: Incremental | None = None
     final: Evaluation | None = None
     """The last `final_evaluation` (what decisions and explanations were made from)."""
+    present: int = field(init=False)
+    """Current bindings before the run (PickN with at least `numberOfClusters` picks none)."""
 
     def __post_init__(self) -> None:
+        self.present = len(self.bindings.current)
         if not self.clusters:
             self.clusters = [self.views[n] for n in sorted(self.views)]
 

@@ -98,6 +98,7 @@ class Incremental:
             unschedulable(SPREAD, violation_reason(ConstraintState(k, s, d, {})))
             for k, s, d in self.specs
         ]
+        self.with_scores = with_scores
         self.base: Mapping[str, ClusterScore] = self.statics.base if with_scores else {}
         self.spread_scores = with_scores and SPREAD not in state.skipped_scores
         self.cap = self._post_batch_cap(profile.post_batch, state)
@@ -172,6 +173,17 @@ class Incremental:
             for name in passed:
                 scores[name] = self._score(name, topo[name], obsolete)
         return Evaluation(tuple(passed), filtered, frozenset(already), scores)
+
+    def one(
+        self, name: str, current: Collection[str], obsolete: Collection[str]
+    ) -> tuple[Status | None, ClusterScore | None]:
+        """`evaluation` of one candidate not in `current`: its topology Filter status (None:
+        passes) or its score (None when no scores were prepared)."""
+        sig = self.sig[name]
+        status, topology = self._table(self._count(current), [sig])[sig]
+        if status is not None and self.spread_filters:
+            return status, None
+        return None, self._score(name, topology, obsolete) if self.with_scores else None
 
     def _score(self, name: str, topology: int, obsolete: Collection[str]) -> ClusterScore:
         base = self.base[name]

@@ -10,10 +10,11 @@ the outcome. On the next call with the same policy, namespace and index:
   (PickFixed: present or not, eligibility verdict). When the prior bindings are equal too:
   - nothing the placement reads changed: the outcome is reused as it is;
   - only clusters that no filter lets through changed (absent or rejected before and after, no
-    binding of this placement, the same topology domains): the bindings and picks are the same,
-    so only the final evaluation's rejected clusters, the unselected decisions and the
-    explanations are made again (PickFixed: the explanations, when no named or bound cluster
-    changed);
+    binding of this placement, the same topology domains), or any unbound clusters of a PickN
+    that already had its number of clusters (it picks none): the bindings are the same, so
+    only the final evaluation's entries of the changed clusters, the unselected decisions and
+    the explanations are made again (PickFixed: the explanations, when no named or bound
+    cluster changed);
 - otherwise the cycles run again from the static results updated for the changed clusters only
   (`statics.update`).
 
@@ -25,6 +26,7 @@ added, removed and relabelled clusters. Process-wide, one entry per placement ke
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -39,11 +41,11 @@ from .clusters import ClusterView
 from .cycle import Inputs, ScheduleOutcome, run_tracked
 from .fleetfacts import FleetFacts, fleet_facts
 from .framework import Code, CycleState, Evaluation, PlacementInfo
-from .incremental import supports
+from .incremental import Incremental, supports
 from .outcome import MAX_DECISIONS
 from .profile import DEFAULT_PROFILE
 from .report import explain, unselected_decisions
-from .statics import Statics, prepare
+from .statics import Statics
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,9 @@ class _Entry:
     """The converged bindings of the run."""
     final: Evaluation | None
     outcome: ScheduleOutcome
+    idle: bool
+    """PickN that had its number of clusters already: it picked nothing, whatever the
+    candidates (the same bindings keep it so)."""
 
 
 _ENTRIES: StageMemo[_Entry] = StageMemo()
@@ -104,8 +109,19 @@ def schedule_reusing(
         _ENTRIES.drop(key)
         return outcome
     statics = run.fast.statics if run.fast is not None else None
+    wanted = max(policy.number_of_clusters or 0, 0)
+    idle = policy.placement_type == "PickN" and wanted <= run.present
     made = _Entry(
-        policy, namespace, policy_index, bindings, facts, statics, run.bindings, run.final, outcome
+        policy,
+        namespace,
+        policy_index,
+        bindings,
+        facts,
+        statics,
+        run.bindings,
+        run.final,
+        outcome,
+        idle,
     )
     _ENTRIES.put(key, (), made)
     return outcome
@@ -136,21 +152,24 @@ def _fixed_again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -> _
 
 
 def _filtered_again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -> _Entry | None:
-    """The entry when every changed cluster is absent or filtered out before and after."""
+    """The entry when every changed cluster is absent or filtered out before and after (or,
+    for an idle PickN, anything but bound): the same bindings, only the final evaluation's
+    changed clusters made again."""
     if entry.statics is None or entry.final is None:
         return None
     assert facts.views is not None
+    result = entry.result
     state = CycleState(
         PlacementInfo(entry.policy, entry.namespace),
         facts.views,
         facts.clusters,
-        entry.result.names(),
-        frozenset(entry.result.obsolete),
+        result.names(),
+        frozenset(result.obsolete),
         {},
     )
-    scored = entry.statics.scored
-    now, specs = prepare(DEFAULT_PROFILE, state, scored, (entry.statics, changed))
     old = entry.statics
+    fast = Incremental(DEFAULT_PROFILE, state, old.scored, (old, changed))
+    now = fast.statics
     if now.score_memo != old.score_memo:  # a fleet-wide min/max moved: every score may change
         return None
     moved = [n for n in sorted(changed) if _reads(old, n, entry.facts) != _reads(now, n, facts)]
@@ -159,18 +178,39 @@ def _filtered_again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -
     for name in moved:
         for statics, rows in ((old, entry.facts.rows), (now, facts.rows)):
             status = statics.failed.get(name)
-            if name in rows and (status is None or status.code is not Code.UNSCHEDULABLE):
+            if name not in rows or (status is not None and status.code is Code.UNSCHEDULABLE):
+                continue
+            if status is not None or not entry.idle:  # a candidate an idle PickN cannot pick
                 return None
-    if specs and old.domains() != now.domains():
+    if fast.specs and old.domains() != now.domains():
         return None
-    filtered = dict(entry.final.filtered)
-    for name in moved:
-        filtered.pop(name, None)
-        if name in now.failed:
-            filtered[name] = now.failed[name]
-    final = replace(entry.final, filtered=filtered)
+    final = _patched(entry.final, moved, fast, result)
     outcome = _outcome(entry, final, facts)
     return replace(entry, facts=facts, statics=now, final=final, outcome=outcome)
+
+
+def _patched(
+    final: Evaluation, moved: Sequence[str], fast: Incremental, result: BindingSet
+) -> Evaluation:
+    """`final` with the moved clusters evaluated again (none of them is bound)."""
+    gone = set(moved)
+    passed = [n for n in final.passed if n not in gone]
+    filtered = dict(final.filtered)
+    scores = dict(final.scores)
+    for name in moved:
+        filtered.pop(name, None)
+        scores.pop(name, None)
+        if name in fast.static_failed:
+            filtered[name] = fast.static_failed[name]
+        elif name in fast.sig:
+            status, score = fast.one(name, result.current, result.obsolete)
+            if status is not None:
+                filtered[name] = status
+                continue
+            insort(passed, name)
+            if score is not None:
+                scores[name] = score
+    return replace(final, passed=tuple(passed), filtered=filtered, scores=scores)
 
 
 def _reads(statics: Statics, name: str, facts: FleetFacts) -> tuple[Any, ...]:

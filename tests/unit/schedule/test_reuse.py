@@ -215,6 +215,7 @@ SPREAD_N = policy_of(
         topologySpreadConstraints=[spread("region")],
     )
 )
+GREEDY_N = policy_of(crp("PickN", numberOfClusters=9, affinity=required(PROD)))
 SORTED_N = policy_of(crp("PickN", numberOfClusters=2, affinity=preferred((10, sorter(NODES)))))
 FIXED = PlacementPolicy.model_validate(
     {"placementType": "PickFixed", "clusterNames": ["c01", "c02"]}
@@ -250,6 +251,18 @@ CASES: list[tuple[str, Any, Callable[[Views], Views], str]] = [
         SPREAD_N,
         lambda v: _add(v, "c99", {"env": "dev", "region": "r1"}),
         "again",
+    ),
+    (
+        "prod cluster added to a PickN that has its clusters",
+        SPREAD_N,
+        lambda v: _add(v, "c99", {"env": "prod", "region": "r1"}),
+        "again",
+    ),
+    (
+        "prod cluster added to a PickN that lacks clusters",
+        GREEDY_N,
+        lambda v: _add(v, "c99", {"env": "prod", "region": "r1"}),
+        "updated",
     ),
     ("fleet min/max moved", SORTED_N, lambda v: _add(v, "c99", {}, props={NODES: "0"}), "updated"),
     ("unlisted cluster added to PickFixed", FIXED, lambda v: _add(v, "c99", {}), "reused-fixed"),
