@@ -48,14 +48,13 @@ from reconciler.placement import (
     PlacementPlan,
     place,
     resource_id,
-    schedule_placement,
-    scheduled_condition,
     select,
 )
 from reconciler.schedule.classes import selector_keys
 from reconciler.schedule.clusteraffinity import preferred_terms, required_terms
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.fleetfacts import FleetFacts, fleet_facts
+from reconciler.schedule.reuse import schedule_placement
 from reconciler.schedule.topologyspreadconstraints import ordered_specs
 from reconciler.select import ResourceIndex, Selection
 from reconciler.stagememo import StageMemo, forget_stages
@@ -272,7 +271,7 @@ def _rescheduled(
     if before[0] != fingerprint[0] or before[2:] != fingerprint[2:] or kept.plan.held:
         return None
     index = kept.plan.state.policy_snapshots[-1].index  # equal placement and prior: same header
-    outcome = schedule_placement(key, placement, prior, views, index)
+    outcome = schedule_placement(key, placement, prior.bindings, views, index)
     if isinstance(outcome, str) or outcome.bindings != kept.plan.state.bindings:
         return None
     facts = fleet_facts(views)
@@ -284,7 +283,7 @@ def _rescheduled(
                 return None
     plan = copy_plan(kept.plan)
     plan.decisions, plan.explanations = outcome.decisions, outcome.explanations
-    plan.scheduled = scheduled_condition(outcome) or kept.plan.scheduled
+    plan.scheduled = outcome.condition() or kept.plan.scheduled
     return plan
 
 

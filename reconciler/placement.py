@@ -42,11 +42,9 @@ from reconciler.schedule.cycle import (
     SCHEDULED,
     UNSCHEDULED,
     Decision,
-    ScheduleError,
-    ScheduleOutcome,
 )
 from reconciler.schedule.outcome import ClusterExplanation
-from reconciler.schedule.reuse import schedule_reusing
+from reconciler.schedule.reuse import schedule_placement
 from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
 from reconciler.state import PlacementState, Snapshot
 from reconciler.status import Cond
@@ -211,31 +209,6 @@ def _next_snapshots(
     return (*history, Snapshot(index=index, hash=digest, commit=commit))[-max(limit, 1) :]
 
 
-def schedule_placement(
-    key: str,
-    placement: AnyPlacement,
-    prior: PlacementState,
-    views: Mapping[str, ClusterView],
-    policy_index: int,
-) -> ScheduleOutcome | str:
-    """The scheduling cycle (converged; reusing the placement's last run where the changed
-    clusters allow); a plugin error is this placement's user error."""
-    namespace = placement.metadata.namespace if isinstance(placement, ResourcePlacement) else None
-    policy = placement.spec.policy
-    try:
-        return schedule_reusing(key, policy, namespace or None, prior.bindings, views, policy_index)
-    except ScheduleError as exc:
-        return f"scheduling failed: {exc}"
-
-
-def scheduled_condition(outcome: ScheduleOutcome) -> Cond | None:
-    """The Scheduled condition of a schedule outcome (None: nothing was decided)."""
-    if outcome.fulfilled is None:
-        return None
-    status = "True" if outcome.fulfilled else "False"
-    return Cond("Scheduled", status, outcome.reason, outcome.message)
-
-
 def _new_plan(key: str, placement: AnyPlacement, prior: PlacementState) -> PlacementPlan:
     """The plan header: generation, policy snapshot and what status needs of the spec."""
     spec_hash = _sha(placement.spec.model_dump(by_alias=True, exclude_none=True, mode="json"))
@@ -322,7 +295,7 @@ def place(
         return plan
     plan.selection = selection
     policy_index = plan.state.policy_snapshots[-1].index
-    outcome = schedule_placement(key, placement, prior, views, policy_index)
+    outcome = schedule_placement(key, placement, prior.bindings, views, policy_index)
     if isinstance(outcome, str):
         plan.errors.append(("spec.policy", outcome))
         plan.scheduled = replace(plan.scheduled, message=f"Scheduling has not completed: {outcome}")
@@ -330,7 +303,7 @@ def place(
         return plan
     plan.decisions = outcome.decisions
     plan.explanations = outcome.explanations
-    plan.scheduled = scheduled_condition(outcome) or plan.scheduled
+    plan.scheduled = outcome.condition() or plan.scheduled
     holds = _hold_reasons(selection, prior, inputs.broken_files, inputs.max_objects)
     if holds:
         plan.errors += [("spec.resourceSelectors", r) for r in holds]

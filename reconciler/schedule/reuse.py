@@ -21,7 +21,7 @@ the outcome. On the next call with the same policy, namespace and index:
 Anything else (another policy, the plain runner deciding after a plugin error, `cycle.REFERENCE`)
 schedules from scratch, which gives the same bytes: the tests compare both on sequences of
 added, removed and relabelled clusters. Process-wide, one entry per placement key. Called by
-`reconciler.placement`.
+`reconciler.placement` and `reconciler.placememo` (`schedule_placement`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gitfleet.api import PlacementPolicy
+from gitfleet.api import ClusterResourcePlacement, PlacementPolicy, ResourcePlacement
 from reconciler.stagememo import StageMemo
 from reconciler.state import Binding
 
@@ -39,6 +39,7 @@ from . import cycle
 from .bindingset import BindingSet
 from .clusters import ClusterView
 from .cycle import Inputs, ScheduleOutcome, run_tracked
+from .errors import ScheduleError
 from .fleetfacts import FleetFacts, fleet_facts
 from .framework import Code, CycleState, Evaluation, PlacementInfo
 from .incremental import Incremental, supports
@@ -69,6 +70,24 @@ class _Entry:
 
 
 _ENTRIES: StageMemo[_Entry] = StageMemo()
+
+
+def schedule_placement(
+    key: str,
+    placement: ClusterResourcePlacement | ResourcePlacement,
+    bindings: Sequence[Binding],
+    views: Mapping[str, ClusterView],
+    policy_index: int,
+) -> ScheduleOutcome | str:
+    """Schedule placement `key` (`schedule_reusing`); a plugin error is this placement's user
+    error (the message)."""
+    namespace = placement.metadata.namespace if isinstance(placement, ResourcePlacement) else None
+    try:
+        return schedule_reusing(
+            key, placement.spec.policy, namespace or None, bindings, views, policy_index
+        )
+    except ScheduleError as exc:
+        return f"scheduling failed: {exc}"
 
 
 def schedule_reusing(
