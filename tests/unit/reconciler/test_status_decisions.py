@@ -14,7 +14,11 @@ from gitfleet.api.output import placement_status_path
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placememo
 from reconciler.pass_ import PassResult, reconcile
-from reconciler.state import State, read_state
+from reconciler.placement import PlacementPlan
+from reconciler.schedule.outcome import Decision
+from reconciler.state import PlacementState, State, read_state
+from reconciler.status import Cond
+from reconciler.statusdocs import _decisions_read
 from renderers import load_fleet
 from tests.unit.reconciler.test_place_memo import NOW, _same
 
@@ -57,3 +61,25 @@ def test_a_named_cluster_that_stays_unselected_with_another_reason(tmp_path: Pat
     second = _pass(root, prior)
     assert any("left the fleet" in m for m in _unselected(second))
     placememo.forget()
+
+
+def _plan_with(decisions: list[tuple[str, bool]], fixed: int | None) -> PlacementPlan:
+    return PlacementPlan(
+        key="p",
+        state=PlacementState(key="p"),
+        scheduled=Cond("Scheduled", "True", "Scheduled", "ok"),
+        decisions=tuple(Decision(c, s, "why") for c, s in decisions),
+        fixed_names=fixed,
+    )
+
+
+def test_the_decisions_a_status_reads() -> None:
+    """Selected decisions always; unselected ones only for a PickFixed placement, as many as
+    the names it could not place, in order."""
+    rows = [("a", True), ("x", False), ("b", True), ("y", False), ("z", False)]
+    selected, unplaced = _decisions_read(_plan_with(rows, None))
+    assert [d.cluster for d in selected] == ["a", "b"] and unplaced == ()
+    selected, unplaced = _decisions_read(_plan_with(rows, 4))
+    assert [d.cluster for d in selected] == ["a", "b"]
+    assert [d.cluster for d in unplaced] == ["x", "y"]
+    assert _decisions_read(_plan_with(rows, 1))[1] == ()
