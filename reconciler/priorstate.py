@@ -240,22 +240,78 @@ def shared_object(obj: Any) -> Any:
     return shared(("object", freeze(obj)), lambda: obj)
 
 
+Rows = dict[str, dict[str, dict[str, Any]]]
+"""placement key -> cluster -> ClusterIndex row."""
+_LAST_ROWS: StageMemo[tuple[dict[str, tuple[bytes, Any]], Rows]] = StageMemo()
+"""The last `placement_rows`: each cluster's index file (the bytes object) with its entries, and
+the rows made of them."""
+
+
 def placement_rows(
     output: Mapping[str, bytes], clusters: Iterable[str] | None = None
-) -> dict[str, dict[str, dict[str, Any]]] | None:
+) -> Rows | None:
     """placement key -> cluster -> ClusterIndex row of an output tree; None when a row cannot
     be recorded (an unreadable index, or an older-shape row that lists its objects).
-    `clusters`: the clusters with an index file (else every path is looked at)."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    `clusters`: the clusters with an index file (else every path is looked at). A cluster
+    whose index file is the very bytes object of the last call keeps its rows without a look
+    (`_patched_rows`); the result is shared: read it, never change it."""
+    files: dict[str, tuple[bytes, Any]] = {}
+    last = _LAST_ROWS.last("")
+    before = last[1][0] if last is not None else {}
     for cluster, path in _cluster_indexes(output, clusters):
+        data = output[path]
+        found = before.get(cluster)
+        if found is not None and found[0] is data:
+            files[cluster] = found
+            continue
         try:
             entries = derive_own(output, path, "cluster-index", index_entries)
         except READ_ERRORS:
+            _LAST_ROWS.drop("")
             return None
+        if any("objects" in row for row in entries.values()):
+            _LAST_ROWS.drop("")
+            return None
+        files[cluster] = (data, entries)
+    out = _patched_rows(last[1], files) if last is not None else _all_rows(files)
+    _LAST_ROWS.put("", (), (files, out))
+    return out
+
+
+def _all_rows(files: Mapping[str, tuple[bytes, Any]]) -> Rows:
+    out: Rows = {}
+    for cluster, (_, entries) in files.items():
         for key, row in entries.items():
-            if "objects" in row:
-                return None
             out.setdefault(key, {})[cluster] = row
+    return out
+
+
+def _patched_rows(
+    last: tuple[dict[str, tuple[bytes, Any]], Rows], files: Mapping[str, tuple[bytes, Any]]
+) -> Rows:
+    """`_all_rows(files)` made from the last rows by redoing the clusters whose entries are
+    another object than last time (unchanged placements keep their very rows mapping)."""
+    before, rows = last
+    changed = [c for c, found in files.items() if before.get(c, (None, None))[1] is not found[1]]
+    changed += [c for c in before if c not in files]
+    if not changed:
+        return rows
+    out = dict(rows)
+    copied: set[str] = set()
+    for cluster in changed:
+        old = before.get(cluster, (None, {}))[1]
+        new = files.get(cluster, (None, {}))[1]
+        for key in {*old, *new}:
+            if key not in copied:
+                copied.add(key)
+                out[key] = dict(out.get(key, {}))
+            if key in new:
+                out[key][cluster] = new[key]
+            else:
+                out[key].pop(cluster, None)
+    for key in copied:
+        if not out[key]:
+            del out[key]
     return out
 
 

@@ -43,6 +43,7 @@ _GIVEN: StageMemo[tuple[str | None, ...]] = StageMemo()
 """Placement key -> the content each of its clusters was given, with the prior index (by its
 token) and the clusters it was read for."""
 _indexes: IdentityMemo[int] = IdentityMemo()
+_NO_ROWS: dict[str, Any] = {}
 _tokens = itertools.count()
 
 
@@ -61,8 +62,19 @@ def _given(
     key: str, names: tuple[str, ...], prior_index: Mapping[str, Any], token: int | None
 ) -> tuple[str | None, ...]:
     """The content each cluster of `names` was given (its previous index entry's), read again
-    only when the prior index is another object than last time or the clusters changed (an
-    unchanged output is the very same prior index, `priorindex.recorded_prior_index`)."""
+    only when the placement's previous rows or its clusters changed: the rows of a merged index
+    (`priorindex.RowsIndex.by_placement`) are the same object while unchanged, whatever other
+    placements did; another index is read again whenever it is another object than last time
+    (an unchanged output is the very same prior index, `priorindex.recorded_prior_index`)."""
+    by_placement = getattr(prior_index, "by_placement", None)
+    if isinstance(by_placement, dict):
+        rows = by_placement.get(key, _NO_ROWS)
+        inputs: tuple[Any, ...] = (rows, names)  # rows compare by identity first
+        found = _GIVEN.get(key, inputs)
+        if found is None:
+            found = tuple([given_content(rows.get(c)) for c in names])
+            _GIVEN.put(key, inputs, found)
+        return found
     inputs = (token, names)
     found = _GIVEN.get(key, inputs) if token is not None else None
     if found is None:
