@@ -1,0 +1,212 @@
+"""Prior index rows patched per changed placement or cluster (issue 18: work in proportion to
+the change) equal the rows made from scratch, in the same order, after any sequence of edits:
+`priorindex` (cluster -> placement -> row, from per-placement rows), `priorstate.placement_rows`
+(placement -> cluster -> row, from the new cluster index files), the rollout's given contents
+read from a merged index, the sealing stage's "any Secret" answer and `StageMemo` keeping the
+newest of equal inputs."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from gitfleet.api.output import cluster_index_path
+from gitfleet.load.yamlio import dump_yaml
+from reconciler import priorindex, priorstate, rollmemo, sealing
+from reconciler.manifests import ClusterManifests, Manifest
+from reconciler.placement import PlacementPlan
+from reconciler.priorindex import RowsIndex, given_content
+from reconciler.priorparse import load_bounded
+from reconciler.stagememo import StageMemo, forget_stages
+from reconciler.state import PlacementState
+from reconciler.status import Cond
+
+Rows = dict[str, dict[str, dict[str, Any]]]
+KEYS = ["web", "api", "team-a/api", "team-b/cache", "zeta"]
+CLUSTERS = [f"c{i:02d}" for i in range(12)]
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    forget_stages()
+    yield
+    forget_stages()
+
+
+def _row(key: str, content: str) -> dict[str, Any]:
+    namespace, _, name = key.rpartition("/")
+    row: dict[str, Any] = {"key": key, "name": name, "contentHash": content}
+    if namespace:
+        row["namespace"] = namespace
+    return row
+
+
+def _placement(rng: random.Random, key: str) -> dict[str, dict[str, Any]]:
+    return {c: _row(key, f"h{rng.randrange(3)}") for c in rng.sample(CLUSTERS, rng.randrange(6))}
+
+
+def _edit(rng: random.Random, by_placement: Rows) -> Rows:
+    """A new per-placement table: unchanged placements keep their very rows mapping."""
+    out = dict(by_placement)
+    for _ in range(rng.randrange(1, 3)):
+        key = rng.choice(KEYS)
+        what = rng.randrange(4)
+        if what == 0:
+            out.pop(key, None)  # the placement goes
+        elif what == 1:
+            out[key] = _placement(rng, key)  # new rows (new clusters too)
+        elif what == 2 and key in out:  # one cluster's row changes, one goes
+            rows = dict(out[key])
+            if rows:
+                rows[rng.choice(sorted(rows))] = _row(key, "changed")
+                rows.pop(rng.choice(sorted(rows)))
+            out[key] = rows
+        elif key in out:  # equal rows, another object
+            out[key] = {c: dict(r) for c, r in out[key].items()}
+    return out
+
+
+def _shape(index: dict[str, dict[str, dict[str, Any]]]) -> list[Any]:
+    return [(c, list(inner.items())) for c, inner in index.items()]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_patched_prior_index_equals_a_full_merge(seed: int) -> None:
+    rng = random.Random(seed)
+    by_placement: Rows = {k: _placement(rng, k) for k in rng.sample(KEYS, 3)}
+    last = priorindex._full_merge(by_placement)
+    patches = 0
+    for _ in range(12):
+        by_placement = _edit(rng, by_placement)
+        patched = priorindex._patched(last, by_placement)
+        full = priorindex._full_merge(by_placement)
+        if patched is None:  # too much changed: the caller merges afresh
+            patched = full
+        assert _shape(patched) == _shape(full)
+        assert patched.by_placement is by_placement
+        last = patched
+        patches += patched is not full
+    assert patches  # not every step merged afresh
+
+
+def test_an_unchanged_placement_keeps_the_clusters_it_alone_is_on() -> None:
+    rows = {"web": {"a": _row("web", "1")}, "api": {"b": _row("api", "1")}}
+    last = priorindex._full_merge(rows)
+    patched = priorindex._patched(last, {**rows, "api": {"b": _row("api", "2")}})
+    assert patched is not None
+    assert patched["a"] is last["a"] and patched["b"] is not last["b"]
+
+
+def _index_bytes(rows: list[dict[str, Any]]) -> bytes:
+    return dump_yaml({"placements": rows}).encode()
+
+
+def _reference_rows(output: dict[str, bytes]) -> Rows | None:
+    """`placement_rows` as it was: every index file parsed, every row placed."""
+    out: Rows = {}
+    for cluster, path in priorstate._cluster_indexes(output, None):
+        entries = priorstate.index_entries(load_bounded(output[path]))
+        for key, row in entries.items():
+            if "objects" in row:
+                return None
+            out.setdefault(key, {})[cluster] = row
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_placement_rows_from_changed_index_files_equal_a_full_read(seed: int) -> None:
+    rng = random.Random(seed)
+    output: dict[str, bytes] = {}
+    for _ in range(10):
+        for cluster in rng.sample(CLUSTERS, rng.randrange(1, 5)):
+            path = cluster_index_path(cluster)
+            what = rng.randrange(4)
+            if what == 0:
+                output.pop(path, None)
+            elif what == 1 and path in output:
+                output[path] = bytes(bytearray(output[path]))  # equal bytes, another object
+            else:
+                keys = sorted(rng.sample(KEYS, rng.randrange(4)))
+                output[path] = _index_bytes([_row(k, f"h{rng.randrange(3)}") for k in keys])
+        got = priorstate.placement_rows(output)
+        assert got == _reference_rows(output)
+        assert got is not None and all(got.values())
+
+
+def test_placement_rows_keep_an_unchanged_placements_mapping() -> None:
+    output = {
+        cluster_index_path("a"): _index_bytes([_row("web", "1")]),
+        cluster_index_path("b"): _index_bytes([_row("api", "1")]),
+    }
+    first = priorstate.placement_rows(output)
+    output[cluster_index_path("b")] = _index_bytes([_row("api", "2")])
+    second = priorstate.placement_rows(output)
+    assert first is not None and second is not None
+    assert second["web"] is first["web"] and second["api"] == {"b": _row("api", "2")}
+
+
+def test_an_index_that_lists_objects_is_never_recorded_even_after_a_patch() -> None:
+    output = {cluster_index_path("a"): _index_bytes([_row("web", "1")])}
+    assert priorstate.placement_rows(output) is not None
+    output[cluster_index_path("b")] = _index_bytes([{**_row("api", "1"), "objects": []}])
+    assert priorstate.placement_rows(output) is None
+    del output[cluster_index_path("b")]
+    assert priorstate.placement_rows(output) == _reference_rows(output)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_given_contents_from_a_merged_index_equal_the_long_way(seed: int) -> None:
+    rng = random.Random(seed)
+    by_placement: Rows = {k: _placement(rng, k) for k in KEYS}
+    index: RowsIndex = priorindex._full_merge(by_placement)
+    for step in range(10):
+        by_placement = _edit(rng, by_placement)
+        index = priorindex._patched(index, by_placement) or priorindex._full_merge(by_placement)
+        for key in KEYS:
+            names = tuple(CLUSTERS[:4] if step % 2 else sorted(rng.sample(CLUSTERS, 4)))
+            want = tuple(given_content(index.get(c, {}).get(key)) for c in names)
+            assert rollmemo._given(key, names, index, step) == want
+
+
+def test_given_contents_follow_the_placements_rows_alone() -> None:
+    rows = {"web": {"a": _row("web", "1")}, "api": {"a": _row("api", "1")}}
+    index = priorindex._full_merge(rows)
+    assert rollmemo._given("web", ("a", "b"), index, None) == ("1", None)
+    index = priorindex._patched(index, {**rows, "web": {"b": _row("web", "2")}})
+    assert index is not None
+    assert rollmemo._given("web", ("a", "b"), index, None) == (None, "2")
+
+
+def _manifest(name: str, kind: str) -> Manifest:
+    identity = {"apiVersion": "v1", "kind": kind, "name": name}
+    return Manifest(f"{name}.yaml", b"x", identity, "sha256:" + name)
+
+
+def test_any_secret_follows_the_per_cluster_manifests() -> None:
+    plan = PlacementPlan("web", PlacementState("web"), Cond("Scheduled", "True", "", ""))
+    plan.manifests = (_manifest("a", "ConfigMap"),)
+    plan.per_cluster = {"c1": ClusterManifests(("o-0",), (), plan.manifests)}
+    assert not sealing._any_secret(plan)
+    plan.per_cluster = {
+        **plan.per_cluster,
+        "c2": ClusterManifests(("o-0",), (), (_manifest("s", "Secret"),)),
+    }
+    assert sealing._any_secret(plan)
+    plan.per_cluster = {"c1": plan.per_cluster["c1"]}
+    assert not sealing._any_secret(plan)
+    plan.manifests = (_manifest("s", "Secret"),)
+    assert sealing._any_secret(plan)
+
+
+def test_a_stage_memo_hit_keeps_the_newest_equal_inputs() -> None:
+    memo: StageMemo[str] = StageMemo()
+    old, new = ("a", [1, 2]), ("a", [1, 2])
+    memo.put("k", old, "result")
+    assert memo.get("k", new) == "result"
+    last = memo.last("k")
+    assert last is not None and last[0] is new
+    assert memo.get("k", ("a", [1, 3])) is None
+    assert memo.get("k", new) == "result"
