@@ -299,8 +299,8 @@ def _patched_rows(
     out = dict(rows)
     copied: set[str] = set()
     for cluster in changed:
-        old = before.get(cluster, (None, {}))[1]
-        new = files.get(cluster, (None, {}))[1]
+        old: Mapping[str, Any] = before[cluster][1] if cluster in before else {}
+        new: Mapping[str, Any] = files[cluster][1] if cluster in files else {}
         for key in {*old, *new}:
             if key not in copied:
                 copied.add(key)

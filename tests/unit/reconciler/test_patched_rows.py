@@ -175,9 +175,9 @@ def test_given_contents_follow_the_placements_rows_alone() -> None:
     rows = {"web": {"a": _row("web", "1")}, "api": {"a": _row("api", "1")}}
     index = priorindex._full_merge(rows)
     assert rollmemo._given("web", ("a", "b"), index, None) == ("1", None)
-    index = priorindex._patched(index, {**rows, "web": {"b": _row("web", "2")}})
-    assert index is not None
-    assert rollmemo._given("web", ("a", "b"), index, None) == (None, "2")
+    patched = priorindex._patched(index, {**rows, "web": {"b": _row("web", "2")}})
+    assert patched is not None
+    assert rollmemo._given("web", ("a", "b"), patched, None) == (None, "2")
 
 
 def _manifest(name: str, kind: str) -> Manifest:
