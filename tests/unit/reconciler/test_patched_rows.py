@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
+from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.output import cluster_index_path
 from gitfleet.load.yamlio import dump_yaml
 from reconciler import priorindex, priorstate, rollmemo, sealing
 from reconciler.manifests import ClusterManifests, Manifest
-from reconciler.placement import PlacementPlan
+from reconciler.placement import PlacementPlan, manifests_content_hash
 from reconciler.priorindex import RowsIndex, given_content
 from reconciler.priorparse import load_bounded
 from reconciler.stagememo import StageMemo, forget_stages
@@ -210,3 +211,16 @@ def test_a_stage_memo_hit_keeps_the_newest_equal_inputs() -> None:
     assert last is not None and last[0] is new
     assert memo.get("k", ("a", [1, 3])) is None
     assert memo.get("k", new) == "result"
+
+
+@pytest.mark.parametrize(
+    "names",
+    [[], ["a"], ["b", "a", "c"], ["a", "a"]],
+)
+def test_manifests_content_hash_equals_the_hash_of_their_entries(names: list[str]) -> None:
+    manifests = tuple(_manifest(n, "ConfigMap") for n in names)
+    manifests += tuple(
+        Manifest(f"{n}.yaml", b"y", {"kind": "X", "file": "f", "hash": "h"}, "sha256:" + n * 2)
+        for n in names
+    )
+    assert manifests_content_hash(manifests) == placement_content_hash(m.entry for m in manifests)
