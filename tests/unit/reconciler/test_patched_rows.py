@@ -1,9 +1,10 @@
-"""Prior index rows patched per changed placement or cluster (issue 18: work in proportion to
-the change) equal the rows made from scratch, in the same order, after any sequence of edits:
-`priorindex` (cluster -> placement -> row, from per-placement rows), `priorstate.placement_rows`
-(placement -> cluster -> row, from the new cluster index files), the rollout's given contents
-read from a merged index, the sealing stage's "any Secret" answer and `StageMemo` keeping the
-newest of equal inputs."""
+"""Stage results patched or reused per changed placement or cluster (issue 18: work in
+proportion to the change) equal the results made from scratch, after any sequence of edits:
+`priorindex` (cluster -> placement -> row, from per-placement rows, in the same order),
+`priorstate.placement_rows` (placement -> cluster -> row, from the new cluster index files), the
+rollout's given contents read from a merged index, the sealing stage's "any Secret" answer,
+`StageMemo` keeping the newest of equal inputs, the desired content hash from manifests, and
+`placememo`'s cluster-view digests and declared texts reused across passes."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from typing import Any
 
 import pytest
 
+from gitfleet.api import ClusterResourcePlacement
 from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.output import cluster_index_path
 from gitfleet.load.yamlio import dump_yaml
-from reconciler import priorindex, priorstate, rollmemo, sealing
+from reconciler import placememo, priorindex, priorstate, rollmemo, sealing
 from reconciler.manifests import ClusterManifests, Manifest
 from reconciler.placement import PlacementPlan, manifests_content_hash
 from reconciler.priorindex import RowsIndex, given_content
@@ -224,3 +226,37 @@ def test_manifests_content_hash_equals_the_hash_of_their_entries(names: list[str
         for n in names
     )
     assert manifests_content_hash(manifests) == placement_content_hash(m.entry for m in manifests)
+
+
+def _pass_key(labels: dict[str, dict[str, str]]) -> placememo.PassKey:
+    rows = tuple((name, None, "digest", dict(ls)) for name, ls in sorted(labels.items()))
+    return placememo.PassKey(("rest",), rows)
+
+
+def test_view_digests_of_an_earlier_pass_are_reused_only_for_the_same_clusters() -> None:
+    keys = frozenset({"env"})
+    first = _pass_key({"a": {"env": "prod", "x": "1"}, "b": {"env": "dev"}})
+    digest = first.views_for(keys)
+    assert (
+        _pass_key({"a": {"env": "prod", "x": "1"}, "b": {"env": "dev"}}).views_for(keys) == digest
+    )
+    assert (
+        _pass_key({"a": {"env": "prod", "x": "2"}, "b": {"env": "dev"}}).views_for(keys) == digest
+    )
+    relabelled = _pass_key({"a": {"env": "dev", "x": "1"}, "b": {"env": "dev"}})
+    got = relabelled.views_for(keys)
+    forget_stages()
+    assert got == relabelled.views_for(keys) != digest
+    assert _pass_key({"a": {"env": "prod", "x": "1"}}).views_for(keys) != digest
+
+
+def test_a_placements_declared_text_follows_the_object() -> None:
+    spec = {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "a"}]}
+    doc = {
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterResourcePlacement",
+    }
+    one = ClusterResourcePlacement.model_validate({**doc, "metadata": {"name": "p"}, "spec": spec})
+    two = ClusterResourcePlacement.model_validate({**doc, "metadata": {"name": "q"}, "spec": spec})
+    assert placememo._declared(one) == placememo._declared(one)
+    assert '"name":"q"' in placememo._declared(two) and '"name":"p"' in placememo._declared(one)
