@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, TypeAlias
 
-from gitfleet.api.canonical import content_hash
+from gitfleet.api.canonical import content_hash, pairs_content_hash
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.nametemplate import TOKEN, NameTemplate, instantiate, safe_name, template_of
 from reconciler.output import object_file_name, object_identity
@@ -105,6 +105,11 @@ def source_manifest(obj: Mapping[str, Any]) -> Manifest:
         if len(_by_source) > MAX_SOURCES:
             _by_source.popitem(last=False)
     return manifest
+
+
+def manifests_content_hash(manifests: tuple[Manifest, ...]) -> str:
+    """`placement_content_hash(m.entry for m in manifests)`, without building the entries."""
+    return pairs_content_hash(tuple(sorted([(m.file, m.hash) for m in manifests])))
 
 
 def is_envelope(sel: SelectedResource) -> bool:

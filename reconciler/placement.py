@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
-from gitfleet.api.canonical import canonical_json, pairs_content_hash
+from gitfleet.api.canonical import canonical_json, placement_content_hash
 from gitfleet.api.report import PlacementReport
 from gitfleet.load.model import Resource
 from reconciler.govern.checks import NO_GOVERNANCE, Governance, check_placement
@@ -181,12 +181,7 @@ class PlacementPlan:
 
     def desired_content(self, cluster: str) -> str:
         """`placement_content_hash` of what the cluster would get now."""
-        return manifests_content_hash(self.manifests_for(cluster))
-
-
-def manifests_content_hash(manifests: tuple[Manifest, ...]) -> str:
-    """`placement_content_hash(m.entry for m in manifests)`, without building the entries."""
-    return pairs_content_hash(tuple(sorted([(m.file, m.hash) for m in manifests])))
+        return placement_content_hash(m.entry for m in self.manifests_for(cluster))
 
 
 def resource_id(res: SelectedResource | Resource) -> str:

@@ -20,8 +20,8 @@ from datetime import datetime
 from typing import Any
 
 from gitfleet.api.report import AgentReport, PlacementReport
-from reconciler.manifests import NO_OVERRIDES
-from reconciler.placement import PlacementPlan, manifests_content_hash
+from reconciler.manifests import NO_OVERRIDES, manifests_content_hash
+from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
 from reconciler.rollout.model import (
     BOUND,

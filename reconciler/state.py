@@ -34,7 +34,8 @@ from reconciler.binding import BindingCondition as BindingCondition
 from reconciler.binding import BindingDecision as BindingDecision
 from reconciler.binding import binding_to_yaml, read_bindings
 from reconciler.priorparse import derive_own, paths_under, remember
-from reconciler.priorstate import placement_rows, prior_files
+from reconciler.priorrows import placement_rows
+from reconciler.priorstate import prior_files
 from reconciler.stagememo import StageMemo
 
 STATE_API_VERSION = OUTPUT_API_VERSION

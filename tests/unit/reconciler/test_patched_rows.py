@@ -1,7 +1,7 @@
 """Stage results patched or reused per changed placement or cluster (issue 18: work in
 proportion to the change) equal the results made from scratch, after any sequence of edits:
 `priorindex` (cluster -> placement -> row, from per-placement rows, in the same order),
-`priorstate.placement_rows` (placement -> cluster -> row, from the new cluster index files), the
+`priorrows.placement_rows` (placement -> cluster -> row, from the new cluster index files), the
 rollout's given contents read from a merged index, the sealing stage's "any Secret" answer,
 `StageMemo` keeping the newest of equal inputs, the desired content hash from manifests, and
 `placememo`'s cluster-view digests and declared texts reused across passes."""
@@ -18,9 +18,9 @@ from gitfleet.api import ClusterResourcePlacement
 from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.output import cluster_index_path
 from gitfleet.load.yamlio import dump_yaml
-from reconciler import placememo, priorindex, priorstate, rollmemo, sealing
-from reconciler.manifests import ClusterManifests, Manifest
-from reconciler.placement import PlacementPlan, manifests_content_hash
+from reconciler import placememo, priorindex, priorrows, priorstate, rollmemo, sealing
+from reconciler.manifests import ClusterManifests, Manifest, manifests_content_hash
+from reconciler.placement import PlacementPlan
 from reconciler.priorindex import RowsIndex, given_content
 from reconciler.priorparse import load_bounded
 from reconciler.stagememo import StageMemo, forget_stages
@@ -110,7 +110,7 @@ def _index_bytes(rows: list[dict[str, Any]]) -> bytes:
 def _reference_rows(output: dict[str, bytes]) -> Rows | None:
     """`placement_rows` as it was: every index file parsed, every row placed."""
     out: Rows = {}
-    for cluster, path in priorstate._cluster_indexes(output, None):
+    for cluster, path in priorrows._cluster_indexes(output, None):
         entries = priorstate.index_entries(load_bounded(output[path]))
         for key, row in entries.items():
             if "objects" in row:
@@ -134,7 +134,7 @@ def test_placement_rows_from_changed_index_files_equal_a_full_read(seed: int) ->
             else:
                 keys = sorted(rng.sample(KEYS, rng.randrange(4)))
                 output[path] = _index_bytes([_row(k, f"h{rng.randrange(3)}") for k in keys])
-        got = priorstate.placement_rows(output)
+        got = priorrows.placement_rows(output)
         assert got == _reference_rows(output)
         assert got is not None and all(got.values())
 
@@ -144,20 +144,20 @@ def test_placement_rows_keep_an_unchanged_placements_mapping() -> None:
         cluster_index_path("a"): _index_bytes([_row("web", "1")]),
         cluster_index_path("b"): _index_bytes([_row("api", "1")]),
     }
-    first = priorstate.placement_rows(output)
+    first = priorrows.placement_rows(output)
     output[cluster_index_path("b")] = _index_bytes([_row("api", "2")])
-    second = priorstate.placement_rows(output)
+    second = priorrows.placement_rows(output)
     assert first is not None and second is not None
     assert second["web"] is first["web"] and second["api"] == {"b": _row("api", "2")}
 
 
 def test_an_index_that_lists_objects_is_never_recorded_even_after_a_patch() -> None:
     output = {cluster_index_path("a"): _index_bytes([_row("web", "1")])}
-    assert priorstate.placement_rows(output) is not None
+    assert priorrows.placement_rows(output) is not None
     output[cluster_index_path("b")] = _index_bytes([{**_row("api", "1"), "objects": []}])
-    assert priorstate.placement_rows(output) is None
+    assert priorrows.placement_rows(output) is None
     del output[cluster_index_path("b")]
-    assert priorstate.placement_rows(output) == _reference_rows(output)
+    assert priorrows.placement_rows(output) == _reference_rows(output)
 
 
 @pytest.mark.parametrize("seed", range(20))
