@@ -29,6 +29,7 @@ import yaml
 
 from gitfleet.api import DEFAULT_LIMITS
 from gitfleet.load.yamlbuild import build_documents
+from reconciler.stagememo import StageMemo
 
 T = TypeVar("T")
 
@@ -112,6 +113,21 @@ def remember(data: bytes, tag: str, value: Any) -> Any:
         return found
     _keep(key, value)
     return value
+
+
+_PLACED: StageMemo[bytes] = StageMemo()
+"""(tag, path) -> the bytes object last remembered for that file (held: its id stays its own)."""
+
+
+def remember_at(path: str, data: bytes, tag: str, value: Any) -> None:
+    """`remember` for the file at `path`, skipped when `data` is the very bytes object last
+    remembered there (a stage that reuses last pass's bytes for an unchanged file does not hash
+    them again; the entry stays known, or is parsed again if it was dropped meanwhile)."""
+    last = _PLACED.last((tag, path))
+    if last is not None and last[1] is data:
+        return
+    remember(data, tag, value)
+    _PLACED.put((tag, path), (), data)
 
 
 def _keep(key: tuple[str, str], value: Any) -> None:

@@ -45,7 +45,7 @@ from reconciler.priorconds import (
     placement_conditions_of,
     status_of,
 )
-from reconciler.priorparse import blob_key, derive_own, freeze, remember, shared
+from reconciler.priorparse import blob_key, derive_own, freeze, remember, remember_at, shared
 from reconciler.stagememo import StageMemo
 
 PRIOR_KIND = "PlacementPrior"
@@ -301,7 +301,7 @@ def prior_files(
         known = _PRIORS.get(key, inputs)
         if known is not None:  # the same bindings, rows and status file as last pass
             files[placement_prior_path(key)] = known[0]
-            remember(known[0], PRIOR_TAG, known[1])
+            remember_at(placement_prior_path(key), known[0], PRIOR_TAG, known[1])
             continue
         parts, record, conditions = [head], None, None
         status = _status_part(output, key)

@@ -18,7 +18,15 @@ from gitfleet.api import ClusterResourcePlacement
 from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.output import cluster_index_path
 from gitfleet.load.yamlio import dump_yaml
-from reconciler import placememo, priorindex, priorrows, priorstate, rollmemo, sealing
+from reconciler import (
+    placememo,
+    priorindex,
+    priorparse,
+    priorrows,
+    priorstate,
+    rollmemo,
+    sealing,
+)
 from reconciler.manifests import ClusterManifests, Manifest, manifests_content_hash
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import RowsIndex, given_content
@@ -260,3 +268,18 @@ def test_a_placements_declared_text_follows_the_object() -> None:
     two = ClusterResourcePlacement.model_validate({**doc, "metadata": {"name": "q"}, "spec": spec})
     assert placememo._declared(one) == placememo._declared(one)
     assert '"name":"q"' in placememo._declared(two) and '"name":"p"' in placememo._declared(one)
+
+
+def test_remember_at_hashes_a_file_again_only_for_another_bytes_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[bytes] = []
+    monkeypatch.setattr(priorparse, "remember", lambda data, tag, value: seen.append(data))
+    data = b"kind: X\n"
+    priorparse.remember_at("state/a.yaml", data, "t", 1)
+    priorparse.remember_at("state/a.yaml", data, "t", 1)  # the same object: nothing to do
+    priorparse.remember_at("state/b.yaml", data, "t", 1)  # another file
+    priorparse.remember_at("state/a.yaml", data, "u", 1)  # another reader
+    copy = bytes(bytearray(data))
+    priorparse.remember_at("state/a.yaml", copy, "t", 1)  # equal bytes, another object
+    assert seen == [data, data, data, copy]
