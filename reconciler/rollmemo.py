@@ -44,6 +44,7 @@ _GIVEN: StageMemo[tuple[str | None, ...]] = StageMemo()
 token) and the clusters it was read for."""
 _indexes: IdentityMemo[int] = IdentityMemo()
 _NO_ROWS: dict[str, Any] = {}
+_bound_names: IdentityMemo[tuple[tuple[str, ...], frozenset[str]]] = IdentityMemo()
 _tokens = itertools.count()
 
 
@@ -51,6 +52,7 @@ def index_token(prior_index: object) -> int:
     """A number naming this prior index object (the same object gives the same number while
     it is remembered, a number is never reused); once per pass, by `rollstage.roll_out`."""
     _indexes.next_round()
+    _bound_names.next_round()
     found = _indexes.get(prior_index)
     if found is None:
         found = next(_tokens)
@@ -85,6 +87,17 @@ def _given(
     return found
 
 
+def _names(bindings: tuple[Any, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The clusters of `bindings` in order and as a set, once per bindings tuple (an unchanged
+    placement's state keeps its very tuple from pass to pass)."""
+    found = _bound_names.get(bindings)
+    if found is None:
+        names = tuple([b.cluster for b in bindings])
+        found = (names, frozenset(names))
+        _bound_names.put(bindings, found)
+    return found
+
+
 def rollout_inputs(
     plan: PlacementPlan,
     entries: ReportEntries,
@@ -98,7 +111,7 @@ def rollout_inputs(
     `token`: `index_token(prior_index)`."""
     if plan.held or plan.strategy_type == "External" or plan.state.deleting:
         return None
-    key, names = plan.key, tuple([b.cluster for b in plan.state.bindings])
+    key, (names, named) = plan.key, _names(plan.state.bindings)
     empty: Mapping[str, Any] = {}
     entry = entries.get
     try:
@@ -120,8 +133,8 @@ def rollout_inputs(
         plan.declared,
         tuple([entry(c, empty).get(key) for c in names]) if entries else (),
         given,
-        clusters.issuperset(names) or frozenset(names).difference(clusters),
-        assume.intersection(names),
+        clusters.issuperset(named) or named.difference(clusters),
+        assume.intersection(named),
     )
 
 
