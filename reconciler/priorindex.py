@@ -6,8 +6,10 @@ pass recorded them there (`reconciler.priorstate`: the placement states and thei
 `state/prior/` records), else from every cluster's index, each file parsed once per distinct
 content (`reconciler.priorparse`); an older-shape (gitfleet.io/v1alpha1) cluster index that
 lists the objects itself is read too, so the next pass migrates the branch. The PlacementIndex
-files are read by blob id, once per distinct content. Called by `pass_`, `assemble` and the
-rollout stage.
+files are read by blob id, once per distinct content. The index made from `state/` is patched
+from the last one: only the clusters where some placement's rows changed get a new mapping
+(`RowsIndex`, which also keeps each placement's rows for `rollmemo`). Called by `pass_`,
+`assemble` and the rollout stage.
 """
 
 from __future__ import annotations
