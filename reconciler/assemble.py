@@ -29,6 +29,7 @@ from reconciler.priorparse import parse_own, paths_under
 from reconciler.schedule.clusters import ClusterView
 from reconciler.stagememo import StageMemo
 from reconciler.state import PlacementState, State
+from reconciler.unitfiles import Units, compose, drop_base, keep_base
 
 
 def _rollout_kept(
@@ -40,11 +41,25 @@ def _rollout_kept(
     snapshot) and files; only the apply strategy follows the placement at once (§2.2 step 1;
     External placements: the strategy recorded when a driver last moved the cluster)."""
     out = {}
-    for cluster in plan.kept_clusters():
+    for cluster in _kept_clusters(plan):
         entry = prior_index.get(cluster, {}).get(plan.key)
         if entry is not None and cluster in views:
             out[cluster] = {**entry, "applyStrategy": dict(plan.apply_strategy_for(cluster))}
     return out
+
+
+def _kept_clusters(plan: PlacementPlan) -> list[str]:
+    """`plan.kept_clusters()`, remembered with everything it reads."""
+    inputs = (plan.state, plan.target_index, dict(plan.desired), dict(plan.moved_to))
+    found = _KEPT.get(plan.key, inputs)
+    if found is None:
+        found = plan.kept_clusters()
+        _KEPT.put(plan.key, inputs, found)
+    return found
+
+
+_KEPT: StageMemo[list[str]] = StageMemo()
+"""Placement key -> the clusters its rollout has not moved yet, with what they were read from."""
 
 
 def _live_entry(plan: PlacementPlan, index: int | None = None) -> dict[str, Any]:
@@ -70,12 +85,15 @@ def _held_entries(
 def _write_held(
     held: Mapping[str, dict[str, dict[str, Any]]],
     prior: State,
-    files: dict[str, bytes],
+    units: Units,
     index: dict[str, list[dict[str, Any]]],
     sizes: Counter[str],
+    unit: str = "held/",
 ) -> None:
-    """Held placements keep exactly the files and index entries of the previous output."""
+    """Held placements keep exactly the files and index entries of the previous output (one
+    unit per placement, named `unit` + its key)."""
     for key, per_cluster in sorted(held.items()):
+        files: dict[str, bytes] = {}
         for cluster, entry in per_cluster.items():
             for obj in entry.get("objects") or []:
                 path = object_path(cluster, key, str(obj["file"]))
@@ -83,6 +101,8 @@ def _write_held(
                     data = files[path] = prior.output[path]
                     sizes[cluster] += len(data)
             index[cluster].append(entry)
+        if files:
+            units[unit + key] = files
 
 
 def _describe(identity: Mapping[str, str]) -> str:
@@ -118,13 +138,13 @@ def _write_live(
     owners: Mapping[Claim, str],
     prior: State,
     prior_index: dict[str, dict[str, dict[str, Any]]],
-    files: dict[str, bytes],
+    units: Units,
     index: dict[str, list[dict[str, Any]]],
     limits: Limits,
     sizes: Counter[str],
 ) -> dict[tuple[str, str, str], list[str]]:
-    """Files and index entries of placements that render now (their bytes per cluster added to
-    `sizes`); returns the conflicts lost. A placement whose layout raises is held instead
+    """Files (one unit per placement, `live/<key>`) and index entries of placements that render
+    now (their bytes per cluster added to `sizes`); returns the conflicts lost. A placement whose layout raises is held instead
     (`reconciler.isolate`)."""
     lost: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for _, plan in sorted(plans.items()):
@@ -133,7 +153,8 @@ def _write_live(
         inputs = () if owners else layout_inputs(plan, limits)  # conflicts: never reused
         found = _LAYOUTS.get(plan.key, inputs) if inputs else None
         if found is not None:
-            files.update(found[0])
+            if found[0]:
+                units["live/" + plan.key] = found[0]
             for cluster, rows in found[1].items():
                 index[cluster] += rows
             sizes.update(found[2])
@@ -155,7 +176,8 @@ def _write_live(
             _LAYOUTS.put(plan.key, inputs, (mine, dict(entries), written))
         else:
             _LAYOUTS.drop(plan.key)
-        files.update(mine)
+        if mine:
+            units["live/" + plan.key] = mine
         sizes.update(written)
         for cluster, rows in entries.items():
             index[cluster] += rows
@@ -273,30 +295,40 @@ def assemble_clusters(
             if rolling:
                 held[key] = rolling
     owners = find_owners(plans, held, prior_index)
-    files: dict[str, bytes] = {}
+    units: Units = {}  # disjoint parts of `clusters/`, in the order they were once written
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)
     sizes: Counter[str] = Counter()  # bytes per cluster, summed as the parts are laid out
-    _write_held(held, prior, files, index, sizes)
-    lost = _write_live(plans, owners, prior, prior_index, files, index, limits, sizes)
+    _write_held(held, prior, units, index, sizes)
+    lost = _write_live(plans, owners, prior, prior_index, units, index, limits, sizes)
     _report_conflicts(plans, lost)
     failed = {k for k, p in plans.items() if p.held and k not in held}
     failed_entries = {k: _held_entries(k, prior_index, views) for k in sorted(failed)}
-    _write_held(failed_entries, prior, files, index, sizes)
+    _write_held(failed_entries, prior, units, index, sizes, "failed/")
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
     clusters = sorted(set(index) | set(views))
-    sizes.update(write_indexes(clusters, index, files))
-    for cluster in clusters:
+    sizes.update(write_indexes(clusters, index, units))
+    composed = compose(units)
+    over = [c for c in clusters if cluster_over_cap(sizes.get(c, 0), c, limits) is not None]
+    if not over:
+        keep_base(composed, units)
+        return AssembledClusters(composed.files, clusters, composed.since)
+    drop_base()  # the files differ from the units' union: never a base
+    files = dict(composed.files)
+    for cluster in over:
         _enforce_cap(cluster, sizes.get(cluster, 0), files, prior, plans, limits)
-    return AssembledClusters(files, clusters)
+    return AssembledClusters(files, clusters, None)
 
 
 @dataclass(frozen=True)
 class AssembledClusters:
-    """Every `clusters/...` file, and the clusters that have an index file among them."""
+    """Every `clusters/...` file (kept as the next pass's base: copy it, never change it), the
+    clusters that have an index file among them, and (when known) the files of the last
+    assembly with the paths that may differ from them (`unitfiles.Composed.since`)."""
 
     files: dict[str, bytes]
     indexed: list[str]
+    since: tuple[Mapping[str, bytes], frozenset[str]] | None = None
 
 
 _LAYOUTS: StageMemo[tuple[dict[str, bytes], dict[str, list[dict[str, Any]]], dict[str, int]]] = (

@@ -91,10 +91,12 @@ def _order(entry: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def write_indexes(
-    clusters: list[str], index: Mapping[str, list[dict[str, Any]]], files: dict[str, bytes]
+    clusters: list[str],
+    index: Mapping[str, list[dict[str, Any]]],
+    units: dict[str, Mapping[str, bytes]],
 ) -> dict[str, int]:
-    """Every cluster's ClusterIndex and PlacementIndex files into `files`; returns their bytes
-    per cluster."""
+    """Every cluster's ClusterIndex and PlacementIndex files into `units` (one unit per cluster,
+    `index/<cluster>`: the same dict while its rows are); returns their bytes per cluster."""
     listings = _Listings()
     sizes = {}
     for cluster in clusters:
@@ -106,6 +108,6 @@ def write_indexes(
         else:  # the last rows are alive in `last`, so their ids are not reused
             written, pieces = _cluster_files(cluster, entries, listings, last[1][1] if last else {})
             _CLUSTERS.put(cluster, inputs, (written, pieces))
-        files.update(written)
+        units["index/" + cluster] = written
         sizes[cluster] = sum(map(len, written.values()))
     return sizes

@@ -30,7 +30,7 @@ from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.repo.branches import approved_deletions
-from gitfleet.repo.gitcmd import GitError
+from gitfleet.repo.gitcmd import GitError, remembered_peels
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import commit_files
 from gitfleet.repo.mirror import Mirror
@@ -102,6 +102,10 @@ class Hub:
         self._mark = time.perf_counter()
         self._output = WrittenOutput()
         """The output commit this hub last wrote: its listing and files."""
+        self._status_refs: dict[str, str] = {}
+        """The status branches' tips as this pass listed them (`_reports_digest`)."""
+        self._trailers: tuple[str, dict[str, list[str]]] | None = None
+        """The last output commit read and its trailers."""
         self._reports: dict[str, _ReadReport] = {}
         """cluster -> (status commit, its report, problems): a report is read and parsed once."""
         self.next_wakeup: datetime | None = None
@@ -120,24 +124,31 @@ class Hub:
         ]
 
     def _reports_digest(self) -> str:
-        refs = self.mirror.list_refs(STATUS_PREFIX)
+        """A digest of the status branches' tips (they are kept for `_read_reports`)."""
+        refs = self._status_refs = self.mirror.list_refs(STATUS_PREFIX)
         text = "\n".join(f"{name} {oid}" for name, oid in refs.items())
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def _recorded(self, output: str | None) -> dict[str, list[str]]:
+        """The trailers of the output commit (a commit's message never changes: read once)."""
         if output is None:
             return {}
+        if self._trailers is not None and self._trailers[0] == output:
+            return self._trailers[1]
         entries = self.mirror.log(output, max_count=1)
-        return parse_trailers(entries[0].message) if entries else {}
+        recorded = parse_trailers(entries[0].message) if entries else {}
+        self._trailers = (output, recorded)
+        return recorded
 
     def _read_reports(
         self, clusters: Mapping[str, object]
     ) -> tuple[dict[str, AgentReport], tuple[FleetError, ...]]:
-        """The latest valid report of every declared cluster's status branch."""
+        """The latest valid report of every declared cluster's status branch (the tips the
+        pass's `_reports_digest` listed)."""
         reports: dict[str, AgentReport] = {}
         errors: list[FleetError] = []
         read: dict[str, _ReadReport] = {}
-        for ref, commit in self.mirror.list_refs(STATUS_PREFIX).items():
+        for ref, commit in self._status_refs.items():
             cluster = ref.removeprefix(STATUS_PREFIX)
             if cluster not in clusters:
                 continue
@@ -174,6 +185,11 @@ class Hub:
         )
 
     def _attempt(self) -> PassReport:
+        """Fetch, decide, render, commit and push once (object-id peels asked once)."""
+        with remembered_peels():
+            return self._attempt_once()
+
+    def _attempt_once(self) -> PassReport:
         """Fetch, decide, render, commit and push once."""
         self._timings.clear()
         self._mark = time.perf_counter()

@@ -17,6 +17,7 @@ from contextlib import suppress
 from typing import Any
 
 from gitfleet.load.yamlio import dump_yaml
+from reconciler.stagememo import StageMemo
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -98,7 +99,35 @@ class OutputFiles(dict[str, bytes]):
     """An output tree as a pass returns it (path -> bytes, in no particular order).
     `sorted_paths` lists its paths sorted (`reconciler.priorparse.paths_under` bisects it when
     the tree is the next pass's prior); a tree with the same paths as the last one sorted
-    reuses that order (one set comparison instead of a sort: most passes keep every path)."""
+    reuses that order (one set comparison instead of a sort: most passes keep every path).
+    `since`, when known: the last pass's tree and the paths where this one may differ from it
+    (the hub then compares only those, `gitfleet.repo.treefiles.BlobIdMemo.listing_since`)."""
+
+    since: tuple[Mapping[str, bytes], frozenset[str]] | None = None
+    _added: set[str] | None = None
+
+    def add(self, more: Mapping[str, bytes]) -> None:
+        """`update`, remembering the paths for `follow`."""
+        self.update(more)
+        if self._added is None:
+            self._added = set()
+        self._added.update(more)
+
+    def follow(
+        self,
+        assembled: Mapping[str, bytes],
+        since: tuple[Mapping[str, bytes], frozenset[str]] | None,
+    ) -> None:
+        """These files are a copy of `assembled` plus what `add` added. With `since` (the last
+        assembly and the paths `assembled` may differ from it in), set `self.since` when the
+        last tree that followed an assembly followed that one: it differs from this tree only
+        in those paths and in what either added. Remembers this tree for the next pass."""
+        added = frozenset(self._added or ())
+        last = _FOLLOWED.last("")
+        if since is not None and last is not None and last[1][1] is since[0]:
+            before, _, before_added = last[1]
+            self.since = (before, since[1] | added | before_added)
+        _FOLLOWED.put("", (), (self, assembled, added))
 
     def sorted_paths(self) -> list[str]:
         order, paths = _last_order[0]
@@ -110,3 +139,5 @@ class OutputFiles(dict[str, bytes]):
 
 _last_order: list[tuple[list[str], frozenset[str]]] = [([], frozenset())]
 """The sorted paths of the last tree `OutputFiles.sorted_paths` ordered, and their set."""
+_FOLLOWED: StageMemo[tuple[OutputFiles, Mapping[str, bytes], frozenset[str]]] = StageMemo()
+"""The last tree that followed an assembly: it, that assembly, and the paths it added."""

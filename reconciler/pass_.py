@@ -254,23 +254,23 @@ def reconcile(
     )
     errors += rollout.errors
     assembled = assemble_clusters(plans, kept, prior, views, prior_index, fleet.fleet.limits())
-    files = assembled.files
+    files = OutputFiles(assembled.files)  # the assembly is the next pass's base: a copy
     record_sync(plans, now)  # a conflict lost now makes the binding failed for the next pass
-    files.update(rollout.files)
-    files.update(distributed.files)
-    files.update(distributed.status_files(files))
-    files.update(_kept_decisions(kept, prior))
+    files.add(rollout.files)
+    files.add(distributed.files)
+    files.add(distributed.status_files(files))
+    files.add(_kept_decisions(kept, prior))
     for plan in plans.values():  # unchanged states become last pass's objects (stage memos)
         plan.state = canonical_state(plan.state)
-    files.update(decision_files(plans, prior))  # before status: it may hold a placement
-    files.update(placement_status_files(plans, prior, reports or {}, now))
-    files.update(profile_files(views))
-    files.update(
+    files.add(decision_files(plans, prior))  # before status: it may hold a placement
+    files.add(placement_status_files(plans, prior, reports or {}, now))
+    files.add(profile_files(views))
+    files.add(
         cluster_status_files(
             views, statuses is not None, fleet.fleet.spec.cluster_eligibility, prior, now
         )
     )
-    files.update(with_overlay_status(files, overlay))
+    files.add(with_overlay_status(files, overlay))
     states = {key: plan.state for key, plan in plans.items()} | kept
     for key in kept:  # a held, unreadable or deleted placement keeps its status file too
         path = placement_status_path(key)
@@ -278,9 +278,10 @@ def reconcile(
         if key in deleted:
             data = held_status_file(data, deleted[key], now)
         if data is not None:
-            files[path] = data
+            files.add({path: data})
     state = State(placements=states, overrides=override_snapshots)
-    files.update(state_files(state, files, assembled.indexed))
+    files.add(state_files(state, files, assembled.indexed))
+    files.follow(assembled.files, assembled.since)
     errors += _plan_errors(plans, origins)
     for key, ps in sorted(kept.items()):
         if key in deleted:
@@ -295,10 +296,9 @@ def reconcile(
         )
     all_errors = tuple(sorted(set(fleet.errors) | set(errors)))
     holds = {k: p.deletion_hold for k, p in plans.items() if p.deletion_hold} | deleted
-    output = OutputFiles(files)
     return PassResult(
-        files=output,
-        state=State(states, output, override_snapshots),
+        files=files,
+        state=State(states, files, override_snapshots),
         errors=all_errors,
         explanations={key: plan.explanations for key, plan in plans.items()},
         next_wakeup=rollout.wakeup,

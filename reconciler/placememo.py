@@ -21,8 +21,13 @@ placement's work by exactly those (issue 18, item 4):
   same object from pass to pass) and by value otherwise.
 
 A hit returns a copy of the plan `place` returned for the same key (the later stages change
-plans in place). Placements with history to render (pins, staged runs of older snapshots) and
-invalid selectors are always computed. One entry per
+plans in place). When only clusters changed (every other part of the key and the prior state
+are equal), the placement is scheduled again (`schedule.reuse`: in proportion to the changed
+clusters) and its remembered plan is still reused when the schedule gives the same bindings
+and no cluster it binds or bound changed as it reads them (eligibility, MemberCluster digest,
+the label keys above): nothing else of `place` reads the fleet. Only the decisions,
+explanations and Scheduled condition are this pass's then. Placements with history to render (pins, staged runs of
+older snapshots), invalid selectors and held plans are always computed. One entry per
 placement key, process-wide (like the override and parsed-source caches); a long-running hub is
 what benefits. Called by `reconciler.pass_`.
 """
@@ -35,7 +40,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitfleet.api import MemberCluster
 from gitfleet.api.canonical import canonical_json
 from reconciler.override.compiled import CompiledOverride
 from reconciler.placement import (
@@ -49,38 +53,34 @@ from reconciler.placement import (
 from reconciler.schedule.classes import selector_keys
 from reconciler.schedule.clusteraffinity import preferred_terms, required_terms
 from reconciler.schedule.clusters import ClusterView
+from reconciler.schedule.fleetfacts import FleetFacts, fleet_facts
+from reconciler.schedule.reuse import schedule_placement
 from reconciler.schedule.topologyspreadconstraints import ordered_specs
 from reconciler.select import ResourceIndex, Selection
 from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
 from reconciler.state import PlacementState
 
-_PLANS: StageMemo[PlacementPlan] = StageMemo()
-"""Placement key -> the plan `place` returned, with its key and the prior state it came from."""
-_cluster_digests: IdentityMemo[tuple[str, Mapping[str, str]]] = IdentityMemo()
-_declared_texts: IdentityMemo[str] = IdentityMemo()
 LabelKeys = frozenset[str] | None
 """The label keys a placement's work can read (None: any)."""
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """A plan `place` returned, with the fleet it saw and the label keys it could read."""
+
+    plan: PlacementPlan
+    facts: FleetFacts
+    keys: LabelKeys
+
+
+_PLANS: StageMemo[_Kept] = StageMemo()
+"""Placement key -> the plan `place` returned, with its key and the prior state it came from."""
+_declared_texts: IdentityMemo[str] = IdentityMemo()
+"""Placement object -> its canonical JSON (`_declared`), for the last two passes."""
+
+
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _cluster_digest(cluster: MemberCluster) -> tuple[str, Mapping[str, str]]:
-    """What scheduling and overrides may read of a MemberCluster besides its labels (all of it
-    but the agents' heartbeats, whose effect is the view's eligibility verdict), and its labels."""
-    found = _cluster_digests.get(cluster)
-    if found is not None:
-        return found
-    dumped = cluster.model_dump(
-        by_alias=True,
-        exclude_none=True,
-        mode="json",
-        exclude={"status": {"agent_status"}, "metadata": {"labels"}},
-    )
-    digest = (_sha(canonical_json(dumped)), dict(cluster.metadata.labels or {}))
-    _cluster_digests.put(cluster, digest)
-    return digest
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,12 +160,8 @@ def pass_key(views: Mapping[str, ClusterView], index: ResourceIndex, inputs: Pas
 def _pass_key(
     views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
 ) -> PassKey:
-    _cluster_digests.next_round()
     _declared_texts.next_round()
-    clusters = tuple(
-        (name, view.ineligible_reason, *_cluster_digest(view.cluster))
-        for name, view in sorted(views.items())
-    )
+    clusters = tuple((name, *row) for name, row in fleet_facts(views).rows.items())
     # The whole governance value, repr'd: a field it gains later is part of the key by itself
     # (a repr that differs between equal values only costs reuse, never correctness).
     governance = repr(inputs.governance)
@@ -196,30 +192,37 @@ def _fingerprint(
     index: ResourceIndex,
     inputs: PassInputs,
     whole_pass: PassKey,
-) -> tuple[tuple[Any, ...] | None, Selection | None]:
-    """The placement's key (None when its work must be done afresh every time), and its
-    selection when it was made (`place` takes it rather than selecting again)."""
+) -> tuple[tuple[Any, ...] | None, Selection | None, LabelKeys]:
+    """The placement's key (None when its work must be done afresh every time), its
+    selection when it was made (`place` takes it rather than selecting again), and the label
+    keys it reads."""
     if inputs.history.for_placement(key):
-        return None, None
+        return None, None, None
     selection = select(placement, index)
     if selection.error is not None:
-        return None, selection
+        return None, selection, None
     serving = inputs.overrides.for_placement(placement, selection.resources).overrides
     latest = prior.latest_resources()
     new_snapshot = latest is None or latest.hash != selection.hash
+    keys = label_keys(placement, serving, inputs.governance)
     return (
-        whole_pass.rest,
-        whole_pass.views_for(label_keys(placement, serving, inputs.governance)),
-        _declared(placement),
-        selection.hash,
-        tuple(
-            (r.group, r.version, r.kind, r.namespace, r.name, r.origin) for r in selection.resources
+        (
+            whole_pass.rest,
+            whole_pass.views_for(keys),
+            _declared(placement),
+            selection.hash,
+            tuple(
+                (r.group, r.version, r.kind, r.namespace, r.name, r.origin)
+                for r in selection.resources
+            ),
+            tuple((resource_id(i.resource), i.origin) for i in selection.invalid),
+            tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
+            tuple(inputs.override_names.get(o.key) for o in serving),
+            inputs.commit if new_snapshot else None,
         ),
-        tuple((resource_id(i.resource), i.origin) for i in selection.invalid),
-        tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
-        tuple(inputs.override_names.get(o.key) for o in serving),
-        inputs.commit if new_snapshot else None,
-    ), selection
+        selection,
+        keys,
+    )
 
 
 def copy_plan(plan: PlacementPlan) -> PlacementPlan:
@@ -251,17 +254,68 @@ def place_reusing(
 ) -> PlacementPlan:
     """`place(...)`, or a copy of its result for the same inputs in an earlier pass."""
     try:
-        fingerprint, selection = _fingerprint(key, placement, prior, index, inputs, whole_pass)
+        fingerprint, selection, keys = _fingerprint(
+            key, placement, prior, index, inputs, whole_pass
+        )
     except Exception:  # the key cannot be made: `place` runs (and reports what is wrong)
-        fingerprint, selection = None, None
+        fingerprint, selection, keys = None, None, None
     known = (fingerprint, prior)  # the prior compared by identity first, like every StageMemo
-    found = _PLANS.get(key, known) if fingerprint is not None else None
-    if found is not None:
-        return copy_plan(found)
+    last = _PLANS.last(key) if fingerprint is not None else None
+    if last is not None:
+        if last[0] == known:
+            return copy_plan(last[1].plan)
+        again = _rescheduled(key, placement, prior, views, known, last)
+        if again is not None:
+            _PLANS.put(key, known, _Kept(copy_plan(again), fleet_facts(views), keys))
+            return again
     plan = place(key, placement, prior, views, index, inputs, selection)
     if fingerprint is not None:
-        _PLANS.put(key, known, copy_plan(plan))
+        _PLANS.put(key, known, _Kept(copy_plan(plan), fleet_facts(views), keys))
     return plan
+
+
+def _rescheduled(
+    key: str,
+    placement: AnyPlacement,
+    prior: PlacementState,
+    views: Mapping[str, ClusterView],
+    known: tuple[Any, ...],
+    last: tuple[tuple[Any, ...], _Kept],
+) -> PlacementPlan | None:
+    """The remembered plan when only clusters changed (every other input is equal) and the
+    placement, scheduled again, binds the same and none of the clusters it binds or bound
+    changed as it reads them: the rest of `place` reads nothing else of the fleet, so only the
+    decisions, explanations and Scheduled condition are this pass's. None otherwise."""
+    (before, before_prior), kept = last
+    fingerprint, _ = known
+    if before_prior is not prior and before_prior != prior:
+        return None
+    if before[0] != fingerprint[0] or before[2:] != fingerprint[2:] or kept.plan.held:
+        return None
+    index = kept.plan.state.policy_snapshots[-1].index  # equal placement and prior: same header
+    outcome = schedule_placement(key, placement, prior.bindings, views, index)
+    if isinstance(outcome, str) or outcome.bindings != kept.plan.state.bindings:
+        return None
+    facts = fleet_facts(views)
+    changed = facts.changed_since(kept.facts)
+    if changed:
+        read = {b.cluster for b in outcome.bindings} | {b.cluster for b in prior.bindings}
+        for name in changed & read:
+            if _row(kept.facts, name, kept.keys) != _row(facts, name, kept.keys):
+                return None
+    plan = copy_plan(kept.plan)
+    plan.decisions, plan.explanations = outcome.decisions, outcome.explanations
+    plan.scheduled = outcome.condition() or kept.plan.scheduled
+    return plan
+
+
+def _row(facts: FleetFacts, name: str, keys: LabelKeys) -> tuple[Any, ...] | None:
+    """A cluster's row as a placement reading label `keys` sees it (None: no such cluster)."""
+    row = facts.rows.get(name)
+    if row is None:
+        return None
+    reason, digest, labels = row
+    return (reason, digest, _labels(labels, sorted(keys) if keys is not None else None))
 
 
 def forget() -> None:

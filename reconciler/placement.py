@@ -42,11 +42,9 @@ from reconciler.schedule.cycle import (
     SCHEDULED,
     UNSCHEDULED,
     Decision,
-    ScheduleError,
-    ScheduleOutcome,
-    schedule,
 )
 from reconciler.schedule.outcome import ClusterExplanation
+from reconciler.schedule.reuse import schedule_placement
 from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
 from reconciler.state import PlacementState, Snapshot
 from reconciler.status import Cond
@@ -211,19 +209,6 @@ def _next_snapshots(
     return (*history, Snapshot(index=index, hash=digest, commit=commit))[-max(limit, 1) :]
 
 
-def _schedule(
-    placement: AnyPlacement,
-    prior: PlacementState,
-    views: Mapping[str, ClusterView],
-    policy_index: int,
-) -> ScheduleOutcome | str:
-    """The scheduling cycle (converged); a plugin error is this placement's user error."""
-    try:
-        return schedule(placement, prior.bindings, views, policy_index)
-    except ScheduleError as exc:
-        return f"scheduling failed: {exc}"
-
-
 def _new_plan(key: str, placement: AnyPlacement, prior: PlacementState) -> PlacementPlan:
     """The plan header: generation, policy snapshot and what status needs of the spec."""
     spec_hash = _sha(placement.spec.model_dump(by_alias=True, exclude_none=True, mode="json"))
@@ -310,7 +295,7 @@ def place(
         return plan
     plan.selection = selection
     policy_index = plan.state.policy_snapshots[-1].index
-    outcome = _schedule(placement, prior, views, policy_index)
+    outcome = schedule_placement(key, placement, prior.bindings, views, policy_index)
     if isinstance(outcome, str):
         plan.errors.append(("spec.policy", outcome))
         plan.scheduled = replace(plan.scheduled, message=f"Scheduling has not completed: {outcome}")
@@ -318,9 +303,7 @@ def place(
         return plan
     plan.decisions = outcome.decisions
     plan.explanations = outcome.explanations
-    if outcome.fulfilled is not None:
-        status = "True" if outcome.fulfilled else "False"
-        plan.scheduled = Cond("Scheduled", status, outcome.reason, outcome.message)
+    plan.scheduled = outcome.condition() or plan.scheduled
     holds = _hold_reasons(selection, prior, inputs.broken_files, inputs.max_objects)
     if holds:
         plan.errors += [("spec.resourceSelectors", r) for r in holds]

@@ -76,13 +76,26 @@ def build_template_context(
         for d in items
         if d.body.get("kind") in INVENTORY_KINDS and not d.file.startswith(PAYLOAD_DIR)
     ]
-    clusters: Mapping[str, Any] = build_snapshot(inventory, [], commit=commit).clusters
     fleet_body = _dump(fleet)
-    return TemplateContext(
+    key = (tuple(inventory), fleet_body)  # documents of unchanged blobs are the same objects
+    last = _last_context[0]
+    if last is not None and last[0] == key:
+        return last[1]
+    clusters: Mapping[str, Any] = build_snapshot(inventory, [], commit=commit).clusters
+    context = TemplateContext(
         values=dict((fleet_body.get("spec") or {}).get("values") or {}),
         clusters=tuple(_cluster_entry(clusters[name]) for name in sorted(clusters)),
         fleet=fleet_body,
     )
+    _last_context[0] = (key, context)
+    return context
+
+
+_last_context: list[tuple[tuple[tuple[SourceDoc, ...], dict[str, Any]], TemplateContext] | None] = [
+    None
+]
+"""The last template context with the inventory and Fleet it was built from (a hub's next pass
+mostly sees the same ones)."""
 
 
 def hub_key_file(given: Path | None = None) -> Path | None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Mapping
+from itertools import compress
+from operator import is_not
 
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import blob_id
@@ -76,19 +78,26 @@ class BlobIdMemo:
         """(path -> (blob id, size) of `files`, the paths that may differ from `last`). With
         `last` (the files and listing of the previous output), only paths whose bytes are not
         that pass's very object are hashed, and the listing is last's with those updated: the
-        paths returned are those plus the ones gone (None without `last`: every path)."""
+        paths returned are those plus the ones gone (None without `last`: every path). When
+        `files.since` names last's very files and the paths that may differ from them, only
+        those paths are looked at."""
         if last is None:
             return self.listing(files), None
         before, listed = last
-        maybe = [p for p, data in files.items() if before.get(p) is not data]
         listing = dict(listed)
+        since = getattr(files, "since", None)  # `reconciler.output.OutputFiles.since`
+        if since is not None and since[0] is before:
+            maybe = [p for p in since[1] if before.get(p) is not files.get(p)]
+        else:
+            maybe = list(compress(files, map(is_not, map(before.get, files), files.values())))
+            if len(files) - sum(1 for p in maybe if p not in before) < len(before):
+                maybe += [p for p in before if p not in files]
         for path in maybe:
-            listing[path] = self.entry(files[path])
-        if len(files) - sum(1 for p in maybe if p not in before) < len(before):
-            gone = [p for p in before if p not in files]
-            for path in gone:
+            data = files.get(path)
+            if data is None:
                 del listing[path]
-            maybe += gone
+            else:
+                listing[path] = self.entry(data)
         self._forget_unused(files)
         return listing, maybe
 

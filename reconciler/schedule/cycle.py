@@ -14,7 +14,7 @@ decides. Raises `ScheduleError` when a plugin cannot evaluate. Pure; called by
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,7 @@ from .outcome import (
 )
 from .profile import DEFAULT_PROFILE
 from .report import Explanations, decisions_for, explain
+from .statics import Statics
 
 AnyPlacement = ClusterResourcePlacement | ResourcePlacement
 REFERENCE = False
@@ -66,13 +67,22 @@ class _Run:
     profile: Profile
     use_fast: bool = False
     """Evaluate with `incremental.Incremental` (built on first use) instead of `evaluate`."""
-    clusters: list[ClusterView] = field(init=False)
+    before: tuple[Statics, Collection[str]] | None = None
+    """An earlier pass's static results of this policy and the clusters changed since."""
+    clusters: list[ClusterView] = field(default_factory=list)
+    """The views sorted by name (made from `views` when not given)."""
     memo: dict[Any, Any] = field(default_factory=dict)
     cycles: int = 0
     fast: Incremental | None = None
+    final: Evaluation | None = None
+    """The last `final_evaluation` (what decisions and explanations were made from)."""
+    present: int = field(init=False)
+    """Current bindings before the run (PickN with at least `numberOfClusters` picks none)."""
 
     def __post_init__(self) -> None:
-        self.clusters = [self.views[n] for n in sorted(self.views)]
+        self.present = len(self.bindings.current)
+        if not self.clusters:
+            self.clusters = [self.views[n] for n in sorted(self.views)]
 
     def new_state(self) -> CycleState:
         return CycleState(
@@ -87,7 +97,7 @@ class _Run:
     def incremental(self, with_scores: bool) -> Incremental | None:
         """The incremental evaluator (None on the plain path); raises `ScheduleError`."""
         if self.use_fast and self.fast is None:
-            self.fast = Incremental(self.profile, self.new_state(), with_scores)
+            self.fast = Incremental(self.profile, self.new_state(), with_scores, self.before)
         return self.fast
 
     def evaluate(self, with_scores: bool, state: CycleState | None = None) -> Evaluation:
@@ -102,11 +112,12 @@ class _Run:
         On paths where KubeFleet runs no plugin (PickN no-op, downscale) a plugin error only
         leaves the clusters unexplained instead of failing the placement."""
         try:
-            return self.evaluate(with_scores)
+            self.final = self.evaluate(with_scores)
         except ScheduleError:
             if tolerate_errors and not self.use_fast:
                 return None
             raise
+        return self.final
 
 
 def _scored_decision(name: str, score: ClusterScore) -> BindingDecision:
@@ -259,22 +270,44 @@ def pick_fixed(run: _Run, names: Sequence[str]) -> ScheduleOutcome:
     )
 
 
-def _attempt(
-    policy: Any,
-    namespace: str | None,
-    bindings: Sequence[Binding],
-    views: Mapping[str, ClusterView],
-    policy_index: int,
-    profile: Profile,
-    use_fast: bool,
-) -> ScheduleOutcome:
-    classified = BindingSet.classify(bindings, views, policy_index)
-    run = _Run(PlacementInfo(policy, namespace), views, classified, profile, use_fast)
+@dataclass(frozen=True)
+class Inputs:
+    """What one `schedule` call reads: the policy (never None), the ResourcePlacement's
+    namespace (None for a CRP), the prior bindings, the cluster views, the latest policy
+    snapshot's index, and optionally the views sorted by name and an earlier pass's static
+    results with the clusters changed since (`reuse`)."""
+
+    policy: Any
+    namespace: str | None
+    bindings: Sequence[Binding]
+    views: Mapping[str, ClusterView]
+    policy_index: int
+    clusters: list[ClusterView] = field(default_factory=list)
+    before: tuple[Statics, Collection[str]] | None = None
+
+
+def _attempt(inputs: Inputs, profile: Profile, use_fast: bool) -> tuple[ScheduleOutcome, _Run]:
+    classified = BindingSet.classify(inputs.bindings, inputs.views, inputs.policy_index)
+    info = PlacementInfo(inputs.policy, inputs.namespace)
+    run = _Run(info, inputs.views, classified, profile, use_fast, inputs.before, inputs.clusters)
+    policy = inputs.policy
     if policy.placement_type == "PickFixed":
-        return pick_fixed(run, list(policy.cluster_names or []))
+        return pick_fixed(run, list(policy.cluster_names or [])), run
     if policy.placement_type == "PickN":
-        return pick_n(run, max(policy.number_of_clusters or 0, 0))
-    return pick_all(run)
+        return pick_n(run, max(policy.number_of_clusters or 0, 0)), run
+    return pick_all(run), run
+
+
+def run_tracked(
+    inputs: Inputs, profile: Profile = DEFAULT_PROFILE
+) -> tuple[ScheduleOutcome, _Run | None]:
+    """`run_policy` with the run it made (None when the plain runner decided)."""
+    if not REFERENCE and supports(profile):
+        try:
+            return _attempt(inputs, profile, use_fast=True)
+        except ScheduleError:
+            pass
+    return _attempt(inputs, profile, use_fast=False)[0], None
 
 
 def run_policy(
@@ -288,13 +321,8 @@ def run_policy(
     """Schedule a placement policy (None = PickAll) for a placement in `namespace` (None = CRP).
     Incremental first; when a plugin errors there, the plain runner decides (and raises)."""
     policy = policy if policy is not None else PlacementPolicy()
-    args = (policy, namespace, bindings, views, policy_index, profile)
-    if not REFERENCE and supports(profile):
-        try:
-            return _attempt(*args, use_fast=True)
-        except ScheduleError:
-            pass
-    return _attempt(*args, use_fast=False)
+    inputs = Inputs(policy, namespace, bindings, views, policy_index)
+    return run_tracked(inputs, profile)[0]
 
 
 def schedule(

@@ -14,13 +14,11 @@ the plain runner, which then decides exactly as before. Used by `cycle` for the 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .classes import filter_class, score_class
-from .clusters import ClusterView
+from . import statics
 from .framework import (
-    ZERO,
     ClusterScore,
     Code,
     CycleState,
@@ -29,24 +27,18 @@ from .framework import (
     Profile,
     Status,
     _raise_on_error,
-    _run_filters,
-    _split_static_prefix,
-    _sum_scores,
-    run_pre_filter,
-    run_pre_score,
     unschedulable,
 )
 from .profile import default_profile
+from .statics import Signature, Statics
 from .topologyspreadconstraints import NAME as SPREAD
 from .topologyspreadconstraints import (
     SCHEDULE_ANYWAY_PENALTY,
     ConstraintState,
-    ordered_specs,
     verdicts,
     violation_reason,
 )
 
-Signature = tuple[str | None, ...]
 Table = dict[Signature, tuple[Status | None, int]]
 """Per signature: the Filter status (None = passes) and the topology score."""
 Key = tuple[int, int, int, str]
@@ -83,19 +75,21 @@ class Incremental:
     `with_scores`) PreScore and the static Score plugins once; raises `ScheduleError` as the
     plugins do, and the caller then uses the plain runner."""
 
-    def __init__(self, profile: Profile, state: CycleState, with_scores: bool) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        state: CycleState,
+        with_scores: bool,
+        before: tuple[Statics, Collection[str]] | None = None,
+    ) -> None:
         self.profile = profile
         self.state = state
-        run_pre_filter(profile, state)
-        static, _ = _split_static_prefix(profile.filter, state.skipped_filters)
-        self.candidates, self.static_failed = self._static_filter(static, state)
+        self.statics, self.specs = statics.prepare(profile, state, with_scores, before)
         self.spread_filters = SPREAD not in state.skipped_filters
-        self.specs = ordered_specs(state.placement.policy) if self.spread_filters else []
-        self.sig = self._signatures(state.clusters)
-        self.domains = [
-            sorted({v for s in self.sig.values() if (v := s[i]) is not None})
-            for i in range(len(self.specs))
-        ]
+        self.candidates = self.statics.candidates
+        self.static_failed = self.statics.failed
+        self.sig = self.statics.sig
+        self.domains = self.statics.domains()
         self.counts = self._count(state.current)
         self.static_filtered = {
             n: s for n, s in self.static_failed.items() if s.code is Code.UNSCHEDULABLE
@@ -104,52 +98,12 @@ class Incremental:
             unschedulable(SPREAD, violation_reason(ConstraintState(k, s, d, {})))
             for k, s, d in self.specs
         ]
-        self.base: dict[str, ClusterScore] = {}
-        self.spread_scores = False
-        if with_scores:
-            self._prepare_scores(profile, state)
+        self.with_scores = with_scores
+        self.base: Mapping[str, ClusterScore] = self.statics.base if with_scores else {}
+        self.spread_scores = with_scores and SPREAD not in state.skipped_scores
         self.cap = self._post_batch_cap(profile.post_batch, state)
         self.groups: dict[Signature, _Group] = {}
         self.groups_obsolete: frozenset[str] | None = None
-
-    @staticmethod
-    def _static_filter(
-        plugins: Sequence[Plugin], state: CycleState
-    ) -> tuple[list[str], dict[str, Status]]:
-        """The static Filter plugins, run once per class of clusters that read the same."""
-        key_of = filter_class(state.placement)
-        memo: dict[Hashable, Status] = {}
-        passed: list[str] = []
-        failed: dict[str, Status] = {}
-        for view in state.clusters:
-            key = key_of(view)
-            status = memo.get(key)
-            if status is None:
-                status = memo[key] = _run_filters(plugins, state, view)
-            if status.ok:
-                passed.append(view.name)
-            else:
-                failed[view.name] = status
-        return passed, failed
-
-    def _prepare_scores(self, profile: Profile, state: CycleState) -> None:
-        """PreScore, then the static Score plugins once per class of candidates."""
-        run_pre_score(profile, state)
-        active = [p for p in profile.score if p.name not in state.skipped_scores]
-        static = [p for p in active if p.static]
-        self.spread_scores = any(p.name == SPREAD for p in active)
-        if not static:
-            self.base = dict.fromkeys(self.candidates, ZERO)
-            return
-        key_of = score_class(state.placement)
-        memo: dict[Hashable, ClusterScore] = {}
-        for name in self.candidates:
-            view = state.views[name]
-            key = key_of(view)
-            score = memo.get(key)
-            if score is None:
-                score = memo[key] = _sum_scores(static, state, view)
-            self.base[name] = score
 
     @staticmethod
     def _post_batch_cap(plugins: Sequence[Plugin], state: CycleState) -> int | None:
@@ -162,13 +116,6 @@ class Incremental:
             if status.ok and value >= 0:
                 cap = value if cap is None else min(cap, value)
         return cap
-
-    def _signatures(self, clusters: Sequence[ClusterView]) -> dict[str, Signature]:
-        """Every cluster's values of the topology keys (in constraint order)."""
-        if not self.specs:
-            return dict.fromkeys((v.name for v in clusters), ())
-        keys = [k for k, _, _ in self.specs]
-        return {v.name: tuple([v.labels.get(k) for k in keys]) for v in clusters}
 
     def _count(self, current: Iterable[str]) -> list[dict[str, int]]:
         """Bindings per domain and constraint; every label value in the fleet is a domain."""
@@ -226,6 +173,17 @@ class Incremental:
             for name in passed:
                 scores[name] = self._score(name, topo[name], obsolete)
         return Evaluation(tuple(passed), filtered, frozenset(already), scores)
+
+    def one(
+        self, name: str, current: Collection[str], obsolete: Collection[str]
+    ) -> tuple[Status | None, ClusterScore | None]:
+        """`evaluation` of one candidate not in `current`: its topology Filter status (None:
+        passes) or its score (None when no scores were prepared)."""
+        sig = self.sig[name]
+        status, topology = self._table(self._count(current), [sig])[sig]
+        if status is not None and self.spread_filters:
+            return status, None
+        return None, self._score(name, topology, obsolete) if self.with_scores else None
 
     def _score(self, name: str, topology: int, obsolete: Collection[str]) -> ClusterScore:
         base = self.base[name]

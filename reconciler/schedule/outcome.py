@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from reconciler.state import Binding
+from reconciler.status import Cond
 
 SCHEDULED, BOUND, UNSCHEDULED = "Scheduled", "Bound", "Unscheduled"
 FULFILLED, UNFULFILLED = "SchedulingPolicyFulfilled", "SchedulingPolicyUnfulfilled"
@@ -71,6 +72,12 @@ class ScheduleOutcome:
     @property
     def reason(self) -> str:
         return FULFILLED if self.fulfilled else UNFULFILLED
+
+    def condition(self) -> Cond | None:
+        """The placement's Scheduled condition (None: nothing was decided)."""
+        if self.fulfilled is None:
+            return None
+        return Cond("Scheduled", "True" if self.fulfilled else "False", self.reason, self.message)
 
 
 def picked_reason(cluster: str, affinity: int | None = None, topology: int | None = None) -> str:

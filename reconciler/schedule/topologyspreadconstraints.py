@@ -1,9 +1,10 @@
 """TopologySpreadConstraints plugin: spread picks over the values of a cluster label (§1.3.7).
 
-PostBatch limits a cycle to one new binding while any constraint exists. PreFilter computes, once
-per cycle and over every cluster of the fleet, the binding count of each topology domain (only
-Scheduled/Bound bindings of the latest policy count) and, per domain, whether one more binding
-there would push the skew above maxSkew and by how much the skew changes. Filter rejects clusters
+PostBatch limits a cycle to one new binding while any constraint exists. PreFilter arms, and
+the first Filter or Score computes, once per cycle and over every cluster of the fleet, the
+binding count of each topology domain (only Scheduled/Bound bindings of the latest policy count)
+and, per domain, whether one more binding there would push the skew above maxSkew and by how
+much the skew changes. Filter rejects clusters
 in DoNotSchedule-violating domains (an already-violated skew blocks every domain, as in
 KubeFleet); Score gives -1000 per violated ScheduleAnyway constraint and -change otherwise.
 Registered in `profile`.
@@ -92,8 +93,15 @@ def violation_reason(c: ConstraintState) -> str:
 
 
 def _ordered(state: CycleState) -> list[ConstraintState]:
-    result: list[ConstraintState] = state.data[_STATE]
-    return result
+    """The constraints with this cycle's domain verdicts, counted on first use (the incremental
+    evaluator never asks: it counts the domains itself)."""
+    built: list[ConstraintState] | None = state.data[_STATE]
+    if built is None:
+        built = state.data[_STATE] = []
+        for key, max_skew, dns in ordered_specs(state.placement.policy):
+            counts = domain_counts(state.clusters, key, state.current)
+            built.append(ConstraintState(key, max_skew, dns, verdicts(counts, max_skew)))
+    return built
 
 
 class TopologySpreadConstraintsPlugin(Plugin):
@@ -110,11 +118,7 @@ class TopologySpreadConstraintsPlugin(Plugin):
         specs = constraints(state.placement.policy)
         if not specs:
             return skip(NAME, "no topology spread constraints")
-        built = []
-        for key, max_skew, dns in ordered_specs(state.placement.policy):
-            counts = domain_counts(state.clusters, key, state.current)
-            built.append(ConstraintState(key, max_skew, dns, verdicts(counts, max_skew)))
-        state.data[_STATE] = built
+        state.data[_STATE] = None  # the domain verdicts, counted on first use (`_ordered`)
         return SUCCESS
 
     def filter(self, state: CycleState, view: ClusterView) -> Status:

@@ -6,7 +6,7 @@ the one from blob ids; a settled pass observes no rollout and emits no status or
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -61,8 +61,9 @@ def test_index_file_from_rows_equals_the_whole_document(name: str, rows: list[An
     path = cluster_index_path("eu-1")
     changed = [*rows[:-1], {**rows[-1], "contentHash": "sha256:" + "1" * 64}] if rows else []
     for now in (rows, rows, changed, [dict(r) for r in changed]):
-        files: dict[str, bytes] = {}
-        indexfiles.write_indexes(["eu-1"], {"eu-1": now}, files)
+        units: dict[str, Mapping[str, bytes]] = {}
+        indexfiles.write_indexes(["eu-1"], {"eu-1": now}, units)
+        files = units["index/eu-1"]
         assert files[path] == yaml_bytes(cluster_index_doc("eu-1", now))
         for row in now:
             listed = placement_index_doc(row["key"], row.get("objects") or [])

@@ -1,0 +1,104 @@
+"""What each cluster of a pass looks like to the placement stages, and which clusters changed.
+
+`fleet_facts(views)` gives, once per pass (per views mapping), every cluster's row: its
+eligibility verdict, a digest of its MemberCluster without the agents' heartbeats and labels
+(`cluster_digest`), and its labels; the clusters sorted by name; and the names whose row differs
+from an earlier pass's (`changed_since`: the pass just before is known at once, any older one is
+compared row by row once). A cluster whose row is unchanged reads the same to every scheduler
+plugin and every override, so the stages that remember per-cluster results (`reuse`, and
+`reconciler.placememo`'s key) redo only the changed clusters. Digests are remembered by the
+MemberCluster object for two passes (a long-running hub hands the same objects pass after pass).
+Called by `reconciler.schedule.reuse`, `reconciler.schedule.cycle` and `reconciler.placememo`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Mapping
+
+from gitfleet.api import MemberCluster
+from gitfleet.api.canonical import canonical_json
+from reconciler.stagememo import IdentityMemo
+
+from .clusters import ClusterView
+
+Row = tuple[str | None, str, Mapping[str, str]]
+"""(eligibility verdict, digest of the MemberCluster but heartbeats and labels, labels)."""
+_digests: IdentityMemo[tuple[str, Mapping[str, str]]] = IdentityMemo()
+_lock = threading.Lock()
+
+
+def cluster_digest(cluster: MemberCluster) -> tuple[str, Mapping[str, str]]:
+    """What scheduling and overrides may read of a MemberCluster besides its labels (all of it
+    but the agents' heartbeats, whose effect is the view's eligibility verdict), and its labels."""
+    found = _digests.get(cluster)
+    if found is not None:
+        return found
+    dumped = cluster.model_dump(
+        by_alias=True,
+        exclude_none=True,
+        mode="json",
+        exclude={"status": {"agent_status"}, "metadata": {"labels"}},
+    )
+    text = canonical_json(dumped)
+    digest = (hashlib.sha256(text.encode()).hexdigest(), dict(cluster.metadata.labels or {}))
+    _digests.put(cluster, digest)
+    return digest
+
+
+class FleetFacts:
+    """The rows of one pass's clusters, and the clusters (views) sorted by name."""
+
+    def __init__(self, views: Mapping[str, ClusterView], previous: FleetFacts | None) -> None:
+        self.views: Mapping[str, ClusterView] | None = views
+        self.clusters: list[ClusterView] = [views[n] for n in sorted(views)]
+        self.rows: dict[str, Row] = {
+            v.name: (v.ineligible_reason, *cluster_digest(v.cluster)) for v in self.clusters
+        }
+        self._diffs: dict[int, tuple[FleetFacts, frozenset[str]]] = {}
+        if previous is not None:
+            self._diffs[id(previous)] = (previous, changed_rows(previous.rows, self.rows))
+
+    def changed_since(self, older: FleetFacts) -> frozenset[str]:
+        """Names of the clusters added, removed or changed since `older`'s pass."""
+        if older is self:
+            return frozenset()
+        found = self._diffs.get(id(older))
+        if found is None or found[0] is not older:
+            found = self._diffs[id(older)] = (older, changed_rows(older.rows, self.rows))
+        return found[1]
+
+    def retire(self) -> None:
+        """A later pass began: keep only the rows (remembered results compare with them)."""
+        self.views = None
+        self.clusters = []
+        self._diffs = {}
+
+
+def changed_rows(old: Mapping[str, Row], new: Mapping[str, Row]) -> frozenset[str]:
+    """Names whose row differs between two passes (added and removed ones included)."""
+    out = {name for name, row in new.items() if old.get(name) != row}
+    out.update(name for name in old if name not in new)
+    return frozenset(out)
+
+
+class _Current:
+    facts: FleetFacts | None = None
+
+
+_current = _Current()
+
+
+def fleet_facts(views: Mapping[str, ClusterView]) -> FleetFacts:
+    """The facts of the pass `views` belongs to (computed on the first call with these views)."""
+    with _lock:
+        facts = _current.facts
+        if facts is not None and facts.views is views:
+            return facts
+        _digests.next_round()
+        made = FleetFacts(views, facts)
+        if facts is not None:
+            facts.retire()
+        _current.facts = made
+        return made

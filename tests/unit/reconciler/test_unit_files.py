@@ -1,0 +1,143 @@
+"""The `clusters/` files composed from units by patching the last composition
+(`reconciler.unitfiles`), the paths a tree may differ from the last one in
+(`OutputFiles.follow`), and the hub's listing taken from those paths only
+(`BlobIdMemo.listing_since`): each equals what a full build or a full comparison gives."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+import pytest
+
+from gitfleet.repo.treefiles import BlobIdMemo
+from reconciler import unitfiles
+from reconciler.output import OutputFiles
+from reconciler.stagememo import forget_stages
+from reconciler.unitfiles import Units, compose, drop_base, keep_base
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    forget_stages()
+    yield
+    forget_stages()
+
+
+def _union(units: Units) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for unit in units.values():
+        out.update(unit)
+    return out
+
+
+def _diff(a: Mapping[str, bytes], b: Mapping[str, bytes]) -> set[str]:
+    return {p for p in a.keys() | b.keys() if a.get(p) != b.get(p)}
+
+
+def _unit(name: str, n: int, tag: str = "") -> dict[str, bytes]:
+    return {f"clusters/c{i}/{name}/x.yaml": f"{name}{i}{tag}".encode() for i in range(n)}
+
+
+def test_a_patched_composition_equals_the_union_and_names_what_changed() -> None:
+    """Units kept as the very objects, one changed in a path, one losing a path, one gone,
+    one new, and one recomputed with equal bytes: the composition is the union, and the
+    paths it may differ in are exactly the changed ones."""
+    kept, changed, shrunk, gone = _unit("kept", 5), _unit("ch", 3), _unit("sh", 3), _unit("g", 2)
+    first: Units = {"live/kept": kept, "live/ch": changed, "live/sh": shrunk, "held/g": gone}
+    made = compose(first)
+    assert made.since is None and made.files == _union(first)
+    keep_base(made, first)
+    again = {p: bytes(bytearray(d)) for p, d in _unit("eq", 2).items()}
+    second: Units = {
+        "live/kept": kept,
+        "live/ch": {**changed, "clusters/c1/ch/x.yaml": b"new"},
+        "live/sh": {p: d for p, d in shrunk.items() if "c2/" not in p},
+        "live/new": _unit("new", 2),
+        "index/eq": again,
+    }
+    patched = compose(second)
+    assert patched.files == _union(second)
+    assert patched.since is not None and patched.since[0] is made.files
+    assert set(patched.since[1]) == _diff(made.files, patched.files)
+    keep_base(patched, second)
+    third: Units = {**second, "index/eq": _unit("eq", 2)}  # equal bytes, new objects
+    unchanged = compose(third)
+    assert unchanged.since is not None and unchanged.since[1] == frozenset()
+    assert unchanged.files == _union(third)
+
+
+def test_a_path_moving_to_another_unit_is_patched() -> None:
+    """A cluster the rollout has not reached moves from a placement's live files to its kept
+    ones, and back: the composition is patched, not built afresh."""
+    live = _unit("p", 4)
+    first: Units = {"held/p": {}, "live/p": live}
+    keep_base(compose(first), first)
+    kept = {p: d for p, d in live.items() if "/c3/" in p}
+    second: Units = {"held/p": kept, "live/p": {p: d for p, d in live.items() if p not in kept}}
+    moved = compose(second)
+    assert moved.since is not None and moved.files == _union(second)
+    keep_base(moved, second)
+    back = compose(first)
+    assert back.since is not None and back.files == _union(first)
+
+
+def test_units_that_share_a_path_are_composed_afresh() -> None:
+    """A path in two units cannot be patched (removing it from one would drop the other's):
+    the composition is built afresh, later units winning, and is never a base."""
+    first: Units = {"live/a": _unit("a", 2)}
+    keep_base(compose(first), first)
+    shared: Units = {"live/a": _unit("a", 2, "-1"), "live/b": _unit("a", 1, "-2")}
+    made = compose(shared)
+    assert made.since is None and made.files == _union(shared)
+    assert made.files["clusters/c0/a/x.yaml"] == b"a0-2"
+    keep_base(made, shared)
+    assert unitfiles._LAST.last("") is None
+
+
+def test_a_dropped_base_builds_afresh() -> None:
+    first: Units = {"live/a": _unit("a", 2)}
+    keep_base(compose(first), first)
+    drop_base()
+    assert compose(first).since is None
+
+
+def test_a_tree_that_follows_the_last_assembly_names_where_it_may_differ() -> None:
+    """The paths added after the copy (this pass's and the last one's) join the assembly's;
+    a tree following another assembly than the last one's learns nothing."""
+    assembled = _unit("a", 3)
+    first = OutputFiles(assembled)
+    first.add({"status/p.yaml": b"1", "state/gone.yaml": b"x"})
+    first.follow(assembled, None)
+    assert first.since is None
+    later = {**assembled, "clusters/c0/a/x.yaml": b"changed"}
+    second = OutputFiles(later)
+    second.add({"status/p.yaml": b"2", "status/q.yaml": b"3"})
+    second.follow(later, (assembled, frozenset({"clusters/c0/a/x.yaml"})))
+    assert second.since is not None and second.since[0] is first
+    assert _diff(first, second) <= second.since[1]
+    named = {"clusters/c0/a/x.yaml", "status/p.yaml", "status/q.yaml", "state/gone.yaml"}
+    assert second.since[1] == named
+    third = OutputFiles(later)
+    third.follow(later, (assembled, frozenset()))  # `assembled` is not the last assembly
+    assert third.since is None
+
+
+@pytest.mark.parametrize("stale", [False, True])
+def test_a_listing_from_the_named_paths_equals_a_full_one(stale: bool) -> None:
+    """With `since` naming the last tree, only its paths are looked at; naming another tree,
+    every path is compared. Both give the full listing and the changed and gone paths."""
+    before = OutputFiles({f"clusters/c{i}/p/a.yaml": f"a{i}".encode() for i in range(6)})
+    ids = BlobIdMemo()
+    listed = ids.listing(before)
+    after = OutputFiles(before)
+    after["clusters/c1/p/a.yaml"] = b"changed"
+    after["clusters/new/p/a.yaml"] = b"n"
+    del after["clusters/c2/p/a.yaml"]
+    named = {"clusters/c1/p/a.yaml", "clusters/new/p/a.yaml", "clusters/c2/p/a.yaml", "x/none"}
+    if stale:  # a tree with the same files, and paths that say nothing of this change
+        after.since = (OutputFiles(before), frozenset({"x/none"}))
+    else:
+        after.since = (before, frozenset(named))
+    listing, maybe = ids.listing_since(after, (before, listed))
+    assert listing == BlobIdMemo().listing(after)
+    assert maybe is not None and set(maybe) == _diff(before, after)
