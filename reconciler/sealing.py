@@ -175,10 +175,10 @@ def _document(secret: Mapping[str, Any], recipients: list[str], ciphertext: str)
 
 
 _has_secret: IdentityMemo[bool] = IdentityMemo()
-_ANY_SECRET: StageMemo[bool] = StageMemo()
-"""Placement key -> whether its manifests hold a Secret, with the manifests it looked at."""
 """Manifest tuple -> whether it holds a Secret; plans reuse their tuples from pass to pass
 (`reconciler.placememo`), so most are looked at once."""
+_ANY_SECRET: StageMemo[bool] = StageMemo()
+"""Placement key -> whether its manifests hold a Secret, with the manifests it looked at."""
 
 
 def _holds_secret(manifests: tuple[Manifest, ...]) -> bool:
