@@ -13,6 +13,7 @@ cluster and is reported (the caller keeps the previous file). Called by `reconci
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import suppress
@@ -20,7 +21,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, TypeAlias
 
-from gitfleet.api.canonical import content_hash
+from gitfleet.api.canonical import content_hash, pairs_content_hash
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.nametemplate import TOKEN, NameTemplate, instantiate, safe_name, template_of
 from reconciler.output import object_file_name, object_identity
@@ -44,9 +45,15 @@ MAX_OUTCOMES = 500_000
 Outcome: TypeAlias = "Manifest | tuple[str, OverrideFault | None] | None"
 """One object on one cluster: its manifest, its failure (message, located fault) or None when a
 Delete rule removed it."""
-_outcomes: OrderedDict[tuple[Any, ...], Outcome] = OrderedDict()
-_templates: OrderedDict[tuple[Any, ...], NameTemplate | None] = OrderedDict()
-"""Name templates of override results that depend on the cluster's name (None: none)."""
+_outcomes: OrderedDict[tuple[int, str | None], Outcome] = OrderedDict()
+"""(result key token, the cluster's name when the result depends on it) -> outcome."""
+_tokens: dict[tuple[Any, ...], int] = {}
+"""`PlacementOverrides.result_key` without the cluster's name -> a number naming it (never
+reused, so clearing this table only costs reuse)."""
+_counter = itertools.count()
+_templates: OrderedDict[int, NameTemplate | None] = OrderedDict()
+"""Result key token -> the name template of a result that depends on the cluster's name
+(None: none)."""
 _MISSING = object()
 
 
@@ -65,7 +72,7 @@ class Manifest:
         return {**self.identity, "file": self.file, "hash": self.hash}
 
 
-def _remember(key: tuple[Any, ...], outcome: Outcome) -> None:
+def _remember(key: tuple[int, str | None], outcome: Outcome) -> None:
     _outcomes[key] = outcome
     with suppress(KeyError):
         if len(_outcomes) > MAX_OUTCOMES:
@@ -105,6 +112,11 @@ def source_manifest(obj: Mapping[str, Any]) -> Manifest:
         if len(_by_source) > MAX_SOURCES:
             _by_source.popitem(last=False)
     return manifest
+
+
+def manifests_content_hash(manifests: tuple[Manifest, ...]) -> str:
+    """`placement_content_hash(m.entry for m in manifests)`, without building the entries."""
+    return pairs_content_hash(tuple(sorted([(m.file, m.hash) for m in manifests])))
 
 
 def is_envelope(sel: SelectedResource) -> bool:
@@ -164,6 +176,8 @@ class OverrideRenderer:
         self._names = snapshot_names
         self._rendered: dict[int, tuple[Any, Manifest]] = {}
         self._faults: list[tuple[str, OverrideFault]] = []
+        self._recipes: dict[tuple[int, Any], tuple[SelectedResource, tuple[int, bool, bool]]] = {}
+        """(object id, cluster labels) -> (the object, its `_recipe`)."""
         self._tuples: dict[tuple[int, ...], tuple[Manifest, ...]] = {}
         """One tuple object per distinct manifest sequence: clusters with equal results share
         it, so later stages can work once per distinct tuple."""
@@ -181,14 +195,16 @@ class OverrideRenderer:
         the override fault it locates), or
         None when a Delete rule removed it; remembered across passes by everything the result
         depends on (`PlacementOverrides.result_key`), so a long-running hub re-applies and
-        re-serialises only what an edit touched."""
-        key = self._overrides.result_key(sel, view)
+        re-serialises only what an edit touched. The key is made once per object and label
+        set (`_recipe`) and names the cluster only when the result depends on it."""
+        token, named, templated = self._recipe(sel, view)
+        key = (token, view.name if named else None)
         found = _outcomes.get(key, _MISSING)
         if found is not _MISSING:
             with suppress(KeyError):
                 _outcomes.move_to_end(key)
             return found  # type: ignore[return-value]
-        outcome: Outcome = self._from_template(sel, view, key) if key[3] is not None else None
+        outcome: Outcome = self._from_template(sel, view, token) if templated else None
         if outcome is None:
             applied = self._overrides.apply(sel, view)
             if applied.error is not None:
@@ -198,19 +214,38 @@ class OverrideRenderer:
         _remember(key, outcome)
         return outcome
 
+    def _recipe(self, sel: SelectedResource, view: ClusterView) -> tuple[int, bool, bool]:
+        """(the token of `result_key(sel, view)` without the cluster's name, whether the name
+        is part of the key, whether a name template may make the result), once per object and
+        cluster label set in this pass."""
+        labels = self._overrides.cache.labels_of(view)
+        found = self._recipes.get((id(sel), labels))
+        if found is not None and found[0] is sel:
+            return found[1]
+        key = self._overrides.result_key(sel, view)
+        named = key[3] is not None
+        base = (*key[:3], None, *key[4:])
+        token = _tokens.get(base)
+        if token is None:
+            if len(_tokens) >= MAX_OUTCOMES:
+                _tokens.clear()  # tokens are never reused: old outcomes just go unused
+            token = _tokens[base] = next(_counter)
+        recipe = (token, named, named and TOKEN not in key[0][-1])  # the source object's JSON
+        self._recipes[(id(sel), labels)] = (sel, recipe)
+        return recipe
+
     def _from_template(
-        self, sel: SelectedResource, view: ClusterView, key: tuple[Any, ...]
+        self, sel: SelectedResource, view: ClusterView, token: int
     ) -> Manifest | None:
         """The manifest of a result that depends on the cluster's name, from its name template
         (`reconciler.nametemplate`); None when it cannot be made that way."""
-        if not safe_name(view.name) or TOKEN in key[0][-1]:  # the source object's JSON
+        if not safe_name(view.name):
             return None
-        template_key = (*key[:3], TOKEN, *key[4:])
-        template = _templates.get(template_key, _MISSING)
+        template = _templates.get(token, _MISSING)
         if template is _MISSING:
             applied = self._overrides.apply(sel, replace(view, name=TOKEN))
             made = template_of(applied.obj) if applied.error is None and applied.obj else None
-            template = _templates[template_key] = made
+            template = _templates[token] = made
             with suppress(KeyError):
                 if len(_templates) > MAX_OUTCOMES // 8:
                     _templates.popitem(last=False)

@@ -57,7 +57,7 @@ from reconciler.schedule.fleetfacts import FleetFacts, fleet_facts
 from reconciler.schedule.reuse import schedule_placement
 from reconciler.schedule.topologyspreadconstraints import ordered_specs
 from reconciler.select import ResourceIndex, Selection
-from reconciler.stagememo import StageMemo, forget_stages
+from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
 from reconciler.state import PlacementState
 
 LabelKeys = frozenset[str] | None
@@ -75,6 +75,8 @@ class _Kept:
 
 _PLANS: StageMemo[_Kept] = StageMemo()
 """Placement key -> the plan `place` returned, with its key and the prior state it came from."""
+_declared_texts: IdentityMemo[str] = IdentityMemo()
+"""Placement object -> its canonical JSON (`_declared`), for the last two passes."""
 
 
 def _sha(text: str) -> str:
@@ -94,13 +96,22 @@ class PassKey:
         """A digest of every cluster view with only the label values of `keys` (None: all)."""
         found = self._views.get(keys)
         if found is None:
+            found = _VIEWS.get(keys, (self.clusters,))  # an earlier pass, the same clusters
+        if found is None:
             order = sorted(keys) if keys is not None else None
             rows = [
                 (name, reason, digest, _labels(labels, order))
                 for name, reason, digest, labels in self.clusters
             ]
-            found = self._views[keys] = _sha(repr(rows))
+            found = _sha(repr(rows))
+            _VIEWS.put(keys, (self.clusters,), found)
+        self._views[keys] = found
         return found
+
+
+_VIEWS: StageMemo[str] = StageMemo()
+"""Label keys -> `views_for` digest, with the clusters it was made from (a pass whose cluster
+views are unchanged reuses the last pass's digests)."""
 
 
 def _labels(labels: Mapping[str, str], keys: list[str] | None) -> tuple[Any, ...]:
@@ -149,6 +160,7 @@ def pass_key(views: Mapping[str, ClusterView], index: ResourceIndex, inputs: Pas
 def _pass_key(
     views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
 ) -> PassKey:
+    _declared_texts.next_round()
     clusters = tuple((name, *row) for name, row in fleet_facts(views).rows.items())
     # The whole governance value, repr'd: a field it gains later is part of the key by itself
     # (a repr that differs between equal values only costs reuse, never correctness).
@@ -160,6 +172,17 @@ def _pass_key(
         tuple(sorted(inputs.broken_files)),
     )
     return PassKey(rest, clusters)
+
+
+def _declared(placement: AnyPlacement) -> str:
+    """The canonical JSON of the placement as declared (made once per placement object: the
+    loader keeps the object while its file is unchanged)."""
+    found = _declared_texts.get(placement)
+    if found is None:
+        dumped = placement.model_dump(by_alias=True, exclude_none=True, mode="json")
+        found = canonical_json(dumped)
+        _declared_texts.put(placement, found)
+    return found
 
 
 def _fingerprint(
@@ -181,13 +204,12 @@ def _fingerprint(
     serving = inputs.overrides.for_placement(placement, selection.resources).overrides
     latest = prior.latest_resources()
     new_snapshot = latest is None or latest.hash != selection.hash
-    declared = placement.model_dump(by_alias=True, exclude_none=True, mode="json")
     keys = label_keys(placement, serving, inputs.governance)
     return (
         (
             whole_pass.rest,
             whole_pass.views_for(keys),
-            canonical_json(declared),
+            _declared(placement),
             selection.hash,
             tuple(
                 (r.group, r.version, r.kind, r.namespace, r.name, r.origin)

@@ -6,8 +6,10 @@ pass recorded them there (`reconciler.priorstate`: the placement states and thei
 `state/prior/` records), else from every cluster's index, each file parsed once per distinct
 content (`reconciler.priorparse`); an older-shape (gitfleet.io/v1alpha1) cluster index that
 lists the objects itself is read too, so the next pass migrates the branch. The PlacementIndex
-files are read by blob id, once per distinct content. Called by `pass_`, `assemble` and the
-rollout stage.
+files are read by blob id, once per distinct content. The index made from `state/` is patched
+from the last one: only the clusters where some placement's rows changed get a new mapping
+(`RowsIndex`, which also keeps each placement's rows for `rollmemo`). Called by `pass_`,
+`assemble` and the rollout stage.
 """
 
 from __future__ import annotations
@@ -92,21 +94,97 @@ _ROWS: StageMemo[dict[str, dict[str, Any]]] = StageMemo()
 """Placement key -> cluster -> its row with objects, with the (state, record) it came from."""
 
 
+class RowsIndex(dict[str, dict[str, dict[str, Any]]]):
+    """A prior index merged from per-placement rows; `by_placement` keeps those rows (placement
+    key -> cluster -> row, the very objects the index holds), so a reader of one placement's
+    rows (`rollmemo`) can compare them by identity instead of walking every cluster."""
+
+    by_placement: dict[str, dict[str, dict[str, Any]]]
+
+
+_MERGE: StageMemo[RowsIndex] = StageMemo()
+"""The last merged index (its `by_placement` rows are what the next merge starts from)."""
+MAX_PATCHED = 0.5
+"""Above this share of changed placements a merge starts afresh instead of patching."""
+
+
+def _row_order(row: Mapping[str, Any]) -> tuple[Any, Any]:
+    return (row.get("namespace", ""), row["name"])
+
+
 def _merged(
     output: Mapping[str, bytes], records: list[tuple[PlacementState, PlacementPrior]]
 ) -> PriorIndex | None:
-    rows: dict[str, list[dict[str, Any]]] = {}
+    """cluster -> key -> row of every record. Patched from the last merge when few
+    placements' rows changed (`_patched`: the same index as a full merge, see its test)."""
+    by_placement: dict[str, dict[str, dict[str, Any]]] = {}
     for ps, prior in records:
         try:
-            found = _placement_rows(output, ps, prior)
+            by_placement[ps.key] = _placement_rows(output, ps, prior)
         except READ_ERRORS:
             return None
+    last = _MERGE.last("")
+    out = _patched(last[1], by_placement) if last is not None else None
+    if out is None:
+        out = _full_merge(by_placement)
+    _MERGE.put("", (), out)
+    return out
+
+
+def _full_merge(by_placement: dict[str, dict[str, dict[str, Any]]]) -> RowsIndex:
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for found in by_placement.values():
         for cluster, row in found.items():
             rows.setdefault(cluster, []).append(row)
-    out: PriorIndex = {}
+    out = RowsIndex()
     for cluster in sorted(rows, key=cluster_index_path):  # the order of the index files
-        ordered = sorted(rows[cluster], key=lambda p: (p.get("namespace", ""), p["name"]))
+        ordered = sorted(rows[cluster], key=_row_order)
         out[cluster] = {str(row["key"]): row for row in ordered}
+    out.by_placement = by_placement
+    return out
+
+
+def _patched(
+    last: RowsIndex, by_placement: dict[str, dict[str, dict[str, Any]]]
+) -> RowsIndex | None:
+    """`_full_merge(by_placement)` made from `last` by redoing only the clusters where a
+    placement's rows changed (rows by identity: unchanged placements give the same objects);
+    None when too much changed or a row does not name its placement."""
+    before = last.by_placement
+    changed = [k for k, rows in by_placement.items() if before.get(k) is not rows]
+    changed += [k for k in before if k not in by_placement]
+    if len(changed) > MAX_PATCHED * max(len(by_placement), 1):
+        return None
+    touched: dict[str, list[str]] = {}
+    for key in changed:
+        old = before.get(key, {})
+        if any(str(row["key"]) != key for row in old.values()):
+            return None
+        for cluster in {*old, *by_placement.get(key, {})}:
+            touched.setdefault(cluster, []).append(key)
+    out = RowsIndex(last)
+    reorder = False
+    for cluster, keys in touched.items():
+        inner, resort = dict(out.get(cluster, {})), False
+        for key in keys:
+            row = by_placement.get(key, {}).get(cluster)
+            if row is None:
+                inner.pop(key, None)
+                continue
+            if str(row["key"]) != key:
+                return None
+            resort = resort or key not in inner
+            inner[key] = row
+        if resort:
+            inner = {k: inner[k] for k in sorted(inner, key=lambda k: _row_order(inner[k]))}
+        if not inner:
+            out.pop(cluster, None)
+            continue
+        reorder = reorder or cluster not in out
+        out[cluster] = inner
+    if reorder:
+        out = RowsIndex({c: out[c] for c in sorted(out, key=cluster_index_path)})
+    out.by_placement = by_placement
     return out
 
 

@@ -6,7 +6,8 @@ index entries, a placement's prior conditions) is cached by (reader tag, git blo
 long-running hub parses a file again only when its content changed: an unchanged file is not
 even read when the prior tree can name its blob id (`OidFiles`, the hub's lazy Git view);
 otherwise the id is computed from the bytes. The pass also `remember`s what it derives from the
-documents it writes, so a long-running hub does not even parse the files it wrote itself. Values are shared between passes: callers only
+documents it writes, so a long-running hub does not even parse the files it wrote itself
+(`remember_at` skips a file whose bytes are the very object it remembered there last pass). Values are shared between passes: callers only
 read them. Repeated parts of values (index object entries, condition lists) are interned
 (`shared`), so a thousand clusters holding the same objects cost one copy.
 `parse_own` gives a whole parsed document (cached by content, byte-bounded) to readers that
@@ -29,6 +30,7 @@ import yaml
 
 from gitfleet.api import DEFAULT_LIMITS
 from gitfleet.load.yamlbuild import build_documents
+from reconciler.stagememo import StageMemo
 
 T = TypeVar("T")
 
@@ -112,6 +114,21 @@ def remember(data: bytes, tag: str, value: Any) -> Any:
         return found
     _keep(key, value)
     return value
+
+
+_PLACED: StageMemo[bytes] = StageMemo()
+"""(tag, path) -> the bytes object last remembered for that file (held: its id stays its own)."""
+
+
+def remember_at(path: str, data: bytes, tag: str, value: Any) -> None:
+    """`remember` for the file at `path`, skipped when `data` is the very bytes object last
+    remembered there (a stage that reuses last pass's bytes for an unchanged file does not hash
+    them again; the entry stays known, or is parsed again if it was dropped meanwhile)."""
+    last = _PLACED.last((tag, path))
+    if last is not None and last[1] is data:
+        return
+    remember(data, tag, value)
+    _PLACED.put((tag, path), (), data)
 
 
 def _keep(key: tuple[str, str], value: Any) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -33,7 +33,6 @@ import yaml
 from gitfleet.api.canonical import canonical_json
 from gitfleet.api.output import (
     OUTPUT_API_VERSION,
-    cluster_index_path,
     placement_prior_path,
     placement_status_path,
 )
@@ -46,7 +45,7 @@ from reconciler.priorconds import (
     placement_conditions_of,
     status_of,
 )
-from reconciler.priorparse import blob_key, derive_own, freeze, remember, shared
+from reconciler.priorparse import blob_key, derive_own, freeze, remember, remember_at, shared
 from reconciler.stagememo import StageMemo
 
 PRIOR_KIND = "PlacementPrior"
@@ -240,42 +239,6 @@ def shared_object(obj: Any) -> Any:
     return shared(("object", freeze(obj)), lambda: obj)
 
 
-def placement_rows(
-    output: Mapping[str, bytes], clusters: Iterable[str] | None = None
-) -> dict[str, dict[str, dict[str, Any]]] | None:
-    """placement key -> cluster -> ClusterIndex row of an output tree; None when a row cannot
-    be recorded (an unreadable index, or an older-shape row that lists its objects).
-    `clusters`: the clusters with an index file (else every path is looked at)."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for cluster, path in _cluster_indexes(output, clusters):
-        try:
-            entries = derive_own(output, path, "cluster-index", index_entries)
-        except READ_ERRORS:
-            return None
-        for key, row in entries.items():
-            if "objects" in row:
-                return None
-            out.setdefault(key, {})[cluster] = row
-    return out
-
-
-def _cluster_indexes(
-    output: Mapping[str, bytes], clusters: Iterable[str] | None
-) -> Iterator[tuple[str, str]]:
-    """(cluster, path) of every `clusters/<cluster>/index.yaml` in `output`."""
-    if clusters is not None:
-        for cluster in clusters:
-            path = cluster_index_path(cluster)
-            if path in output:
-                yield cluster, path
-        return
-    for path in output:
-        if path.startswith("clusters/") and path.endswith("/index.yaml"):
-            parts = path.split("/")
-            if len(parts) == 3:
-                yield parts[1], path
-
-
 MAX_KEPT = 20_000
 _blocks: dict[tuple[str, str], tuple[Any, bytes]] = {}
 """(placement key, part) -> what the part's last YAML block was made from, and its bytes."""
@@ -338,7 +301,7 @@ def prior_files(
         known = _PRIORS.get(key, inputs)
         if known is not None:  # the same bindings, rows and status file as last pass
             files[placement_prior_path(key)] = known[0]
-            remember(known[0], PRIOR_TAG, known[1])
+            remember_at(placement_prior_path(key), known[0], PRIOR_TAG, known[1])
             continue
         parts, record, conditions = [head], None, None
         status = _status_part(output, key)

@@ -5,7 +5,8 @@ multicluster.x-k8s.io/v1alpha1; at most 100 clusters a slice, clusters in name o
 derived from the decision so an unchanged decision rewrites nothing); a held placement keeps its
 previous decision files. A decision is the scheduler's output: every cluster with a Scheduled or
 Bound binding, including clusters the rollout has not reached yet (a rolling update's later
-waves, an External placement's held clusters); Unscheduled bindings are not listed. `profile_files` writes one ClusterProfile per member cluster.
+waves, an External placement's held clusters); Unscheduled bindings are not listed. `profile_files` writes one ClusterProfile per member cluster (each
+made again only when its MemberCluster is another object).
 Called by `reconciler.pass_`.
 """
 
@@ -20,7 +21,7 @@ from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import paths_under
 from reconciler.schedule.clusters import ClusterView
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import State
 
 
@@ -61,5 +62,22 @@ def decision_files(plans: Mapping[str, PlacementPlan], prior: State) -> dict[str
     return files
 
 
+_PROFILES: IdentityMemo[tuple[str, str, bytes]] = IdentityMemo()
+"""MemberCluster -> (view name, path, bytes) of its ClusterProfile, for the last two passes."""
+
+
 def profile_files(views: Mapping[str, ClusterView]) -> dict[str, bytes]:
-    return {path: yaml_bytes(doc) for path, doc in cluster_profile_documents(views)}
+    """One ClusterProfile per cluster: a document made only of the view's name and its
+    MemberCluster, so an unchanged MemberCluster object (the loader keeps it while its file
+    and report are unchanged) gives last pass's bytes without building the document."""
+    _PROFILES.next_round()
+    files: dict[str, bytes] = {}
+    for name in sorted(views):
+        view = views[name]
+        found = _PROFILES.get(view.cluster)
+        if found is None or found[0] != name:
+            [(path, doc)] = cluster_profile_documents({name: view})
+            found = (name, path, yaml_bytes(doc))
+            _PROFILES.put(view.cluster, found)
+        files[found[1]] = found[2]
+    return files

@@ -43,6 +43,8 @@ _GIVEN: StageMemo[tuple[str | None, ...]] = StageMemo()
 """Placement key -> the content each of its clusters was given, with the prior index (by its
 token) and the clusters it was read for."""
 _indexes: IdentityMemo[int] = IdentityMemo()
+_NO_ROWS: dict[str, Any] = {}
+_bound_names: IdentityMemo[tuple[tuple[str, ...], frozenset[str]]] = IdentityMemo()
 _tokens = itertools.count()
 
 
@@ -50,6 +52,7 @@ def index_token(prior_index: object) -> int:
     """A number naming this prior index object (the same object gives the same number while
     it is remembered, a number is never reused); once per pass, by `rollstage.roll_out`."""
     _indexes.next_round()
+    _bound_names.next_round()
     found = _indexes.get(prior_index)
     if found is None:
         found = next(_tokens)
@@ -61,8 +64,19 @@ def _given(
     key: str, names: tuple[str, ...], prior_index: Mapping[str, Any], token: int | None
 ) -> tuple[str | None, ...]:
     """The content each cluster of `names` was given (its previous index entry's), read again
-    only when the prior index is another object than last time or the clusters changed (an
-    unchanged output is the very same prior index, `priorindex.recorded_prior_index`)."""
+    only when the placement's previous rows or its clusters changed: the rows of a merged index
+    (`priorindex.RowsIndex.by_placement`) are the same object while unchanged, whatever other
+    placements did; another index is read again whenever it is another object than last time
+    (an unchanged output is the very same prior index, `priorindex.recorded_prior_index`)."""
+    by_placement = getattr(prior_index, "by_placement", None)
+    if isinstance(by_placement, dict):
+        rows = by_placement.get(key, _NO_ROWS)
+        inputs: tuple[Any, ...] = (rows, names)  # rows compare by identity first
+        found = _GIVEN.get(key, inputs)
+        if found is None:
+            found = tuple([given_content(rows.get(c)) for c in names])
+            _GIVEN.put(key, inputs, found)
+        return found
     inputs = (token, names)
     found = _GIVEN.get(key, inputs) if token is not None else None
     if found is None:
@@ -70,6 +84,17 @@ def _given(
         found = tuple([given_content(prior_index.get(c, empty).get(key)) for c in names])
         if token is not None:
             _GIVEN.put(key, inputs, found)
+    return found
+
+
+def _names(bindings: tuple[Any, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The clusters of `bindings` in order and as a set, once per bindings tuple (an unchanged
+    placement's state keeps its very tuple from pass to pass)."""
+    found = _bound_names.get(bindings)
+    if found is None:
+        names = tuple([b.cluster for b in bindings])
+        found = (names, frozenset(names))
+        _bound_names.put(bindings, found)
     return found
 
 
@@ -86,7 +111,7 @@ def rollout_inputs(
     `token`: `index_token(prior_index)`."""
     if plan.held or plan.strategy_type == "External" or plan.state.deleting:
         return None
-    key, names = plan.key, tuple([b.cluster for b in plan.state.bindings])
+    key, (names, named) = plan.key, _names(plan.state.bindings)
     empty: Mapping[str, Any] = {}
     entry = entries.get
     try:
@@ -108,8 +133,8 @@ def rollout_inputs(
         plan.declared,
         tuple([entry(c, empty).get(key) for c in names]) if entries else (),
         given,
-        clusters.issuperset(names) or frozenset(names).difference(clusters),
-        assume.intersection(names),
+        clusters.issuperset(named) or named.difference(clusters),
+        assume.intersection(named),
     )
 
 

@@ -19,9 +19,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.report import AgentReport, PlacementReport
-from reconciler.manifests import NO_OVERRIDES
+from reconciler.manifests import NO_OVERRIDES, manifests_content_hash
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
 from reconciler.rollout.model import (
@@ -165,7 +164,7 @@ def _desired(plan: PlacementPlan) -> dict[str, str]:
         mine = plan.manifests_for(cluster)
         known = round_.get(cluster, mine, None) or by_tuple.get(id(mine))
         if known is None:
-            known = by_tuple[id(mine)] = placement_content_hash(m.entry for m in mine)
+            known = by_tuple[id(mine)] = manifests_content_hash(mine)
         round_.keep(cluster, mine, None, known)
         out[cluster] = known
     round_.end()

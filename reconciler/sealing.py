@@ -42,7 +42,7 @@ from reconciler.isolate import hold
 from reconciler.manifests import Manifest
 from reconciler.placement import PlacementPlan
 from reconciler.schedule.clusters import ClusterView
-from reconciler.stagememo import IdentityMemo
+from reconciler.stagememo import IdentityMemo, StageMemo
 
 API_VERSION = "gitfleet.io/v1alpha1"
 MAX_VERIFIED = 200_000
@@ -175,6 +175,8 @@ def _document(secret: Mapping[str, Any], recipients: list[str], ciphertext: str)
 
 
 _has_secret: IdentityMemo[bool] = IdentityMemo()
+_ANY_SECRET: StageMemo[bool] = StageMemo()
+"""Placement key -> whether its manifests hold a Secret, with the manifests it looked at."""
 """Manifest tuple -> whether it holds a Secret; plans reuse their tuples from pass to pass
 (`reconciler.placememo`), so most are looked at once."""
 
@@ -188,8 +190,19 @@ def _holds_secret(manifests: tuple[Manifest, ...]) -> bool:
 
 
 def _any_secret(plan: PlacementPlan) -> bool:
-    """Whether any manifest tuple of the plan holds a Secret (each distinct tuple looked at
-    once)."""
+    """Whether any manifest tuple of the plan holds a Secret, remembered per placement while
+    its manifests and per-cluster results are the same (compared as mappings: no walk over
+    the clusters in Python)."""
+    inputs = (plan.manifests, dict(plan.per_cluster))
+    found = _ANY_SECRET.get(plan.key, inputs)
+    if found is None:
+        found = _looked_at(plan)
+        _ANY_SECRET.put(plan.key, inputs, found)
+    return found
+
+
+def _looked_at(plan: PlacementPlan) -> bool:
+    """`_any_secret` the long way: each distinct manifest tuple looked at once."""
     seen: set[int] = set()
     tuples = [plan.manifests, *(c.manifests for c in plan.per_cluster.values() if c.manifests)]
     for manifests in tuples:

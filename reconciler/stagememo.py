@@ -41,10 +41,17 @@ class StageMemo(Generic[T]):
             _memos.append(self)
 
     def get(self, key: Hashable, inputs: tuple[Any, ...]) -> T | None:
-        """The result remembered for `key` when its inputs equal `inputs`, else None."""
+        """The result remembered for `key` when its inputs equal `inputs`, else None (on a hit
+        `inputs` replace the equal ones remembered)."""
         found = self._entries.get(key)
-        if found is None or found[0] != inputs:
+        if found is None:
             return None
+        if found[0] is not inputs:
+            if found[0] != inputs:
+                return None
+            # Equal inputs made of other objects: keep these (the caller's, so the newest), and
+            # the next pass compares its mostly identical objects by identity, not by value.
+            self._entries[key] = (inputs, found[1])
         return found[1]
 
     def last(self, key: Hashable) -> tuple[tuple[Any, ...], T] | None:

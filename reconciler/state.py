@@ -33,8 +33,9 @@ from reconciler.binding import Binding as Binding
 from reconciler.binding import BindingCondition as BindingCondition
 from reconciler.binding import BindingDecision as BindingDecision
 from reconciler.binding import binding_to_yaml, read_bindings
-from reconciler.priorparse import derive_own, paths_under, remember
-from reconciler.priorstate import placement_rows, prior_files
+from reconciler.priorparse import derive_own, paths_under, remember, remember_at
+from reconciler.priorrows import placement_rows
+from reconciler.priorstate import prior_files
 from reconciler.stagememo import StageMemo
 
 STATE_API_VERSION = OUTPUT_API_VERSION
@@ -202,8 +203,9 @@ def state_files(
     (`clusters`: those with an index file in `output`, when the caller knows them)."""
     files = {}
     for key, ps in sorted(state.placements.items()):
-        data = files[placement_state_path(key)] = _state_bytes(ps)
-        remember(data, "placement-state", ps)
+        path = placement_state_path(key)
+        data = files[path] = _state_bytes(ps)
+        remember_at(path, data, "placement-state", ps)
     if state.overrides:
         doc = {
             "apiVersion": STATE_API_VERSION,

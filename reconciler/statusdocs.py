@@ -33,7 +33,7 @@ from reconciler.placement import PlacementPlan
 from reconciler.priorconds import PriorConditions, dump_conditions
 from reconciler.priorconds import placement_conditions_of as _placement_conditions
 from reconciler.priorconds import status_of as _status_of
-from reconciler.priorparse import derive_own, remember
+from reconciler.priorparse import derive_own, remember_at
 from reconciler.priorstate import read_placement_prior, status_conditions
 from reconciler.stagememo import StageMemo
 from reconciler.state import State
@@ -185,8 +185,9 @@ def placement_status_files(
         if found is None:
             found = _status_file(key, plan, conditions, reports, now, inputs)
         data, written = found
-        files[placement_status_path(key)] = data
-        remember(data, "placement-conditions", written)
+        path = placement_status_path(key)
+        files[path] = data
+        remember_at(path, data, "placement-conditions", written)
     return files
 
 

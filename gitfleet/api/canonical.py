@@ -35,7 +35,14 @@ def placement_content_hash(objects: Iterable[Mapping[str, Any]]) -> str:
     (file, object hash) pairs of its index entry. The hub records it per binding and in the
     index entry; the agent reports it for what it applied, so a report counts only for the exact
     content the hub gave that cluster (an override change at the same snapshot index differs)."""
-    pairs = tuple(sorted((str(o.get("file", "")), str(o.get("hash", ""))) for o in objects))
+    return pairs_content_hash(
+        tuple(sorted((str(o.get("file", "")), str(o.get("hash", ""))) for o in objects))
+    )
+
+
+def pairs_content_hash(pairs: tuple[tuple[str, str], ...]) -> str:
+    """`placement_content_hash` of objects given as their sorted (file, object hash) pairs
+    (callers that hold files and hashes, not index entries, skip building the entries)."""
     known = _PLACEMENT_HASHES.get(pairs)
     if known is None:
         if len(_PLACEMENT_HASHES) >= MAX_REMEMBERED:

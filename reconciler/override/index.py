@@ -53,6 +53,14 @@ class OverrideIndex:
 
     overrides: tuple[CompiledOverride, ...]
     cache: OverrideCache = field(default_factory=OverrideCache, compare=False, repr=False)
+    by_ref: dict[tuple[str, str, str] | None, list[CompiledOverride]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Placement (None: any) -> the overrides restricted to it (`_serving`, filled once)."""
+    made: dict[tuple[str, str, str], tuple[Sequence[SelectedResource], PlacementOverrides]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Placement -> the selection `for_placement` last saw and what it made of it."""
 
     def hashes(self) -> dict[str, str]:
         """Override key -> sha256 of its spec."""
@@ -73,9 +81,15 @@ class OverrideIndex:
         placement: ClusterResourcePlacement | ResourcePlacement,
         selected: Sequence[SelectedResource],
     ) -> PlacementOverrides:
-        """The overrides serving `placement` that target one of its resources (§3.2.1-2)."""
+        """The overrides serving `placement` that target one of its resources (§3.2.1-2).
+        Made once per placement and selection in this index (`placememo` keys a placement
+        by them, then `place` applies them)."""
         kind, namespace = placement.kind, placement.namespace or ""
-        serving = [o for o in self.overrides if o.serves(kind, namespace, placement.name)]
+        ref = (kind, namespace, placement.name)
+        made = self.made.get(ref)
+        if made is not None and made[0] is selected:
+            return made[1]
+        serving = self._serving(ref)
         candidates: set[TargetKey] = set()
         for sel in selected:
             candidates.update(
@@ -87,11 +101,22 @@ class OverrideIndex:
         for override in relevant:
             for target in sorted(override.targets):
                 by_target.setdefault(target, []).append(override)
-        return PlacementOverrides(
+        found = PlacementOverrides(
             overrides=relevant,
             by_target={k: tuple(v) for k, v in by_target.items()},
             cache=self.cache,
         )
+        self.made[ref] = (selected, found)
+        return found
+
+    def _serving(self, ref: tuple[str, str, str]) -> list[CompiledOverride]:
+        """The overrides that may serve the placement `ref` (`CompiledOverride.serves`): those
+        naming it and those naming none, from a table made once per index."""
+        if not self.by_ref:
+            for override in self.overrides:
+                self.by_ref.setdefault(override.placement, []).append(override)
+            self.by_ref.setdefault(None, [])
+        return self.by_ref.get(ref, []) + self.by_ref[None]
 
 
 def _latest(history: tuple[Snapshot, ...]) -> int:

@@ -348,3 +348,37 @@ def test_envelope_and_wrapped_objects(tmp_path: Path) -> None:
     inner = po.apply(wrapped_resource(envelope, wrapped), EU)
     assert inner.obj is not None and inner.obj["data"] == {"a": "2", "b": "eu-1"}
     assert envelope.obj["data"]["cm.yaml"]["data"] == {"a": "1"}
+
+
+def test_serving_table_and_selection_memo_equal_the_long_way(tmp_path: Path) -> None:
+    """`for_placement` picks the serving overrides from a per-placement table and makes its
+    result once per selection object: the same overrides `CompiledOverride.serves` keeps, and
+    a new selection (even of a placement seen before) is looked at again."""
+    fleet = app_fleet(
+        tmp_path,
+        cro("any", [NS_SELECTOR], [rule(PATCH)]),
+        cro("mine", [ROLE], [rule(PATCH)], placement={"name": "app"}),
+        cro("theirs", [{**NS_SELECTOR, "name": "other"}], [rule(PATCH)], placement={"name": "x"}),
+        ro("r", "app", [{**CM, "name": "settings"}], [rule(PATCH)]),
+    )
+    index = index_of(fleet)
+    placement = fleet.placements["app"]
+    resources = selected(fleet, "app")
+    po = index.for_placement(placement, resources)
+    serving = [o for o in index.overrides if o.serves("ClusterResourcePlacement", "", "app")]
+    assert sorted(o.key for o in index._serving(("ClusterResourcePlacement", "", "app"))) == sorted(
+        o.key for o in serving
+    )
+    assert [o.key for o in po.overrides] == [
+        "ClusterResourceOverride/any",
+        "ClusterResourceOverride/mine",
+        "ResourceOverride/app/r",
+    ]
+    assert index.for_placement(placement, resources) is po
+    fewer = tuple(r for r in resources if r.kind != "ClusterRole")
+    again = index.for_placement(placement, fewer)
+    assert again is not po
+    assert [o.key for o in again.overrides] == [
+        "ClusterResourceOverride/any",
+        "ResourceOverride/app/r",
+    ]

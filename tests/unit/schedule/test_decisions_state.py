@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import yaml
 
@@ -133,3 +135,24 @@ def test_malformed_cluster_decision_is_reported_not_raised() -> None:
     }
     state, problems = read_state({"state/placements/p.yaml": dump_yaml(doc).encode()})
     assert "p" not in state.placements and problems
+
+
+def test_profile_files_made_again_only_for_another_member_cluster() -> None:
+    """`publish.profile_files` reuses a profile while its MemberCluster is the same object and
+    equals the documents made afresh after a relabel, a rename or a new cluster."""
+    from dataclasses import replace
+
+    from reconciler.output import yaml_bytes
+    from reconciler.publish import profile_files
+
+    def fresh(views: dict[str, Any]) -> dict[str, bytes]:
+        return {p: yaml_bytes(d) for p, d in cluster_profile_documents(views)}
+
+    views = dict(fleet(cluster("b", {"env": "prod"}), cluster("a")))
+    assert profile_files(views) == fresh(views)
+    first = profile_files(views)
+    views["b"] = fleet(cluster("b", {"env": "dev"}))["b"]  # relabelled: another object
+    assert profile_files(views) == fresh(views) != first
+    views["c"] = replace(views["a"], name="c")  # the same MemberCluster under another name
+    got = profile_files(views)
+    assert got == fresh(views) and "clusterprofiles/c.yaml" in got

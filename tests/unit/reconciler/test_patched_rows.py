@@ -1,0 +1,285 @@
+"""Stage results patched or reused per changed placement or cluster (issue 18: work in
+proportion to the change) equal the results made from scratch, after any sequence of edits:
+`priorindex` (cluster -> placement -> row, from per-placement rows, in the same order),
+`priorrows.placement_rows` (placement -> cluster -> row, from the new cluster index files), the
+rollout's given contents read from a merged index, the sealing stage's "any Secret" answer,
+`StageMemo` keeping the newest of equal inputs, the desired content hash from manifests, and
+`placememo`'s cluster-view digests and declared texts reused across passes."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from gitfleet.api import ClusterResourcePlacement
+from gitfleet.api.canonical import placement_content_hash
+from gitfleet.api.output import cluster_index_path
+from gitfleet.load.yamlio import dump_yaml
+from reconciler import (
+    placememo,
+    priorindex,
+    priorparse,
+    priorrows,
+    priorstate,
+    rollmemo,
+    sealing,
+)
+from reconciler.manifests import ClusterManifests, Manifest, manifests_content_hash
+from reconciler.placement import PlacementPlan
+from reconciler.priorindex import RowsIndex, given_content
+from reconciler.priorparse import load_bounded
+from reconciler.stagememo import StageMemo, forget_stages
+from reconciler.state import PlacementState
+from reconciler.status import Cond
+
+Rows = dict[str, dict[str, dict[str, Any]]]
+KEYS = ["web", "api", "team-a/api", "team-b/cache", "zeta"]
+CLUSTERS = [f"c{i:02d}" for i in range(12)]
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    forget_stages()
+    yield
+    forget_stages()
+
+
+def _row(key: str, content: str) -> dict[str, Any]:
+    namespace, _, name = key.rpartition("/")
+    row: dict[str, Any] = {"key": key, "name": name, "contentHash": content}
+    if namespace:
+        row["namespace"] = namespace
+    return row
+
+
+def _placement(rng: random.Random, key: str) -> dict[str, dict[str, Any]]:
+    return {c: _row(key, f"h{rng.randrange(3)}") for c in rng.sample(CLUSTERS, rng.randrange(6))}
+
+
+def _edit(rng: random.Random, by_placement: Rows) -> Rows:
+    """A new per-placement table: unchanged placements keep their very rows mapping."""
+    out = dict(by_placement)
+    for _ in range(rng.randrange(1, 3)):
+        key = rng.choice(KEYS)
+        what = rng.randrange(4)
+        if what == 0:
+            out.pop(key, None)  # the placement goes
+        elif what == 1:
+            out[key] = _placement(rng, key)  # new rows (new clusters too)
+        elif what == 2 and key in out:  # one cluster's row changes, one goes
+            rows = dict(out[key])
+            if rows:
+                rows[rng.choice(sorted(rows))] = _row(key, "changed")
+                rows.pop(rng.choice(sorted(rows)))
+            out[key] = rows
+        elif key in out:  # equal rows, another object
+            out[key] = {c: dict(r) for c, r in out[key].items()}
+    return out
+
+
+def _shape(index: dict[str, dict[str, dict[str, Any]]]) -> list[Any]:
+    return [(c, list(inner.items())) for c, inner in index.items()]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_patched_prior_index_equals_a_full_merge(seed: int) -> None:
+    rng = random.Random(seed)
+    by_placement: Rows = {k: _placement(rng, k) for k in rng.sample(KEYS, 3)}
+    last = priorindex._full_merge(by_placement)
+    patches = 0
+    for _ in range(12):
+        by_placement = _edit(rng, by_placement)
+        patched = priorindex._patched(last, by_placement)
+        full = priorindex._full_merge(by_placement)
+        if patched is None:  # too much changed: the caller merges afresh
+            patched = full
+        assert _shape(patched) == _shape(full)
+        assert patched.by_placement is by_placement
+        last = patched
+        patches += patched is not full
+    assert patches  # not every step merged afresh
+
+
+def test_an_unchanged_placement_keeps_the_clusters_it_alone_is_on() -> None:
+    rows = {"web": {"a": _row("web", "1")}, "api": {"b": _row("api", "1")}}
+    last = priorindex._full_merge(rows)
+    patched = priorindex._patched(last, {**rows, "api": {"b": _row("api", "2")}})
+    assert patched is not None
+    assert patched["a"] is last["a"] and patched["b"] is not last["b"]
+
+
+def _index_bytes(rows: list[dict[str, Any]]) -> bytes:
+    return dump_yaml({"placements": rows}).encode()
+
+
+def _reference_rows(output: dict[str, bytes]) -> Rows | None:
+    """`placement_rows` as it was: every index file parsed, every row placed."""
+    out: Rows = {}
+    for cluster, path in priorrows._cluster_indexes(output, None):
+        entries = priorstate.index_entries(load_bounded(output[path]))
+        for key, row in entries.items():
+            if "objects" in row:
+                return None
+            out.setdefault(key, {})[cluster] = row
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_placement_rows_from_changed_index_files_equal_a_full_read(seed: int) -> None:
+    rng = random.Random(seed)
+    output: dict[str, bytes] = {}
+    for _ in range(10):
+        for cluster in rng.sample(CLUSTERS, rng.randrange(1, 5)):
+            path = cluster_index_path(cluster)
+            what = rng.randrange(4)
+            if what == 0:
+                output.pop(path, None)
+            elif what == 1 and path in output:
+                output[path] = bytes(bytearray(output[path]))  # equal bytes, another object
+            else:
+                keys = sorted(rng.sample(KEYS, rng.randrange(4)))
+                output[path] = _index_bytes([_row(k, f"h{rng.randrange(3)}") for k in keys])
+        got = priorrows.placement_rows(output)
+        assert got == _reference_rows(output)
+        assert got is not None and all(got.values())
+
+
+def test_placement_rows_keep_an_unchanged_placements_mapping() -> None:
+    output = {
+        cluster_index_path("a"): _index_bytes([_row("web", "1")]),
+        cluster_index_path("b"): _index_bytes([_row("api", "1")]),
+    }
+    first = priorrows.placement_rows(output)
+    output[cluster_index_path("b")] = _index_bytes([_row("api", "2")])
+    second = priorrows.placement_rows(output)
+    assert first is not None and second is not None
+    assert second["web"] is first["web"] and second["api"] == {"b": _row("api", "2")}
+
+
+def test_an_index_that_lists_objects_is_never_recorded_even_after_a_patch() -> None:
+    output = {cluster_index_path("a"): _index_bytes([_row("web", "1")])}
+    assert priorrows.placement_rows(output) is not None
+    output[cluster_index_path("b")] = _index_bytes([{**_row("api", "1"), "objects": []}])
+    assert priorrows.placement_rows(output) is None
+    del output[cluster_index_path("b")]
+    assert priorrows.placement_rows(output) == _reference_rows(output)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_given_contents_from_a_merged_index_equal_the_long_way(seed: int) -> None:
+    rng = random.Random(seed)
+    by_placement: Rows = {k: _placement(rng, k) for k in KEYS}
+    index: RowsIndex = priorindex._full_merge(by_placement)
+    for step in range(10):
+        by_placement = _edit(rng, by_placement)
+        index = priorindex._patched(index, by_placement) or priorindex._full_merge(by_placement)
+        for key in KEYS:
+            names = tuple(CLUSTERS[:4] if step % 2 else sorted(rng.sample(CLUSTERS, 4)))
+            want = tuple(given_content(index.get(c, {}).get(key)) for c in names)
+            assert rollmemo._given(key, names, index, step) == want
+
+
+def test_given_contents_follow_the_placements_rows_alone() -> None:
+    rows = {"web": {"a": _row("web", "1")}, "api": {"a": _row("api", "1")}}
+    index = priorindex._full_merge(rows)
+    assert rollmemo._given("web", ("a", "b"), index, None) == ("1", None)
+    patched = priorindex._patched(index, {**rows, "web": {"b": _row("web", "2")}})
+    assert patched is not None
+    assert rollmemo._given("web", ("a", "b"), patched, None) == (None, "2")
+
+
+def _manifest(name: str, kind: str) -> Manifest:
+    identity = {"apiVersion": "v1", "kind": kind, "name": name}
+    return Manifest(f"{name}.yaml", b"x", identity, "sha256:" + name)
+
+
+def test_any_secret_follows_the_per_cluster_manifests() -> None:
+    plan = PlacementPlan("web", PlacementState("web"), Cond("Scheduled", "True", "", ""))
+    plan.manifests = (_manifest("a", "ConfigMap"),)
+    plan.per_cluster = {"c1": ClusterManifests(("o-0",), (), plan.manifests)}
+    assert not sealing._any_secret(plan)
+    plan.per_cluster = {
+        **plan.per_cluster,
+        "c2": ClusterManifests(("o-0",), (), (_manifest("s", "Secret"),)),
+    }
+    assert sealing._any_secret(plan)
+    plan.per_cluster = {"c1": plan.per_cluster["c1"]}
+    assert not sealing._any_secret(plan)
+    plan.manifests = (_manifest("s", "Secret"),)
+    assert sealing._any_secret(plan)
+
+
+def test_a_stage_memo_hit_keeps_the_newest_equal_inputs() -> None:
+    memo: StageMemo[str] = StageMemo()
+    old, new = ("a", [1, 2]), ("a", [1, 2])
+    memo.put("k", old, "result")
+    assert memo.get("k", new) == "result"
+    last = memo.last("k")
+    assert last is not None and last[0] is new
+    assert memo.get("k", ("a", [1, 3])) is None
+    assert memo.get("k", new) == "result"
+
+
+@pytest.mark.parametrize(
+    "names",
+    [[], ["a"], ["b", "a", "c"], ["a", "a"]],
+)
+def test_manifests_content_hash_equals_the_hash_of_their_entries(names: list[str]) -> None:
+    manifests = tuple(_manifest(n, "ConfigMap") for n in names)
+    manifests += tuple(
+        Manifest(f"{n}.yaml", b"y", {"kind": "X", "file": "f", "hash": "h"}, "sha256:" + n * 2)
+        for n in names
+    )
+    assert manifests_content_hash(manifests) == placement_content_hash(m.entry for m in manifests)
+
+
+def _pass_key(labels: dict[str, dict[str, str]]) -> placememo.PassKey:
+    rows = tuple((name, None, "digest", dict(ls)) for name, ls in sorted(labels.items()))
+    return placememo.PassKey(("rest",), rows)
+
+
+def test_view_digests_of_an_earlier_pass_are_reused_only_for_the_same_clusters() -> None:
+    keys = frozenset({"env"})
+    first = _pass_key({"a": {"env": "prod", "x": "1"}, "b": {"env": "dev"}})
+    digest = first.views_for(keys)
+    assert (
+        _pass_key({"a": {"env": "prod", "x": "1"}, "b": {"env": "dev"}}).views_for(keys) == digest
+    )
+    assert (
+        _pass_key({"a": {"env": "prod", "x": "2"}, "b": {"env": "dev"}}).views_for(keys) == digest
+    )
+    relabelled = _pass_key({"a": {"env": "dev", "x": "1"}, "b": {"env": "dev"}})
+    got = relabelled.views_for(keys)
+    forget_stages()
+    assert got == relabelled.views_for(keys) != digest
+    assert _pass_key({"a": {"env": "prod", "x": "1"}}).views_for(keys) != digest
+
+
+def test_a_placements_declared_text_follows_the_object() -> None:
+    spec = {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "a"}]}
+    doc = {
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterResourcePlacement",
+    }
+    one = ClusterResourcePlacement.model_validate({**doc, "metadata": {"name": "p"}, "spec": spec})
+    two = ClusterResourcePlacement.model_validate({**doc, "metadata": {"name": "q"}, "spec": spec})
+    assert placememo._declared(one) == placememo._declared(one)
+    assert '"name":"q"' in placememo._declared(two) and '"name":"p"' in placememo._declared(one)
+
+
+def test_remember_at_hashes_a_file_again_only_for_another_bytes_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[bytes] = []
+    monkeypatch.setattr(priorparse, "remember", lambda data, tag, value: seen.append(data))
+    data = b"kind: X\n"
+    priorparse.remember_at("state/a.yaml", data, "t", 1)
+    priorparse.remember_at("state/a.yaml", data, "t", 1)  # the same object: nothing to do
+    priorparse.remember_at("state/b.yaml", data, "t", 1)  # another file
+    priorparse.remember_at("state/a.yaml", data, "u", 1)  # another reader
+    copy = bytes(bytearray(data))
+    priorparse.remember_at("state/a.yaml", copy, "t", 1)  # equal bytes, another object
+    assert seen == [data, data, data, copy]
