@@ -51,7 +51,7 @@ class FleetFacts:
     """The rows of one pass's clusters, and the clusters (views) sorted by name."""
 
     def __init__(self, views: Mapping[str, ClusterView], previous: FleetFacts | None) -> None:
-        self.views: Mapping[str, ClusterView] | None = views
+        self.views = views
         self.clusters: list[ClusterView] = [views[n] for n in sorted(views)]
         self.rows: dict[str, Row] = {
             v.name: (v.ineligible_reason, *cluster_digest(v.cluster)) for v in self.clusters
@@ -70,9 +70,8 @@ class FleetFacts:
         return found[1]
 
     def retire(self) -> None:
-        """A later pass began: keep only the rows (remembered results compare with them)."""
-        self.views = None
-        self.clusters = []
+        """A later pass began: forget the change sets (they hold earlier passes' facts); the
+        rest stays usable by a pass still running with these views."""
         self._diffs = {}
 
 

@@ -162,7 +162,6 @@ def _fixed_again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -> _
     """PickFixed reads the named clusters only; the explanations list the whole fleet."""
     if not changed.isdisjoint(entry.policy.cluster_names or []):
         return None
-    assert facts.views is not None
     info = PlacementInfo(entry.policy, entry.namespace)
     run = cycle._Run(info, facts.views, entry.result, DEFAULT_PROFILE, clusters=facts.clusters)
     names = list(entry.policy.cluster_names or [])
@@ -176,7 +175,6 @@ def _filtered_again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -
     changed clusters made again."""
     if entry.statics is None or entry.final is None:
         return None
-    assert facts.views is not None
     result = entry.result
     state = CycleState(
         PlacementInfo(entry.policy, entry.namespace),

@@ -379,3 +379,18 @@ def test_changes_that_move_bindings_or_domains(
         got = reuse.schedule_reusing("p", policy, None, prior, later, 1)
     assert summary(got) == fresh(policy, None, prior, later, 1)
     assert counts[path] == 1 and counts["again"] == 0, counts
+
+
+def test_interleaved_fleets_equal_fresh_runs() -> None:
+    """Two fleets scheduled in turn (as two hubs in one process would): each call compares
+    with the fleet its entry saw, and a pass's facts stay usable after another pass began."""
+    forget_stages()
+    a, b = _base(), _add(_base(), "c99", {"env": "prod"})
+    for _ in range(3):
+        for key, views in (("p", a), ("q", b), ("p", b), ("q", a)):
+            got = reuse.schedule_reusing(key, ALL_PROD, None, (), views, 1)
+            assert summary(got) == fresh(ALL_PROD, None, (), views, 1)
+        a, b = new_pass(a), new_pass(b)
+    facts = fleet_facts(a)
+    fleet_facts(b)
+    assert facts.views is a and [v.name for v in facts.clusters] == sorted(a)
