@@ -127,6 +127,7 @@ class OutputFiles(dict[str, bytes]):
         if since is not None and last is not None and last[1][1] is since[0]:
             before, _, before_added = last[1]
             self.since = (before, since[1] | added | before_added)
+            before.since = None  # never a chain of every earlier tree (each holds its paths)
         _FOLLOWED.put("", (), (self, assembled, added))
 
     def sorted_paths(self) -> list[str]:

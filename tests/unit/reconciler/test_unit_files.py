@@ -120,6 +120,13 @@ def test_a_tree_that_follows_the_last_assembly_names_where_it_may_differ() -> No
     third = OutputFiles(later)
     third.follow(later, (assembled, frozenset()))  # `assembled` is not the last assembly
     assert third.since is None
+    fourth = OutputFiles(later)
+    fourth.follow(later, (later, frozenset()))
+    assert fourth.since is not None and fourth.since[0] is third
+    fifth = OutputFiles(later)
+    fifth.follow(later, (later, frozenset()))
+    assert fifth.since is not None and fifth.since[0] is fourth
+    assert fourth.since is None  # no chain of every earlier tree: each holds all its paths
 
 
 @pytest.mark.parametrize("stale", [False, True])
