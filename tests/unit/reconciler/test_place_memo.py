@@ -7,7 +7,7 @@ computes no placement at all; a change recomputes the placements it touches."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -27,22 +27,6 @@ from renderers import load_fleet
 from tests.golden.test_golden import CASES, case_spec
 
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
-
-
-@pytest.fixture
-def computed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The keys `place` actually ran for (not reused), in order."""
-    calls: list[str] = []
-    real = placememo.place  # type: ignore[attr-defined]
-
-    def counting(key: str, *args: object) -> object:
-        calls.append(key)
-        return real(key, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(placememo, "place", counting)
-    placememo.forget()
-    yield calls
-    placememo.forget()
 
 
 def _same(reused: PassResult, fresh: PassResult) -> None:

@@ -119,19 +119,6 @@ def _each_edit(
     return ran
 
 
-@pytest.fixture
-def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    calls: list[str] = []
-    real = placememo.place  # type: ignore[attr-defined]
-
-    def counting(key: str, *args: object) -> object:
-        calls.append(key)
-        return real(key, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(placememo, "place", counting)
-    return calls
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_cluster_changes_give_the_fresh_tree(case: Path, computed: list[str]) -> None:
     spec = case_spec(case)
