@@ -144,8 +144,8 @@ def _write_live(
     sizes: Counter[str],
 ) -> dict[tuple[str, str, str], list[str]]:
     """Files (one unit per placement, `live/<key>`) and index entries of placements that render
-    now (their bytes per cluster added to `sizes`); returns the conflicts lost. A placement whose layout raises is held instead
-    (`reconciler.isolate`)."""
+    now (their bytes per cluster added to `sizes`); returns the conflicts lost. A placement
+    whose layout raises is held instead (`reconciler.isolate`)."""
     lost: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for _, plan in sorted(plans.items()):
         if plan.held:
