@@ -22,6 +22,7 @@ from reconciler.conflicts import Claim, find_owners, ident_key
 from reconciler.indexfiles import write_indexes
 from reconciler.isolate import hold
 from reconciler.layoutcells import CHECKS, Checked, CleanLayouts, checked_once
+from reconciler.output import Since
 from reconciler.outputguard import cluster_over_cap, describe
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import read_prior_index
@@ -328,7 +329,7 @@ class AssembledClusters:
 
     files: dict[str, bytes]
     indexed: list[str]
-    since: tuple[Mapping[str, bytes], frozenset[str]] | None = None
+    since: Since = None
 
 
 _LAYOUTS: StageMemo[tuple[dict[str, bytes], dict[str, list[dict[str, Any]]], dict[str, int]]] = (

@@ -102,8 +102,6 @@ class Hub:
         self._mark = time.perf_counter()
         self._output = WrittenOutput()
         """The output commit this hub last wrote: its listing and files."""
-        self._status_refs: dict[str, str] = {}
-        """The status branches' tips as this pass listed them (`_reports_digest`)."""
         self._trailers: tuple[str, dict[str, list[str]]] | None = None
         """The last output commit read and its trailers."""
         self._reports: dict[str, _ReadReport] = {}
@@ -123,11 +121,11 @@ class Hub:
             f"+refs/heads/gitfleet/status/*:{STATUS_PREFIX}*",
         ]
 
-    def _reports_digest(self) -> str:
-        """A digest of the status branches' tips (they are kept for `_read_reports`)."""
-        refs = self._status_refs = self.mirror.list_refs(STATUS_PREFIX)
+    def _status_refs(self) -> tuple[dict[str, str], str]:
+        """The status branches' tips, and a digest of them."""
+        refs = self.mirror.list_refs(STATUS_PREFIX)
         text = "\n".join(f"{name} {oid}" for name, oid in refs.items())
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return refs, hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def _recorded(self, output: str | None) -> dict[str, list[str]]:
         """The trailers of the output commit (a commit's message never changes: read once)."""
@@ -141,14 +139,14 @@ class Hub:
         return recorded
 
     def _read_reports(
-        self, clusters: Mapping[str, object]
+        self, clusters: Mapping[str, object], refs: Mapping[str, str]
     ) -> tuple[dict[str, AgentReport], tuple[FleetError, ...]]:
         """The latest valid report of every declared cluster's status branch (the tips the
-        pass's `_reports_digest` listed)."""
+        pass listed, `refs`)."""
         reports: dict[str, AgentReport] = {}
         errors: list[FleetError] = []
         read: dict[str, _ReadReport] = {}
-        for ref, commit in self._status_refs.items():
+        for ref, commit in refs.items():
             cluster = ref.removeprefix(STATUS_PREFIX)
             if cluster not in clusters:
                 continue
@@ -211,7 +209,7 @@ class Hub:
         if not verdict.ok:
             refusal = Refusal.of(source, last, verdict.message)
             return self._refuse(refusal, output, "source-verification-failed", verdict.message)
-        digest = self._reports_digest()
+        refs, digest = self._status_refs()
         recorded_inputs = (_last(recorded, SOURCE_TRAILER), _last(recorded, REPORTS_TRAILER))
         unchanged = (source, digest, output) == self._last_inputs or recorded_inputs == (
             source,
@@ -219,7 +217,7 @@ class Hub:
         )
         if unchanged and not self._timer_due(recorded):
             return PassReport("skipped", source, output, message="inputs unchanged")
-        report = self._render_and_push(source, output, digest)
+        report = self._render_and_push(source, output, refs, digest)
         self._last_inputs = (source, digest, report.output)
         if self._heap is not None:
             self._heap.after_pass()
@@ -248,7 +246,9 @@ class Hub:
                 wakeup = None
         return wakeup is not None and wakeup <= self._clock()
 
-    def _render_and_push(self, source: str, output: str | None, digest: str) -> PassReport:
+    def _render_and_push(
+        self, source: str, output: str | None, refs: Mapping[str, str], digest: str
+    ) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
             fleet = load_fleet(tree)
         fleet = with_approval_commits(fleet, self.mirror.path, source)
@@ -263,7 +263,7 @@ class Hub:
                 mine if mine is not None else TreeFiles(prior_tree) if prior_tree else {}
             )
             prior, _problems = read_state(prior_files)
-            reports, report_errors = self._read_reports(fleet.clusters)
+            reports, report_errors = self._read_reports(fleet.clusters, refs)
             history = self.older.history(fleet, prior)
             result = reconcile(fleet, prior, None, self._clock(), reports, history=history)
             self._lap("pass")

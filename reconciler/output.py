@@ -95,6 +95,10 @@ def yaml_bytes(doc: Any, memo: bool = True) -> bytes:
     return data
 
 
+Since = tuple[Mapping[str, bytes], frozenset[str]] | None
+"""(an earlier tree, the paths where a tree may differ from it), when known."""
+
+
 class OutputFiles(dict[str, bytes]):
     """An output tree as a pass returns it (path -> bytes, in no particular order).
     `sorted_paths` lists its paths sorted (`reconciler.priorparse.paths_under` bisects it when
@@ -103,7 +107,7 @@ class OutputFiles(dict[str, bytes]):
     `since`, when known: the last pass's tree and the paths where this one may differ from it
     (the hub then compares only those, `gitfleet.repo.treefiles.BlobIdMemo.listing_since`)."""
 
-    since: tuple[Mapping[str, bytes], frozenset[str]] | None = None
+    since: Since = None
     _added: set[str] | None = None
 
     def add(self, more: Mapping[str, bytes]) -> None:
@@ -116,7 +120,7 @@ class OutputFiles(dict[str, bytes]):
     def follow(
         self,
         assembled: Mapping[str, bytes],
-        since: tuple[Mapping[str, bytes], frozenset[str]] | None,
+        since: Since,
     ) -> None:
         """These files are a copy of `assembled` plus what `add` added. With `since` (the last
         assembly and the paths `assembled` may differ from it in), set `self.since` when the

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from reconciler.output import Since
 from reconciler.stagememo import StageMemo
 
 Units = dict[str, Mapping[str, bytes]]
@@ -32,7 +33,9 @@ class Composed:
     pass's base: never change it (copy it)."""
 
     files: dict[str, bytes]
-    since: tuple[Mapping[str, bytes], frozenset[str]] | None
+    since: Since
+    disjoint: bool
+    """No path in two units (the union's size is the sum of theirs): it may be a base."""
 
 
 _LAST: StageMemo[tuple[dict[str, bytes], Units]] = StageMemo()
@@ -47,17 +50,17 @@ def compose(units: Units) -> Composed:
         base, old_units = last[1]
         files, touched = _patched(base, old_units, units)
         if len(files) == total:
-            return Composed(files, (base, frozenset(touched)))
+            return Composed(files, (base, frozenset(touched)), True)
     files = {}
     for unit in units.values():
         files.update(unit)
-    return Composed(files, None)
+    return Composed(files, None, len(files) == total)
 
 
 def keep_base(composed: Composed, units: Units) -> None:
     """Keep `composed` (unchanged since `compose`) as the next pass's base; `units` are kept
     as they are (their dicts must not change either)."""
-    if len(composed.files) == sum(map(len, units.values())):
+    if composed.disjoint:
         _LAST.put("", (), (composed.files, units))
     else:
         _LAST.drop("")
