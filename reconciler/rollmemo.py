@@ -9,7 +9,12 @@ at any later time it gives the same result again. `rollout_inputs` keys exactly 
 `reuse` applies the remembered result, `keep` remembers a settled one (`reconciler.stagememo`).
 
 Never reused: held and External placements (drivers move them), placements with bindings being
-deleted or an eviction this pass. Called by `rollstage`.
+deleted or an eviction this pass.
+
+`same_manifests` gives a placement that `place` recomputed (e.g. because one cluster joined) the
+very manifest tuple of last pass when the new one is equal: the per-cluster memos of the later
+stages (`rollview`, `layoutcells`, `layoutdiff`) compare a cluster's manifests by identity, so
+an equal but new tuple would make every cluster of the placement miss. Called by `rollstage`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from gitfleet.api.report import PlacementReport
+from reconciler.manifests import Manifest
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
 from reconciler.rollout.model import PlacementView
@@ -46,6 +52,21 @@ _indexes: IdentityMemo[int] = IdentityMemo()
 _NO_ROWS: dict[str, Any] = {}
 _bound_names: IdentityMemo[tuple[tuple[str, ...], frozenset[str]]] = IdentityMemo()
 _tokens = itertools.count()
+_MANIFESTS: StageMemo[tuple[Manifest, ...]] = StageMemo()
+"""Placement key -> the manifest tuple it was last given (with the last equal tuple seen)."""
+
+
+def same_manifests(plan: PlacementPlan) -> None:
+    """Replace `plan.manifests` with last pass's tuple when they are equal (element by
+    element: mostly the very same `Manifest` objects), else remember the new one."""
+    if plan.held:
+        return
+    inputs = (plan.manifests,)
+    found = _MANIFESTS.get(plan.key, inputs)
+    if found is None:
+        _MANIFESTS.put(plan.key, inputs, plan.manifests)
+    else:
+        plan.manifests = found
 
 
 def index_token(prior_index: object) -> int:

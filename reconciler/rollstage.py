@@ -27,7 +27,7 @@ from reconciler.output import placement_key
 from reconciler.placement import PlacementPlan
 from reconciler.rolldelete import begin, blocked, settle
 from reconciler.rollexternal import external_into
-from reconciler.rollmemo import index_token, keep, reuse, rollout_inputs
+from reconciler.rollmemo import index_token, keep, reuse, rollout_inputs, same_manifests
 from reconciler.rollmove import moved, with_started
 from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
@@ -241,6 +241,7 @@ def roll_out(
     for key, plan in sorted(plans.items()):
         if plan.held:
             continue
+        same_manifests(plan)
         known = None if key in evicting else rollout_inputs(plan, entries, *seen)
         view = reuse(plan, known)
         if view is not None:  # settled and unchanged: last pass's rollout (`rollmemo`)
