@@ -2,7 +2,8 @@
 PlacementIndex (`gitfleet.api.output`; a placement index is serialised once per distinct object
 list, so clusters that get the same objects share its bytes).
 
-Lays out what each placement wants on each bound cluster, keeps the previous files of held
+Lays out what each placement wants on each bound cluster (a placement whose inputs changed on
+some clusters only is patched there, `reconciler.layoutdiff`), keeps the previous files of held
 placements (their inputs failed to load: nothing is pruned), and resolves two placements that
 produce the same object for one cluster: the placement that already owned it keeps it, else the
 first by name; the other gets a WorkSynchronized failure naming both. Called by `pass_`.
@@ -22,6 +23,9 @@ from reconciler.conflicts import Claim, find_owners, ident_key
 from reconciler.indexfiles import write_indexes
 from reconciler.isolate import hold
 from reconciler.layoutcells import CHECKS, Checked, CleanLayouts, checked_once
+from reconciler.layoutdiff import fixed_inputs, relaid
+from reconciler.layoutdiff import forget as forget_layout
+from reconciler.layoutdiff import remember as remember_layout
 from reconciler.output import Since
 from reconciler.outputguard import cluster_over_cap, describe
 from reconciler.placement import PlacementPlan
@@ -153,6 +157,11 @@ def _write_live(
             continue
         inputs = () if owners else layout_inputs(plan, limits)  # conflicts: never reused
         found = _LAYOUTS.get(plan.key, inputs) if inputs else None
+        fixed = fixed_inputs(plan, _live_entry(plan), limits) if inputs else ()
+        if found is None and inputs:  # only some clusters changed: patch last pass's layout
+            found = relaid(plan, fixed, limits)
+            if found is not None:
+                _LAYOUTS.put(plan.key, inputs, found)
         if found is not None:
             if found[0]:
                 units["live/" + plan.key] = found[0]
@@ -164,19 +173,23 @@ def _write_live(
         entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
         losses: dict[tuple[str, str, str], list[str]] = defaultdict(list)
         errors = len(plan.errors)
+        layouts = CleanLayouts(plan.key)
         try:
             written: dict[str, int] = {}
             pure = _write_one(
-                plan, owners, prior, prior_index, (mine, written), entries, losses, limits
+                plan, owners, prior, prior_index, (mine, written), entries, losses, limits, layouts
             )
         except Exception as exc:  # one placement's fault fails it alone
             plan.sync_errors.clear()
             hold(plan, "laying out the files of", exc)
+            forget_layout(plan.key)
             continue
         if inputs and pure and len(plan.errors) == errors:
             _LAYOUTS.put(plan.key, inputs, (mine, dict(entries), written))
+            remember_layout(plan, fixed, layouts.laid, (mine, dict(entries), written))
         else:
             _LAYOUTS.drop(plan.key)
+            forget_layout(plan.key)
         if mine:
             units["live/" + plan.key] = mine
         sizes.update(written)
@@ -196,13 +209,13 @@ def _write_one(
     index: dict[str, list[dict[str, Any]]],
     lost: dict[tuple[str, str, str], list[str]],
     limits: Limits,
+    layouts: CleanLayouts,
 ) -> bool:
     """Lays out one placement into `out` (its files, and their bytes per cluster); False when
     it kept previous files (its result then depends on the previous output, not only on the
-    plan)."""
+    plan). `layouts`: the placement's clean layouts (`layouts.laid` after the call)."""
     key, base = plan.key, _live_entry(plan)
     files, sizes = out
-    layouts = CleanLayouts(key)
     pure = True
     refused: dict[str, str] = {}
     checked: dict[int, Checked] = {}  # per distinct manifest tuple (shared by most clusters)

@@ -8,7 +8,9 @@ that tuple, the placement's index header and the cluster's apply strategy: `Clea
 hands back last pass's paths, row and byte count while those are unchanged, so only changed
 clusters make paths and rows again, and the row is the very object `reconciler.indexfiles`
 emitted last pass. `checked_once` checks a manifest tuple (`reconciler.outputguard`: sizes, one
-file name per object) once per tuple and limits. Called by `reconciler.assemble`.
+file name per object) once per tuple and limits. `clean_layout` makes one cluster's layout
+(also for `reconciler.layoutdiff`, which patches a placement's layouts cluster by cluster).
+Called by `reconciler.assemble` and `reconciler.layoutdiff`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class CleanLayouts:
     def __init__(self, key: str) -> None:
         self.key = key
         self._round = _LAYOUTS.start(key)
+        self.laid: dict[str, Layout] = {}
+        """Every cluster laid out clean in this call, with its layout."""
 
     def layout(
         self,
@@ -52,20 +56,33 @@ class CleanLayouts:
         facts = (header, strategy)
         found = self._round.get(cluster, mine, facts)
         if found is None:
-            prefix = object_path(cluster, self.key, "")
-            row = {
-                **header,
-                "applyStrategy": strategy,
-                "contentHash": checked.content,
-                "objects": checked.clean,
-            }
-            paths = tuple(prefix + m.file for m in mine)
-            found = (row, paths, sum(len(m.data) for m in mine))
+            found = clean_layout(self.key, cluster, mine, header, strategy, checked)
             self._round.keep(cluster, mine, facts, found)
+        self.laid[cluster] = found
         return found
 
     def done(self) -> None:
         self._round.end()
+
+
+def clean_layout(
+    key: str,
+    cluster: str,
+    mine: tuple[Manifest, ...],
+    header: Mapping[str, Any],
+    strategy: dict[str, Any],
+    checked: Checked,
+) -> Layout:
+    """The layout of placement `key`'s manifests `mine` on `cluster`, all written as rendered
+    (`checked`: their clean check)."""
+    prefix = object_path(cluster, key, "")
+    row = {
+        **header,
+        "applyStrategy": strategy,
+        "contentHash": checked.content,
+        "objects": checked.clean,
+    }
+    return row, tuple(prefix + m.file for m in mine), sum(len(m.data) for m in mine)
 
 
 @dataclass(frozen=True)
