@@ -119,6 +119,18 @@ def _names(bindings: tuple[Any, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
     return found
 
 
+def given_contents(
+    plan: PlacementPlan, prior_index: Mapping[str, Any], token: int | None
+) -> tuple[str | None, ...] | None:
+    """The content each of `plan`'s bindings' clusters was given, in the bindings' order, as
+    `rollout_inputs` read it (so mostly remembered), or None when it cannot be read."""
+    names = _names(plan.state.bindings)[0]
+    try:
+        return _given(plan.key, names, prior_index, token)
+    except Exception:  # an unreadable previous row: the rollout reads it again, and reports it
+        return None
+
+
 def rollout_inputs(
     plan: PlacementPlan,
     entries: ReportEntries,

@@ -27,7 +27,14 @@ from reconciler.output import placement_key
 from reconciler.placement import PlacementPlan
 from reconciler.rolldelete import begin, blocked, settle
 from reconciler.rollexternal import external_into
-from reconciler.rollmemo import index_token, keep, reuse, rollout_inputs, same_manifests
+from reconciler.rollmemo import (
+    given_contents,
+    index_token,
+    keep,
+    reuse,
+    rollout_inputs,
+    same_manifests,
+)
 from reconciler.rollmove import moved, with_started
 from reconciler.rollout.drivers import OUTPUTS, Driver
 from reconciler.rollout.eviction import EvictionOutcome, process_evictions
@@ -175,8 +182,9 @@ def _observe(
     assume_ready: frozenset[str],
     views: dict[str, PlacementView],
     made: dict[str, PlacementState],
+    token: int,
 ) -> None:
-    observe(plan, entries, now, prior_index)
+    observe(plan, entries, now, prior_index, given_contents(plan, prior_index, token))
     _drop_departed(plan, clusters)
     settle(plan, reports, clusters, assume_ready)
     views[plan.key] = placement_view(plan, assume_ready)
@@ -249,7 +257,9 @@ def roll_out(
             continue
         before[key] = (known, plan.state)
         work = partial(
-            _observe, plan, reports, entries, now, prior_index, clusters, assume_ready, views, made
+            _observe,
+            *(plan, reports, entries, now, prior_index, clusters, assume_ready, views, made),
+            seen[3],
         )
         if guarded(plan, "observing the rollout of", work):
             live[key] = plan

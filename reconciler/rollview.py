@@ -5,9 +5,9 @@ hub's own `now`; a dry run without any status source assumes them), and the `Bin
 
 A placement recomputed because one cluster was added or removed, or one binding changed, costs
 only what changed: each cluster's desired content hash, observed binding and `BindingView` are
-remembered per cluster with the very binding or manifests they were made from and the plan facts
-they read (`reconciler.stagememo.ClusterMemo`; `_observed` and `_view` read nothing else, so the key cannot
-miss an input), an observation that read the clock is never remembered, and `record_sync` skips
+remembered per cluster with the binding or manifests they were made from and the plan facts
+they read, looked up a placement at a time (`reconciler.rollcells.Cells`; `_observed` and
+`_view` read nothing else, so the key cannot miss an input), an observation that read the clock is never remembered, and `record_sync` skips
 a placement whose bindings, target, desired contents and sync errors are what they were when it
 last changed nothing. `record_sync` is called by `reconciler.pass_`.
 """
@@ -17,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from itertools import repeat
+from typing import Any, cast
 
 from gitfleet.api.report import AgentReport, PlacementReport
 from reconciler.manifests import NO_OVERRIDES, manifests_content_hash
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
+from reconciler.rollcells import NEVER, Cells
 from reconciler.rollout.model import (
     BOUND,
     SCHEDULED,
@@ -31,7 +33,7 @@ from reconciler.rollout.model import (
     ObservedCondition,
     PlacementView,
 )
-from reconciler.stagememo import ClusterMemo, IdentityMemo, StageMemo
+from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import Binding, BindingCondition
 
 MAX_MESSAGE = 1024
@@ -94,7 +96,7 @@ def _reported(
 ObserveFacts = tuple[int | None, str | None, PlacementReport | None, str | None]
 """What `observe` reads for one binding besides the binding: the target index, the cluster's
 desired content, its agent's report entry about the placement, the content it was given."""
-_OBSERVED: ClusterMemo[tuple[Binding, PlacementReport | None]] = ClusterMemo()
+_OBSERVED: Cells[tuple[Binding, PlacementReport | None]] = Cells()
 
 
 def _observed(
@@ -120,29 +122,35 @@ def observe(
     entries: ReportEntries,
     now: datetime,
     prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    given: Sequence[str | None] | None = None,
 ) -> None:
     """Desired content per targeted cluster, and each binding's reported conditions (a binding
-    whose result did not read the clock is remembered: `reconciler.stagememo.ClusterMemo`)."""
+    whose result did not read the clock is remembered: `reconciler.rollcells.Cells`). `given`:
+    the content each binding's cluster was given (its previous index entry's), when the caller
+    has it."""
     plan.desired = _desired(plan)
     latest = plan.target()
     index = latest.index if latest else None
-    key, round_ = plan.key, _OBSERVED.start(plan.key)
+    key, bindings = plan.key, plan.state.bindings
+    names = [b.cluster for b in bindings]
     none: Mapping[str, Any] = {}
-    bindings = []
-    for b in plan.state.bindings:
-        entry = entries.get(b.cluster, none).get(key)
-        given = given_content(prior_index.get(b.cluster, none).get(key))
-        facts = (index, plan.desired.get(b.cluster), entry, given)
-        found = round_.get(b.cluster, b, facts)
-        if found is None:
-            found = _observed(b, facts, now)
-            if _kept_times(found[0], b):
-                round_.keep(b.cluster, b, facts, found)
-        if found[1] is not None:  # the entry itself (equal to the one it was made from)
-            plan.reports[b.cluster] = entry if entry is not None else found[1]
-        bindings.append(found[0])
-    round_.end()
-    plan.state = replace(plan.state, bindings=tuple(bindings))
+    got = [entries.get(c, none).get(key) for c in names] if entries else [None] * len(names)
+    if given is None or len(given) != len(names):
+        given = [given_content(prior_index.get(c, none).get(key)) for c in names]
+    desired = map(plan.desired.get, names)
+    rows = list(zip(bindings, repeat(index), desired, got, given, strict=False))
+    found = _OBSERVED.lookup(key, names, rows)
+    for i in [i for i, hit in enumerate(found) if hit is None]:
+        b, facts = rows[i][0], rows[i][1:]
+        made = found[i] = _observed(b, facts, now)
+        if not _kept_times(made[0], b):
+            rows[i] = NEVER  # it read the clock: made again next pass
+    results = cast(list[tuple[Binding, PlacementReport | None]], found)
+    _OBSERVED.end(key, names, rows, results)
+    for cluster, entry, (_, counted) in zip(names, got, results, strict=True):
+        if counted is not None:  # the entry itself (equal to the one it was made from)
+            plan.reports[cluster] = entry if entry is not None else counted
+    plan.state = replace(plan.state, bindings=tuple([r[0] for r in results]))
 
 
 def _kept_times(out: Binding, b: Binding) -> bool:
@@ -150,25 +158,30 @@ def _kept_times(out: Binding, b: Binding) -> bool:
     return all(any(c is p for p in b.conditions) for c in out.conditions)
 
 
-_CONTENTS: ClusterMemo[str] = ClusterMemo()
+_CONTENTS: Cells[str] = Cells()
 
 
 def _desired(plan: PlacementPlan) -> dict[str, str]:
     """`desired_content` per targeted cluster, hashed once per distinct manifest tuple (most
     clusters share the placement's default manifests or an override result) and remembered
     while a cluster's manifests are the very same tuple."""
+    targeted = plan.targeted_clusters()
+    per, default = plan.per_cluster, plan.manifests
+    tuples = [
+        default if (m := per.get(c)) is None or m.manifests is None else m.manifests
+        for c in targeted
+    ]
+    found = _CONTENTS.lookup(plan.key, targeted, tuples)
     by_tuple: dict[int, str] = {}
-    out = {}
-    round_ = _CONTENTS.start(plan.key)
-    for cluster in plan.targeted_clusters():
-        mine = plan.manifests_for(cluster)
-        known = round_.get(cluster, mine, None) or by_tuple.get(id(mine))
+    for i in [i for i, hit in enumerate(found) if hit is None]:
+        mine = tuples[i]
+        known = by_tuple.get(id(mine))
         if known is None:
             known = by_tuple[id(mine)] = manifests_content_hash(mine)
-        round_.keep(cluster, mine, None, known)
-        out[cluster] = known
-    round_.end()
-    return out
+        found[i] = known
+    hashes = cast(list[str], found)
+    _CONTENTS.end(plan.key, targeted, tuples, hashes)
+    return dict(zip(targeted, hashes, strict=True))
 
 
 _SETTLED: StageMemo[bool] = StageMemo()
@@ -228,7 +241,7 @@ ViewFacts = tuple[int | None, bool, bool, tuple[tuple[str, str], ...], str | Non
 """What a `BindingView` reads of the plan for its cluster: the target index, whether the
 cluster is assumed ready, whether the placement reports diffs, its override failures and its
 desired content."""
-_VIEWS: ClusterMemo[BindingView] = ClusterMemo()
+_VIEWS: Cells[BindingView] = Cells()
 
 
 def _view_facts(
@@ -273,23 +286,34 @@ def binding_view(
     """The rollout's view of one binding (`assume`: clusters taken as having applied and made
     available what they were given - a dry run, or AssumeJoined clusters without agents)."""
     facts = _view_facts(plan, b, assume, _target_index(plan))
-    found = _VIEWS.peek(plan.key, b.cluster, b, facts)
+    found = _VIEWS.peek(plan.key, b.cluster, (b, *facts))
     return found if found is not None else _view(b, facts)
+
+
+def _view_rows(plan: PlacementPlan, assume: frozenset[str]) -> list[tuple[Any, ...]]:
+    """(binding, *`_view_facts`) of every binding, built a column at a time."""
+    bindings, index = plan.state.bindings, _target_index(plan)
+    names = [b.cluster for b in bindings]
+    if assume:
+        facts = [_view_facts(plan, b, assume, index) for b in bindings]
+        return [(b, *f) for b, f in zip(bindings, facts, strict=True)]
+    per = plan.per_cluster
+    failures = [() if (m := per.get(c)) is None else m.failures for c in names]
+    desired = map(plan.desired.get, names)
+    no = repeat(False)
+    return list(zip(bindings, repeat(index), no, no, failures, desired, strict=False))
 
 
 def binding_views(plan: PlacementPlan, assume: frozenset[str]) -> tuple[BindingView, ...]:
     """`binding_view` of every binding, each remembered with what it was made of."""
-    index, round_ = _target_index(plan), _VIEWS.start(plan.key)
-    out = []
-    for b in plan.state.bindings:
-        facts = _view_facts(plan, b, assume, index)
-        found = round_.get(b.cluster, b, facts)
-        if found is None:
-            found = _view(b, facts)
-            round_.keep(b.cluster, b, facts, found)
-        out.append(found)
-    round_.end()
-    return tuple(out)
+    names = [b.cluster for b in plan.state.bindings]
+    rows = _view_rows(plan, assume)
+    found = _VIEWS.lookup(plan.key, names, rows)
+    for i in [i for i, hit in enumerate(found) if hit is None]:
+        found[i] = _view(rows[i][0], rows[i][1:])
+    views = cast(list[BindingView], found)
+    _VIEWS.end(plan.key, names, rows, views)
+    return tuple(views)
 
 
 NO_NAMES: tuple[tuple[str, ...], tuple[str, ...]] = (
