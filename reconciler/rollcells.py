@@ -36,32 +36,36 @@ NEVER: Any = _Never()
 
 
 class Cells(Generic[T]):
-    """Placement key -> cluster -> (the row a result was made from, the result)."""
+    """Placement key -> (cluster -> the row its result was made from, cluster -> the result)."""
 
     def __init__(self) -> None:
-        self._memo: StageMemo[dict[str, tuple[Any, T]]] = StageMemo()
+        self._memo: StageMemo[tuple[dict[str, Any], dict[str, T]]] = StageMemo()
 
     def lookup(self, key: Hashable, names: Sequence[str], rows: Sequence[Any]) -> list[T | None]:
         """For each cluster of `names`, last pass's result when its row equals `rows[i]`."""
         last = self._memo.last(key)
         if last is None:
             return [None] * len(names)
-        olds = map(last[1].get, names)
+        old_rows, old_results = last[1]
+        olds = map(old_rows.get, names)
         return [
-            None if o is None or (o[0] is not r and o[0] != r) else o[1]
-            for o, r in zip(olds, rows, strict=False)
+            None if o is None or o is NEVER or (o is not r and o != r) else old_results[c]
+            for c, o, r in zip(names, olds, rows, strict=False)
         ]
 
     def end(
         self, key: Hashable, names: Sequence[str], rows: Sequence[Any], results: Sequence[T]
     ) -> None:
         """Remember this pass's rows and results as the placement's entries."""
-        self._memo.put(key, (), dict(zip(names, zip(rows, results, strict=True), strict=True)))
+        entries = (dict(zip(names, rows, strict=True)), dict(zip(names, results, strict=True)))
+        self._memo.put(key, (), entries)
 
     def peek(self, key: Hashable, cluster: str, row: Any) -> T | None:
         """Last pass's result for one cluster when its row equals `row` (outside a round)."""
         last = self._memo.last(key)
-        found = last[1].get(cluster) if last is not None else None
-        if found is None or (found[0] is not row and found[0] != row):
+        if last is None:
             return None
-        return found[1]
+        found = last[1][0].get(cluster)
+        if found is None or found is NEVER or (found is not row and found != row):
+            return None
+        return last[1][1][cluster]

@@ -145,6 +145,7 @@ def _settling(
     shows; waiting for a report shows while other clusters wait for this one. `known`: views
     made this pass, by cluster, with the binding each was made of."""
     live = set(plan.live_clusters())
+    period = plan.rolling.period
     for b in plan.state.bindings:
         if b.cluster not in live:
             continue
@@ -152,7 +153,7 @@ def _settling(
         view = found[1] if found is not None and found[0] is b else binding_view(plan, b, assume)
         if view.failed:
             continue
-        ready, wait = view.ready(now, plan.rolling.period)
+        ready, wait = view.ready(now, period)
         if ready:
             continue
         if wait is not None:

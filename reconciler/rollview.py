@@ -294,14 +294,17 @@ def _view_rows(plan: PlacementPlan, assume: frozenset[str]) -> list[tuple[Any, .
     """(binding, *`_view_facts`) of every binding, built a column at a time."""
     bindings, index = plan.state.bindings, _target_index(plan)
     names = [b.cluster for b in bindings]
-    if assume:
-        facts = [_view_facts(plan, b, assume, index) for b in bindings]
-        return [(b, *f) for b, f in zip(bindings, facts, strict=True)]
     per = plan.per_cluster
     failures = [() if (m := per.get(c)) is None else m.failures for c in names]
     desired = map(plan.desired.get, names)
-    no = repeat(False)
-    return list(zip(bindings, repeat(index), no, no, failures, desired, strict=False))
+    if not assume:
+        no = repeat(False)
+        return list(zip(bindings, repeat(index), no, no, failures, desired, strict=False))
+    assumed = [
+        b.cluster in assume and b.content is not None and b.state != SCHEDULED for b in bindings
+    ]
+    diff = assumed if plan.apply_strategy.get("type") == "ReportDiff" else repeat(False)
+    return list(zip(bindings, repeat(index), assumed, diff, failures, desired, strict=False))
 
 
 def binding_views(plan: PlacementPlan, assume: frozenset[str]) -> tuple[BindingView, ...]:
