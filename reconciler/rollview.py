@@ -334,7 +334,8 @@ def _override_names(
     latest = plan.target()
     if latest is not None:  # most clusters have no overrides: one shared pair of no names
         mine = {c: (m.cluster_overrides, m.resource_overrides) for c, m in plan.per_cluster.items()}
-        out[latest.index] = {c: mine.get(c, NO_NAMES) for c in clusters}
+        names = map(mine.get, clusters, repeat(NO_NAMES))
+        out[latest.index] = dict(zip(clusters, names, strict=True))
     for index, render in plan.renders.items():
         out[index] = {c: render.names(c) for c in clusters}
     return out
