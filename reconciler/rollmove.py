@@ -60,6 +60,14 @@ def with_started(b: Binding, status: str, now: datetime) -> Binding:
     reason, message = (
         (STARTED_REASON, STARTED_MESSAGE) if status == "True" else (STALE_REASON, STALE_MESSAGE)
     )
+    first = b.conditions[0] if b.conditions else None
+    if (
+        first is not None
+        and (first.type, first.status, first.reason, first.message)
+        == ("RolloutStarted", status, reason, message)
+        and [c.type for c in b.conditions].count("RolloutStarted") == 1
+    ):
+        return b  # what the rebuild below gives (most bindings of a settled rollout, each pass)
     started = timed([("RolloutStarted", status, reason, message)], b.conditions, now)
     rest = [c for c in b.conditions if c.type != "RolloutStarted"]
     conditions = (*started, *rest)
