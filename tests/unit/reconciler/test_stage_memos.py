@@ -157,7 +157,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
     )
     monkeypatch.setattr(indexfiles, "_cluster_files", counting("index", indexfiles._cluster_files))
     monkeypatch.setattr(
-        publish, "decision_documents", counting("decisions", publish.decision_documents)
+        publish, "decision_slices", counting("decisions", publish.decision_slices)
     )
     placememo.forget()
     yield calls
