@@ -8,6 +8,7 @@ no-op pass writes identical bytes. Called by `reconciler.pass_`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -185,18 +186,22 @@ def placement_conditions(
     if scheduled.status == UNKNOWN or not per_cluster:
         return conds
     types = (*ROLLOUT_TYPES[:3], "DiffReported") if report_diff else ROLLOUT_TYPES
+    # Clusters with the very same conditions object count together (`statusentries` shares
+    # one object between equal condition lists): one look per distinct object.
+    counts = Counter(map(id, per_cluster))
+    distinct = [(cl, counts[i]) for i, cl in {id(cl): cl for cl in per_cluster}.items()]
     for ctype in types:
-        found = [next((c for c in cl if c.type == ctype), None) for cl in per_cluster]
-        unknown = sum(1 for c in found if c is None or c.status == UNKNOWN)
-        false = sum(1 for c in found if c is not None and c.status == FALSE)
+        found = [(next((c for c in cl if c.type == ctype), None), n) for cl, n in distinct]
+        unknown = sum(n for c, n in found if c is None or c.status == UNKNOWN)
+        false = sum(n for c, n in found if c is not None and c.status == FALSE)
         status, count = (
-            (UNKNOWN, unknown) if unknown else (FALSE, false) if false else (TRUE, len(found))
+            (UNKNOWN, unknown) if unknown else (FALSE, false) if false else (TRUE, len(per_cluster))
         )
         reason, message = _PLACEMENT[(ctype, status)]
         if (
             ctype == "Overridden"
             and status == TRUE
-            and not any(c is not None and c.reason == "OverriddenSucceeded" for c in found)
+            and not any(c is not None and c.reason == "OverriddenSucceeded" for c, _ in found)
         ):
             reason, message = NO_OVERRIDE
         conds.append(Cond(prefix + ctype, status, reason, message.format(n=count)))

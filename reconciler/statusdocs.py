@@ -48,6 +48,7 @@ from reconciler.statusentries import (
     cluster_entries,
     kept_times,
     report_diff,
+    start_round,
 )
 
 T = TypeVar("T")
@@ -178,6 +179,7 @@ def placement_status_files(
     """Every placement's status file; one whose inputs equal the last pass's, with conditions
     that kept their times then, is that pass's bytes (`_STATUSES`)."""
     files: dict[str, bytes] = {}
+    start_round()
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
         inputs = (*_status_inputs(plan), conditions)

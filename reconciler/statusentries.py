@@ -22,7 +22,7 @@ from reconciler.placement import PlacementPlan
 from reconciler.priorconds import dump_conditions
 from reconciler.reports import failure_details
 from reconciler.rollout.rolling import STALE_REASON
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import RoundMemo, StageMemo
 from reconciler.state import Binding
 from reconciler.status import (
     Cond,
@@ -38,6 +38,9 @@ _Made = tuple[
 """(what the entry was made from, its untimed conditions, its timed conditions, the entry, its
 grouping text once made, its emitted lines once written)."""
 _ENTRIES: StageMemo[dict[str, _Made]] = StageMemo()
+_SHARED_RAW: RoundMemo[list[Cond]] = RoundMemo()
+"""Untimed conditions -> one list object for every entry that has them (so that
+`status.placement_conditions` counts clusters by that object)."""
 """Placement key -> each selected cluster's last entry, with the placement-wide facts."""
 
 
@@ -111,8 +114,15 @@ def cluster_entries(
     return Entries(entries, texts, raw, by_name, pieces)
 
 
+def start_round() -> None:
+    """Once per pass, before the placements' entries are made."""
+    _SHARED_RAW.next_round()
+
+
 def kept_times(conds: tuple[Condition, ...], prior: tuple[Condition, ...]) -> bool:
     """Every condition is the prior's own object: the entry did not depend on the clock."""
+    if conds is prior:  # a kept entry's conditions, read back as the prior ones
+        return True
     return {id(c) for c in conds} <= {id(c) for c in prior}
 
 
@@ -133,6 +143,7 @@ def _entry(
     else:
         conds.append(_not_started(plan, binding))
     timed_conds = timed(conds, prior, gen, now)
+    raw = _SHARED_RAW.get(tuple(conds), lambda: conds)
     entry = {
         "clusterName": d.cluster,
         **_rollout_fields(plan, binding, index),
@@ -140,7 +151,7 @@ def _entry(
         "conditions": dump_conditions(timed_conds),
         **failure_details(report),
     }
-    return inputs, conds, timed_conds, entry, [], []
+    return inputs, raw, timed_conds, entry, [], []
 
 
 def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:
