@@ -10,6 +10,7 @@ previous pass. Called by `pass_`; cluster status files are `reconciler.clusterst
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
@@ -40,7 +41,7 @@ from reconciler.state import State
 from reconciler.status import (
     Cond,
     deleting_message,
-    placement_conditions,
+    summarized_conditions,
     timed,
 )
 from reconciler.statusentries import (
@@ -48,8 +49,8 @@ from reconciler.statusentries import (
     cluster_entries,
     kept_times,
     report_diff,
-    start_round,
 )
+from reconciler.yamlparts import Blocks, Spliced, items_block
 
 T = TypeVar("T")
 
@@ -105,14 +106,14 @@ def placement_status_doc(
     `prior_placement_conditions` reads them back next pass, and the line slots of its kept
     per-cluster entries (`dump_yaml`'s `pieces`)."""
     gen = plan.state.generation
-    made = Entries([], [], [], {}, {})
+    made = Entries([], [], Counter(), {}, {})
     if plan.held:
         conds = _held_conditions(plan)
     else:
         made = cluster_entries(plan, prior[1], reports, now)
-        conds = placement_conditions(plan.kind, plan.scheduled, made.raw, report_diff(plan))
+        conds = summarized_conditions(plan.kind, plan.scheduled, made.summaries, report_diff(plan))
         if plan.scheduled.status == "Unknown":
-            made = Entries([], [], [], {}, {})
+            made = Entries([], [], Counter(), {}, {})
     top = timed(conds, prior[0], gen, now)
     status: dict[str, Any] = {"conditions": dump_conditions(top)}
     latest = plan.state.latest_resources()
@@ -179,7 +180,7 @@ def placement_status_files(
     """Every placement's status file; one whose inputs equal the last pass's, with conditions
     that kept their times then, is that pass's bytes (`_STATUSES`)."""
     files: dict[str, bytes] = {}
-    start_round()
+    _BLOCKS.next_round()
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
         inputs = (*_status_inputs(plan), conditions)
@@ -241,6 +242,31 @@ def _kept_times(written: PriorConditions, prior: PriorConditions) -> bool:
     return all(kept_times(conds, prior_by_name[name]) for name, conds in by_name.items())
 
 
+_BLOCKS = Blocks()
+"""The texts of the status files' lists of cluster names, for this pass and the last."""
+
+
+def _status_bytes(doc: dict[str, Any], pieces: Pieces) -> str:
+    """`dump_yaml(doc, pieces=pieces)` of a status document: its per-cluster entries written
+    from their kept texts and its groups' cluster names from kept name texts (`Spliced`)."""
+    status = doc.get("status")
+    if not isinstance(status, dict):
+        return dump_yaml(doc, pieces=pieces)
+    spliced = Spliced()
+    status = dict(status)
+    singles = status.get(PER_CLUSTER_FIELD)
+    if singles:
+        status[PER_CLUSTER_FIELD] = spliced.part(singles, items_block(singles, pieces))
+    if status.get(GROUPS_FIELD):
+        status[GROUPS_FIELD] = [
+            {**group, "clusterNames": spliced.part(names, _BLOCKS.names(names))}
+            if isinstance(names := group.get("clusterNames"), list)
+            else group
+            for group in status[GROUPS_FIELD]
+        ]
+    return spliced.dump({**doc, "status": status})
+
+
 def _status_file(
     key: str,
     plan: PlacementPlan,
@@ -256,7 +282,7 @@ def _status_file(
         doc = _failed_status_doc(plan, conditions, now)
         _STATUSES.drop(key)
         return yaml_bytes(doc, memo=False), _placement_conditions(_status_of(doc))
-    data = dump_yaml(doc, pieces=pieces).encode()
+    data = _status_bytes(doc, pieces).encode()
     if _kept_times(written, conditions):
         _STATUSES.put(key, inputs, (data, written))
     else:

@@ -12,6 +12,7 @@ builds that cluster's entry only. Called by `reconciler.statusdocs`.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -22,25 +23,22 @@ from reconciler.placement import PlacementPlan
 from reconciler.priorconds import dump_conditions
 from reconciler.reports import failure_details
 from reconciler.rollout.rolling import STALE_REASON
-from reconciler.stagememo import RoundMemo, StageMemo
+from reconciler.stagememo import StageMemo
 from reconciler.state import Binding
 from reconciler.status import (
     Cond,
+    Summary,
     cluster_rollout_conditions,
+    condition_summary,
     overridden_condition,
     timed,
 )
 
 BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
-_Made = tuple[
-    tuple[Any, ...], list[Cond], tuple[Condition, ...], dict[str, Any], list[str], list[Any]
-]
-"""(what the entry was made from, its untimed conditions, its timed conditions, the entry, its
+_Made = tuple[tuple[Any, ...], Summary, tuple[Condition, ...], dict[str, Any], list[Any], list[Any]]
+"""(what the entry was made from, the summary of its untimed conditions, its timed conditions, the entry, its
 grouping text once made, its emitted lines once written)."""
 _ENTRIES: StageMemo[dict[str, _Made]] = StageMemo()
-_SHARED_RAW: RoundMemo[list[Cond]] = RoundMemo()
-"""Untimed conditions -> one list object for every entry that has them (so that
-`status.placement_conditions` counts clusters by that object)."""
 """Placement key -> each selected cluster's last entry, with the placement-wide facts."""
 
 
@@ -48,9 +46,10 @@ class Entries(NamedTuple):
     """A placement's per-cluster status entries (`cluster_entries`)."""
 
     entries: list[dict[str, Any]]
-    texts: list[list[str]]
+    texts: list[list[Any]]
     """Each entry's grouping-text slot (`gitfleet.api.output.group_named`), kept with it."""
-    raw: list[list[Cond]]
+    summaries: Counter[Summary]
+    """How many selected clusters have each `status.condition_summary`."""
     by_name: dict[str, tuple[Condition, ...]]
     pieces: Pieces
     """id of each kept entry -> the slot its emitted lines are kept in (`dump_yaml`)."""
@@ -75,8 +74,8 @@ def cluster_entries(
     before = last[1] if last is not None and last[0] == shared else {}
     made: dict[str, _Made] = {}
     entries: list[dict[str, Any]] = []
-    texts: list[list[str]] = []
-    raw: list[list[Cond]] = []
+    texts: list[list[Any]] = []
+    summaries: Counter[Summary] = Counter()
     by_name: dict[str, tuple[Condition, ...]] = {}
     pieces: Pieces = {}
     for d in (d for d in plan.decisions if d.selected):
@@ -97,7 +96,7 @@ def cluster_entries(
             found = _entry(plan, inputs, index, gen, now)
         if kept_times(found[2], inputs[-1]):
             made[d.cluster] = found
-        raw.append(found[1])
+        summaries[found[1]] += 1
         by_name[d.cluster] = found[2]
         entries.append(found[3])
         texts.append(found[4])
@@ -111,12 +110,7 @@ def cluster_entries(
             timed_conds = by_name[unselected] = timed(conds, prior.get(unselected, ()), gen, now)
             entries.append({"conditions": dump_conditions(timed_conds)})
             texts.append([])
-    return Entries(entries, texts, raw, by_name, pieces)
-
-
-def start_round() -> None:
-    """Once per pass, before the placements' entries are made."""
-    _SHARED_RAW.next_round()
+    return Entries(entries, texts, summaries, by_name, pieces)
 
 
 def kept_times(conds: tuple[Condition, ...], prior: tuple[Condition, ...]) -> bool:
@@ -143,7 +137,6 @@ def _entry(
     else:
         conds.append(_not_started(plan, binding))
     timed_conds = timed(conds, prior, gen, now)
-    raw = _SHARED_RAW.get(tuple(conds), lambda: conds)
     entry = {
         "clusterName": d.cluster,
         **_rollout_fields(plan, binding, index),
@@ -151,7 +144,7 @@ def _entry(
         "conditions": dump_conditions(timed_conds),
         **failure_details(report),
     }
-    return inputs, raw, timed_conds, entry, [], []
+    return inputs, condition_summary(conds), timed_conds, entry, [], []
 
 
 def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:

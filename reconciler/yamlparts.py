@@ -5,19 +5,26 @@ block sequence as its items one after the other, each item's lines padded to the
 indent. So a document holding one list item per cluster is the concatenation of its parts, and
 an item's text at indent 0 (`dump_yaml([item])`) is its text at any indent once every line is
 padded. `ItemTexts` keeps that text per distinct item (a `RoundMemo`: for the current pass and
-the one before only, so a long-running hub holds the items of two passes at most); `names_block`
-writes a list of plain strings. An item whose text has an empty line (a multi-line scalar)
-cannot be padded line by line: its text is None and the caller emits the document whole.
+the one before only, so a long-running hub holds the items of two passes at most);
+`names_block` writes a list of plain strings from them. `Spliced` emits a document whose long
+lists stand as one placeholder item each and puts each list's text in its place: the caller
+writes a list from kept item texts (`piece_text`: the slots `dump_yaml`'s `pieces` use) instead
+of emitting it again. An item whose text cannot be padded line by line (an empty or unindented
+line: a multi-line scalar) makes the text None, and the document is emitted whole.
 Called by `publish` (PlacementDecision slices), `statusdocs`, `state` and `priorstate`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
+from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.stagememo import RoundMemo
+
+TOKEN = "gitfleet.spliced.4f1c9e.part-"
+"""Placeholder items are this and a number (a plain scalar no document holds)."""
 
 
 class ItemTexts:
@@ -37,9 +44,12 @@ class ItemTexts:
 
 
 def item_text(item: Any) -> str | None:
-    """`dump_yaml([item])`, or None when a line of it is empty (it cannot be padded)."""
+    """`dump_yaml([item])`, or None when a line of it is empty or not indented (it cannot be
+    padded)."""
     text = dump_yaml([item], memo=False)
-    return None if "\n\n" in text or text.startswith("\n") else text
+    if "\n\n" in text or any(not line.startswith(" ") for line in text.split("\n")[1:-1]):
+        return None
+    return text
 
 
 def padded(text: str, indent: int) -> str:
@@ -60,3 +70,94 @@ def names_block(names: Iterable[str], indent: int, texts: ItemTexts) -> str | No
             return None
         out.append(padded(text, indent))
     return "".join(out)
+
+
+def piece_text(item: Any, indent: int, pieces: Pieces) -> str | None:
+    """The text of a list item at `indent`, kept in its `pieces` slot when it has one (the
+    slot holds `[indent, text without its last line break]`, as `dump_yaml` keeps it)."""
+    slot = pieces.get(id(item))
+    if slot is not None and slot and slot[0] == indent:
+        return str(slot[1]) + "\n"
+    text = item_text(item)
+    if text is None:
+        return None
+    text = padded(text, indent)
+    if slot is not None:
+        slot[:] = [indent, text[:-1]]
+    return text
+
+
+def items_block(items: list[Any], pieces: Pieces) -> Callable[[int], str | None]:
+    """The text of a list of items at an indent (`piece_text`), for `Spliced.part`."""
+
+    def block(indent: int) -> str | None:
+        out = []
+        for item in items:
+            text = piece_text(item, indent, pieces)
+            if text is None:
+                return None
+            out.append(text)
+        return "".join(out)
+
+    return block
+
+
+class Spliced:
+    """One document with lists written by the caller (`part`), emitted by `dump`."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, tuple[list[Any], Callable[[int], str | None]]] = {}
+
+    def part(self, items: list[Any], block: Callable[[int], str | None]) -> list[Any]:
+        """What stands in the document for the non-empty list `items`: `block(indent)` gives
+        their text at the list's indent (None: emit them)."""
+        if not items:
+            return items
+        token = f"{TOKEN}{len(self._parts)}"
+        self._parts[token] = (items, block)
+        return [token]
+
+    def dump(self, doc: Any) -> str:
+        """`dump_yaml` of `doc` with every part's items in place of its placeholder."""
+        text = dump_yaml(doc, memo=False)
+        for token, (_, block) in self._parts.items():
+            marker = f"- {token}\n"
+            at = text.find(marker)
+            start = text.rfind("\n", 0, at) + 1
+            lines = block(at - start) if at >= 0 and text.count(marker) == 1 else None
+            if lines is None or text[start:at].strip(" "):
+                return dump_yaml(self._restored(doc), memo=False)
+            text = text[:start] + lines + text[at + len(marker) :]
+        return text
+
+    def _restored(self, value: Any) -> Any:
+        """`value` with every placeholder list replaced by its items."""
+        if isinstance(value, list):
+            if len(value) == 1 and isinstance(value[0], str) and value[0] in self._parts:
+                return self._parts[value[0]][0]
+            return [self._restored(v) for v in value]
+        if isinstance(value, Mapping):
+            return {k: self._restored(v) for k, v in value.items()}
+        return value
+
+
+class Blocks:
+    """One stage's kept texts: each name's item, and each whole list of names at an indent
+    (a list of names unchanged since the last pass is one lookup); `next_round` once a pass."""
+
+    def __init__(self) -> None:
+        self._names = ItemTexts()
+        self._blocks: RoundMemo[str | None] = RoundMemo()
+
+    def next_round(self) -> None:
+        self._names.next_round()
+        self._blocks.next_round()
+
+    def names(self, names: list[str]) -> Callable[[int], str | None]:
+        """The text of the list `names` at an indent, for `Spliced.part`."""
+        key = tuple(names)
+
+        def block(indent: int) -> str | None:
+            return self._blocks.get((key, indent), lambda: names_block(key, indent, self._names))
+
+        return block
