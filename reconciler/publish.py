@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from gitfleet.load.yamlio import dump_yaml
@@ -96,7 +97,9 @@ def _slice_bytes(doc: dict[str, Any], chunk: list[str], reasons: Mapping[str, st
     texts = []
     for cluster in chunk:
         reason = reasons.get(cluster)
-        text = _ENTRY_TEXTS.text((cluster, reason, ns), lambda: decision_entry(cluster, reason, ns))
+        text = _ENTRY_TEXTS.text(
+            (cluster, reason, ns), partial(decision_entry, cluster, reason, ns)
+        )
         if text is None:  # an entry that cannot be padded: the whole document, emitted
             entries = [decision_entry(c, reasons.get(c), ns) for c in chunk]
             return yaml_bytes({**doc, "decisions": entries}, memo=False)

@@ -37,6 +37,7 @@ from reconciler.priorparse import derive_own, paths_under, remember, remember_at
 from reconciler.priorrows import placement_rows
 from reconciler.priorstate import prior_files
 from reconciler.stagememo import StageMemo
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
 STATE_API_VERSION = OUTPUT_API_VERSION
 PLACEMENT_STATE_KIND = "PlacementState"
@@ -190,9 +191,24 @@ def _state_bytes(ps: PlacementState) -> bytes:
             _emitted.move_to_end(ps)
         return found[1]
     pieces: Pieces = {}
-    data = dump_yaml(placement_state_doc(ps, pieces), pieces=pieces).encode()
+    data = _state_text(placement_state_doc(ps, pieces), pieces).encode()
     _keep(ps, (found[0] if found is not None else ps, data))
     return data
+
+
+_BLOCKS = Blocks()
+"""The texts of the state files' lists of cluster names, for this pass and the last."""
+
+
+def _state_text(doc: dict[str, Any], pieces: Pieces) -> str:
+    """`dump_yaml(doc, pieces=pieces)` of a placement state: its binding entries written from
+    their kept texts, its binding groups' cluster names from kept name texts (`Spliced`)."""
+    spliced = Spliced()
+    rows = doc["bindings"]
+    parts = {**doc, "bindings": spliced.part(rows, items_block(rows, pieces))}
+    if doc.get("bindingGroups"):
+        parts["bindingGroups"] = grouped_parts(doc["bindingGroups"], "clusters", spliced, _BLOCKS)
+    return spliced.dump(parts)
 
 
 def state_files(
@@ -202,6 +218,7 @@ def state_files(
     `output` (the new output tree, its index and status files final) `state/prior/` too
     (`clusters`: those with an index file in `output`, when the caller knows them)."""
     files = {}
+    _BLOCKS.next_round()
     for key, ps in sorted(state.placements.items()):
         path = placement_state_path(key)
         data = files[path] = _state_bytes(ps)

@@ -50,7 +50,7 @@ from reconciler.statusentries import (
     kept_times,
     report_diff,
 )
-from reconciler.yamlparts import Blocks, Spliced, items_block
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
 T = TypeVar("T")
 
@@ -258,12 +258,7 @@ def _status_bytes(doc: dict[str, Any], pieces: Pieces) -> str:
     if singles:
         status[PER_CLUSTER_FIELD] = spliced.part(singles, items_block(singles, pieces))
     if status.get(GROUPS_FIELD):
-        status[GROUPS_FIELD] = [
-            {**group, "clusterNames": spliced.part(names, _BLOCKS.names(names))}
-            if isinstance(names := group.get("clusterNames"), list)
-            else group
-            for group in status[GROUPS_FIELD]
-        ]
+        status[GROUPS_FIELD] = grouped_parts(status[GROUPS_FIELD], "clusterNames", spliced, _BLOCKS)
     return spliced.dump({**doc, "status": status})
 
 

@@ -17,6 +17,7 @@ Called by `publish` (PlacementDecision slices), `statusdocs`, `state` and `prior
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 from gitfleet.load.yamlemit import Pieces
@@ -65,7 +66,7 @@ def names_block(names: Iterable[str], indent: int, texts: ItemTexts) -> str | No
     when one cannot be padded."""
     out: list[str] = []
     for name in names:
-        text = texts.text(("name", name), lambda: name)  # noqa: B023 (called at once)
+        text = texts.text(("name", name), partial(str, name))
         if text is None:
             return None
         out.append(padded(text, indent))
@@ -161,3 +162,16 @@ class Blocks:
             return self._blocks.get((key, indent), lambda: names_block(key, indent, self._names))
 
         return block
+
+
+def grouped_parts(
+    groups: list[Any], names_field: str, spliced: Spliced, blocks: Blocks
+) -> list[Any]:
+    """`groups` (mappings) with each one's list of names under `names_field` as a part."""
+    out: list[Any] = []
+    for group in groups:
+        names = group.get(names_field) if isinstance(group, Mapping) else None
+        if isinstance(names, list) and names:
+            group = {**group, names_field: spliced.part(names, blocks.names(names))}
+        out.append(group)
+    return out

@@ -7,29 +7,22 @@ prior and decision file of the warm pass equals the fresh pass's."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import yaml
 
-from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from gitfleet.api import Condition
 from gitfleet.api.output import group_cluster_statuses, group_named
 from gitfleet.api.report import AgentReport, FailedResourcePlacement, PlacementReport
-from gitfleet.load.model import FleetSnapshot
-from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placememo, publish
 from reconciler.decisions import decision_documents, decision_slices
 from reconciler.output import yaml_bytes
-from reconciler.pass_ import PassResult, reconcile
-from reconciler.state import State, read_state
+from reconciler.pass_ import PassResult
 from reconciler.status import Cond, cluster_rollout_conditions, placement_conditions
 from reconciler.yamlparts import ItemTexts, item_text, names_block, padded
-from renderers import load_fleet
 
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
 DOC_PREFIXES = ("status/placements/", "state/", "decisions/")
