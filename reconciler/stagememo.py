@@ -122,11 +122,12 @@ class RoundMemo(Generic[T]):
 
     def get(self, key: Hashable, make: Callable[[], T]) -> T:
         """The value for `key`, made by `make()` when the last two rounds did not have it."""
-        if key in self._now:
+        try:
             return self._now[key]
-        value = self._last[key] if key in self._last else make()
-        self._now[key] = value
-        return value
+        except KeyError:
+            value = self._last[key] if key in self._last else make()
+            self._now[key] = value
+            return value
 
     def next_round(self) -> None:
         self._last, self._now = self._now, {}

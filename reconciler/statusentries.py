@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from gitfleet.api import Condition
 from gitfleet.load.yamlemit import Pieces
-from reconciler.manifests import ClusterManifests
+from reconciler.manifests import NO_OVERRIDES, ClusterManifests
 from reconciler.placement import PlacementPlan
 from reconciler.priorconds import dump_conditions
 from reconciler.reports import failure_details
@@ -75,32 +75,39 @@ def cluster_entries(
     made: dict[str, _Made] = {}
     entries: list[dict[str, Any]] = []
     texts: list[list[Any]] = []
-    summaries: Counter[Summary] = Counter()
+    kinds: list[Summary] = []
     by_name: dict[str, tuple[Condition, ...]] = {}
     pieces: Pieces = {}
-    for d in (d for d in plan.decisions if d.selected):
-        binding = bindings.get(d.cluster)
-        on_latest = d.cluster in live and binding is not None
+    # One look per selected cluster: what its entry reads, compared with what it was made from.
+    reported, custom, errors, waits = plan.reports, plan.per_cluster, plan.sync_errors, plan.waits
+    for d in plan.decisions:
+        if not d.selected:
+            continue
+        name = d.cluster
+        binding = bindings.get(name)
+        on_latest = binding is not None and name in live
+        conds = prior.get(name, ())
         inputs = (
             d,
             binding,
             on_latest,
-            plan.reports.get(d.cluster) if on_latest else None,
-            plan.cluster(d.cluster),
-            plan.sync_errors.get(d.cluster),
-            plan.waits.get(d.cluster),
-            prior.get(d.cluster, ()),
+            reported.get(name) if on_latest else None,
+            custom.get(name, NO_OVERRIDES),
+            errors.get(name),
+            waits.get(name),
+            conds,
         )
-        found = before.get(d.cluster)
+        found = before.get(name)
         if found is None or found[0] != inputs:
             found = _entry(plan, inputs, index, gen, now)
-        if kept_times(found[2], inputs[-1]):
-            made[d.cluster] = found
-        summaries[found[1]] += 1
-        by_name[d.cluster] = found[2]
+        if found[2] is conds or kept_times(found[2], conds):
+            made[name] = found
+        kinds.append(found[1])
+        by_name[name] = found[2]
         entries.append(found[3])
         texts.append(found[4])
         pieces[id(found[3])] = found[5]
+    summaries = Counter(kinds)
     _ENTRIES.put(plan.key, shared, made)
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(entries), 0)

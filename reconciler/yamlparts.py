@@ -5,9 +5,9 @@ block sequence as its items one after the other, each item's lines padded to the
 indent. So a document holding one list item per cluster is the concatenation of its parts, and
 an item's text at indent 0 (`dump_yaml([item])`) is its text at any indent once every line is
 padded. `ItemTexts` keeps that text per distinct item (a `RoundMemo`: for the current pass and
-the one before only, so a long-running hub holds the items of two passes at most);
-`names_block` writes a list of plain strings from them. `Spliced` emits a document whose long
-lists stand as one placeholder item each and puts each list's text in its place: the caller
+the one before only, so a long-running hub holds the items of two passes at most); `Blocks`
+writes lists of plain strings (cluster names) from kept texts the same way. `Spliced` emits a
+document whose long lists stand as one placeholder item each and puts each list's text in its place: the caller
 writes a list from kept item texts (`piece_text`: the slots `dump_yaml`'s `pieces` use) instead
 of emitting it again. An item whose text cannot be padded line by line (an empty or unindented
 line: a multi-line scalar) makes the text None, and the document is emitted whole.
@@ -16,7 +16,7 @@ Called by `publish` (PlacementDecision slices), `statusdocs`, `state` and `prior
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from functools import partial
 from typing import Any
 
@@ -59,18 +59,6 @@ def padded(text: str, indent: int) -> str:
         return text
     pad = " " * indent
     return pad + text[:-1].replace("\n", "\n" + pad) + "\n"
-
-
-def names_block(names: Iterable[str], indent: int, texts: ItemTexts) -> str | None:
-    """The items of a list of strings at `indent` (each string's text kept in `texts`); None
-    when one cannot be padded."""
-    out: list[str] = []
-    for name in names:
-        text = texts.text(("name", name), partial(str, name))
-        if text is None:
-            return None
-        out.append(padded(text, indent))
-    return "".join(out)
 
 
 def piece_text(item: Any, indent: int, pieces: Pieces) -> str | None:
@@ -143,15 +131,16 @@ class Spliced:
 
 
 class Blocks:
-    """One stage's kept texts: each name's item, and each whole list of names at an indent
-    (a list of names unchanged since the last pass is one lookup); `next_round` once a pass."""
+    """One stage's kept texts: each name's item at an indent, and each whole list of names at
+    an indent (a list of names unchanged since the last pass is one lookup); `next_round` once
+    a pass."""
 
     def __init__(self) -> None:
-        self._names = ItemTexts()
+        self._lines: RoundMemo[str | None] = RoundMemo()
         self._blocks: RoundMemo[str | None] = RoundMemo()
 
     def next_round(self) -> None:
-        self._names.next_round()
+        self._lines.next_round()
         self._blocks.next_round()
 
     def names(self, names: list[str]) -> Callable[[int], str | None]:
@@ -159,9 +148,19 @@ class Blocks:
         key = tuple(names)
 
         def block(indent: int) -> str | None:
-            return self._blocks.get((key, indent), lambda: names_block(key, indent, self._names))
+            return self._blocks.get((key, indent), partial(self._names_text, key, indent))
 
         return block
+
+    def _names_text(self, names: tuple[str, ...], indent: int) -> str | None:
+        get = self._lines.get
+        lines = [get((name, indent), partial(_name_line, name, indent)) for name in names]
+        return None if None in lines else "".join(lines)  # type: ignore[arg-type]
+
+
+def _name_line(name: str, indent: int) -> str | None:
+    text = item_text(name)
+    return padded(text, indent) if text is not None else None
 
 
 def grouped_parts(

@@ -7,22 +7,29 @@ prior and decision file of the warm pass equals the fresh pass's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime
+import dataclasses
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from gitfleet.api import Condition
+from benchmarks.generate import FleetSize, GeneratedFleet, build_fleet, write_fleet
+from benchmarks.hub_scenarios import _edit_placement
 from gitfleet.api.output import group_cluster_statuses, group_named
-from gitfleet.api.report import AgentReport, FailedResourcePlacement, PlacementReport
-from reconciler import placememo, publish
+from gitfleet.api.report import AgentReport
+from gitfleet.load.model import FleetSnapshot
+from gitfleet.repo.workdir import WorkdirTree
+from reconciler import placememo, publish, statusentries
 from reconciler.decisions import decision_documents, decision_slices
 from reconciler.output import yaml_bytes
-from reconciler.pass_ import PassResult
+from reconciler.pass_ import PassResult, reconcile
+from reconciler.state import State, read_state
 from reconciler.status import Cond, cluster_rollout_conditions, placement_conditions
-from reconciler.yamlparts import ItemTexts, item_text, names_block, padded
+from reconciler.yamlparts import Blocks, item_text, padded
+from renderers import load_fleet
 
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
 DOC_PREFIXES = ("status/placements/", "state/", "decisions/")
@@ -78,9 +85,11 @@ def test_decision_slices_from_kept_entries_equal_the_whole_documents(
 
 
 def test_item_texts_pad_to_any_indent_and_refuse_empty_lines() -> None:
-    texts = ItemTexts()
+    blocks = Blocks()
     names = ["a", "yes", "it's", "x: y", "ü"]
-    block = names_block(names, 2, texts)
+    block = blocks.names(names)(2)
+    blocks.next_round()
+    assert blocks.names(list(names))(2) == block
     doc = yaml.safe_dump({"k": {"names": names}}, allow_unicode=True, sort_keys=True)
     assert block is not None and doc.endswith(block)
     assert item_text({"m": "one\n\ntwo"}) is None
@@ -152,35 +161,134 @@ def test_placement_conditions_count_the_same_with_shared_or_copied_objects(
 # --- pass sequences on a generated fleet -------------------------------------------------
 
 
-def _reports(result: PassResult, failing: str | None = None) -> dict[str, AgentReport]:
-    """Every cluster's report of what the pass gave it (`failing`: one object failed there)."""
-    failed = []
-    if failing is not None:
-        cond = Condition(type="Applied", status="False", reason="Failed", message="denied")
-        failed = [
-            FailedResourcePlacement(version="v1", kind="ConfigMap", name=failing, condition=cond)
-        ]
-    by_cluster: dict[str, list[PlacementReport]] = {}
+def _reports(
+    result: PassResult, failing: str | None = None, available: bool = True
+) -> dict[str, AgentReport]:
+    """Every cluster's report that it applied what the pass gave it (`failing`: that cluster
+    failed one object; `available`: the objects are available too)."""
+    by_cluster: dict[str, list[dict[str, Any]]] = {}
     for key, plan in sorted(result.plans.items()):
         for b in plan.state.bindings:
             if b.content is None or b.resource_index is None:
                 continue
-            entry = PlacementReport.model_validate(
-                {
-                    "key": key,
-                    "contentHash": b.content,
-                    "resourceSnapshotIndex": b.resource_index,
-                    "conditions": [
-                        {"type": "Applied", "status": "True", "reason": "Applied", "message": "ok"}
-                    ],
-                }
-            )
-            if failed:
-                entry = entry.model_copy(update={"failed_placements": failed})
+            conds = [_reported("Applied", b.cluster != failing)]
+            if available and b.cluster != failing:
+                conds.append(_reported("Available", True))
+            entry: dict[str, Any] = {
+                "key": key,
+                "name": plan.name,
+                "contentHash": b.content,
+                "resourceSnapshotIndex": b.resource_index,
+                "conditions": conds,
+            }
+            if b.cluster == failing:
+                entry["failedPlacements"] = [
+                    {
+                        "version": "v1",
+                        "kind": "ConfigMap",
+                        "name": "x",
+                        "namespace": "n",
+                        "condition": _reported("Applied", False),
+                    }
+                ]
             by_cluster.setdefault(b.cluster, []).append(entry)
     return {
-        c: AgentReport.model_validate(
-            {"cluster": c, "placements": [], "observedAt": "2026-11-21T09:00:00Z"}
-        ).model_copy(update={"placements": entries})
-        for c, entries in by_cluster.items()
+        cluster: AgentReport.model_validate(
+            {
+                "apiVersion": "gitfleet.io/v1alpha1",
+                "kind": "AgentReport",
+                "metadata": {"name": cluster},
+                "heartbeatTime": "2026-11-21T10:01:00Z",
+                "agentVersion": "test",
+                "placements": entries,
+            }
+        )
+        for cluster, entries in by_cluster.items()
     }
+
+
+def _reported(ctype: str, ok: bool) -> dict[str, Any]:
+    return {
+        "type": ctype,
+        "status": "True" if ok else "False",
+        "reason": "Done" if ok else "Failed",
+        "message": "done" if ok else "denied",
+        "lastTransitionTime": "2026-11-21T10:01:00Z",
+    }
+
+
+Step = Callable[[FleetSnapshot, PassResult], tuple[FleetSnapshot, dict[str, AgentReport]]]
+
+
+def _copy_as(fleet: FleetSnapshot, source: str, name: str) -> FleetSnapshot:
+    old = fleet.clusters[source]
+    meta = old.metadata.model_copy(update={"name": name})
+    clusters = {**fleet.clusters, name: old.model_copy(update={"metadata": meta})}
+    return dataclasses.replace(fleet, clusters=clusters)
+
+
+def _without(fleet: FleetSnapshot, name: str) -> FleetSnapshot:
+    clusters = {k: v for k, v in fleet.clusters.items() if k != name}
+    return dataclasses.replace(fleet, clusters=clusters)
+
+
+def _steps(edited: FleetSnapshot) -> list[tuple[str, Step]]:
+    """(name, step): the next pass's fleet and reports from the fleet and the last result."""
+    return [
+        ("reports arrive", lambda f, r: (f, _reports(r))),
+        ("settled", lambda f, r: (f, _reports(r))),  # the new condition times are kept now
+        (
+            "cluster added first",
+            lambda f, r: (_copy_as(f, sorted(f.clusters)[0], "aaa-new"), _reports(r)),
+        ),
+        ("its report arrives", lambda f, r: (f, _reports(r))),
+        ("settled again", lambda f, r: (f, _reports(r))),
+        (
+            "cluster added last",
+            lambda f, r: (_copy_as(f, sorted(f.clusters)[1], "zzz-new"), _reports(r)),
+        ),
+        ("cluster removed", lambda f, r: (_without(f, "aaa-new"), _reports(r))),
+        ("a report changed", lambda f, r: (f, _reports(r, failing=sorted(f.clusters)[2]))),
+        ("a condition changed", lambda f, r: (f, _reports(r, available=False))),
+        ("placement spec changed", lambda f, r: (edited, _reports(r))),
+        ("a cluster of it removed", lambda f, r: (_without(f, sorted(f.clusters)[3]), _reports(r))),
+    ]
+
+
+def _edited(root: Path, fleet: GeneratedFleet) -> FleetSnapshot:
+    """The fleet with one PickFixed placement's cluster list changed."""
+    edit = _edit_placement(fleet)
+    assert edit is not None
+    edit(root, 0)
+    return load_fleet(WorkdirTree(root))
+
+
+def test_pass_sequences_give_the_documents_a_fresh_pass_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generated = build_fleet(FleetSize(16, 12, 48, 6), seed=7)
+    write_fleet(generated, tmp_path)
+    fleet = load_fleet(WorkdirTree(tmp_path))
+    edited = _edited(tmp_path, generated)
+    made: list[str] = []
+    real = statusentries._entry
+    monkeypatch.setattr(
+        statusentries, "_entry", lambda plan, *a: made.append(plan.key) or real(plan, *a)
+    )
+    result = reconcile(fleet, State(), None, NOW)
+    for k, (name, step) in enumerate(_steps(edited)):
+        fleet, reports = step(fleet, result)
+        prior = read_state(result.files)[0]
+        now = NOW + timedelta(minutes=k + 1)
+        made.clear()
+        warm = reconcile(fleet, prior, None, now, reports)
+        warm_made = len(made)
+        placememo.forget()
+        made.clear()
+        fresh = reconcile(fleet, prior, None, now, reports)
+        differ = sorted(p for p in fresh.files if warm.files.get(p) != fresh.files[p])
+        assert not differ and warm.files.keys() == fresh.files.keys(), (name, differ[:3])
+        assert any(p.startswith(DOC_PREFIXES) for p in fresh.files)
+        if name.startswith("cluster added"):
+            assert warm_made < len(made) / 4, (name, warm_made, len(made))
+        result = fresh  # the memos hold the fresh pass now: the next step starts from it
