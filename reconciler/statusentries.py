@@ -112,9 +112,9 @@ def cluster_entries(
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(entries), 0)
         for i, d in enumerate([d for d in plan.decisions if not d.selected][:missing]):
-            conds = [Cond("Scheduled", "False", "ScheduleFailed", d.reason)]
+            failed = [Cond("Scheduled", "False", "ScheduleFailed", d.reason)]
             unselected = f"#unselected-{i}"
-            timed_conds = by_name[unselected] = timed(conds, prior.get(unselected, ()), gen, now)
+            timed_conds = by_name[unselected] = timed(failed, prior.get(unselected, ()), gen, now)
             entries.append({"conditions": dump_conditions(timed_conds)})
             texts.append([])
     return Entries(entries, texts, summaries, by_name, pieces)

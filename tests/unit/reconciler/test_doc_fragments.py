@@ -272,9 +272,12 @@ def test_pass_sequences_give_the_documents_a_fresh_pass_gives(
     edited = _edited(tmp_path, generated)
     made: list[str] = []
     real = statusentries._entry
-    monkeypatch.setattr(
-        statusentries, "_entry", lambda plan, *a: made.append(plan.key) or real(plan, *a)
-    )
+
+    def counting(plan: Any, *args: Any) -> Any:
+        made.append(plan.key)
+        return real(plan, *args)
+
+    monkeypatch.setattr(statusentries, "_entry", counting)
     result = reconcile(fleet, State(), None, NOW)
     for k, (name, step) in enumerate(_steps(edited)):
         fleet, reports = step(fleet, result)
