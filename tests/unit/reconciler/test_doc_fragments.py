@@ -27,7 +27,14 @@ from reconciler.decisions import decision_documents, decision_slices
 from reconciler.output import yaml_bytes
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State, read_state
-from reconciler.status import Cond, cluster_rollout_conditions, placement_conditions
+from reconciler.status import (
+    _PLACEMENT,
+    NO_OVERRIDE,
+    ROLLOUT_TYPES,
+    Cond,
+    cluster_rollout_conditions,
+    placement_conditions,
+)
 from reconciler.yamlparts import Blocks, item_text, padded
 from renderers import load_fleet
 
@@ -84,12 +91,56 @@ def test_decision_slices_from_kept_entries_equal_the_whole_documents(
         assert parts == whole, case
 
 
+class _Plan:
+    """What `publish._published` reads of a plan."""
+
+    def __init__(self, clusters: list[str], reasons: dict[str, str]) -> None:
+        self.name, self.namespace = "web", ""
+        self.clusters = clusters
+        self.decisions = [_Decision(c, reasons.get(c, "")) for c in clusters]
+
+    def targeted_clusters(self) -> list[str]:
+        return sorted(self.clusters)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Decision:
+    cluster: str
+    reason: str
+    selected: bool = True
+
+
+def _whole(plan: _Plan) -> dict[str, bytes]:
+    clusters = plan.targeted_clusters()
+    reasons = {d.cluster: d.reason for d in plan.decisions}
+    docs = decision_documents("web", "web", "", clusters, publish._revision(clusters), reasons)
+    return {path: yaml_bytes(doc) for path, doc in docs}
+
+
+def test_decision_files_follow_each_reason_and_cluster() -> None:
+    names = _names(150)
+    plans = [
+        ("first", _Plan(names, {})),
+        ("a reason changed", _Plan(names, {"c-003": "picked"})),
+        ("another reason", _Plan(names, {"c-003": "picked again"})),
+        ("a cluster added", _Plan([*names, "c-150"], {"c-003": "picked again"})),
+        ("a cluster removed", _Plan(names[1:], {"c-003": "picked again"})),
+        ("as before", _Plan(names, {})),
+    ]
+    for name, plan in plans:
+        publish._ENTRY_TEXTS.next_round()
+        assert publish._published("web", plan) == _whole(plan), name  # type: ignore[arg-type]
+
+
 def test_item_texts_pad_to_any_indent_and_refuse_empty_lines() -> None:
     blocks = Blocks()
     names = ["a", "yes", "it's", "x: y", "ü"]
     block = blocks.names(names)(2)
     blocks.next_round()
     assert blocks.names(list(names))(2) == block
+    assert blocks.names(names)(0) == "".join(f"- {n}\n" for n in ["a", "'yes'", "it's"]) + (
+        "- 'x: y'\n- ü\n"
+    )
     doc = yaml.safe_dump({"k": {"names": names}}, allow_unicode=True, sort_keys=True)
     assert block is not None and doc.endswith(block)
     assert item_text({"m": "one\n\ntwo"}) is None
@@ -144,18 +195,44 @@ CONDITIONS = [
         "overridden in one",
         [_rollout(APPLIED, AVAILABLE), [Cond("RolloutStarted", "True", "r", "m"), OVERRIDDEN]],
     ),
+    ("diff reported", [[*_rollout(), Cond("DiffReported", "False", "d", "m")]] * 2),
+    ("diff pending", [_rollout(), [*_rollout(), Cond("DiffReported", "True", "d", "m")]]),
 ]
 
 
+def _reference_conditions(per_cluster: list[list[Cond]], report_diff: bool) -> list[Cond]:
+    """placement_conditions as it was: every cluster's conditions looked at for every type."""
+    conds = [Cond("PScheduled", "True", "s", "m")]
+    types = (*ROLLOUT_TYPES[:3], "DiffReported") if report_diff else ROLLOUT_TYPES
+    for ctype in types:
+        found = [next((c for c in cl if c.type == ctype), None) for cl in per_cluster]
+        unknown = sum(1 for c in found if c is None or c.status == "Unknown")
+        false = sum(1 for c in found if c is not None and c.status == "False")
+        status, count = (
+            ("Unknown", unknown) if unknown else ("False", false) if false else ("True", len(found))
+        )
+        reason, message = _PLACEMENT[(ctype, status)]
+        if (
+            ctype == "Overridden"
+            and status == "True"
+            and not any(c is not None and c.reason == "OverriddenSucceeded" for c in found)
+        ):
+            reason, message = NO_OVERRIDE
+        conds.append(Cond("P" + ctype, status, reason, message.format(n=count)))
+        if status != "True":
+            break
+    return conds
+
+
 @pytest.mark.parametrize(("case", "clusters"), CONDITIONS, ids=[c for c, _ in CONDITIONS])
-def test_placement_conditions_count_the_same_with_shared_or_copied_objects(
-    case: str, clusters: list[list[Cond]]
+@pytest.mark.parametrize("report_diff", [False, True])
+def test_placement_conditions_from_summaries_equal_looking_at_every_cluster(
+    case: str, clusters: list[list[Cond]], report_diff: bool
 ) -> None:
-    shared = placement_conditions("P", Cond("Scheduled", "True", "s", "m"), clusters)
-    copied = [list(c) for c in clusters]  # every cluster its own object
-    assert placement_conditions("P", Cond("Scheduled", "True", "s", "m"), copied) == shared
-    counts = [c.message for c in shared]
-    assert any(str(len(clusters)) in m for m in counts) or len(shared) > 1, case
+    scheduled = Cond("Scheduled", "True", "s", "m")
+    out = placement_conditions("P", scheduled, clusters, report_diff)
+    assert out == _reference_conditions(clusters, report_diff), case
+    assert len(out) > 1
 
 
 # --- pass sequences on a generated fleet -------------------------------------------------
