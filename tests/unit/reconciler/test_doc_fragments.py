@@ -21,6 +21,7 @@ from benchmarks.hub_scenarios import _edit_placement
 from gitfleet.api.output import group_cluster_statuses, group_named
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
+from gitfleet.load.yamlio import dump_yaml
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placememo, publish, statusentries
 from reconciler.decisions import decision_documents, decision_slices
@@ -35,7 +36,7 @@ from reconciler.status import (
     cluster_rollout_conditions,
     placement_conditions,
 )
-from reconciler.yamlparts import Blocks, item_text, padded
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, item_text, items_block, padded
 from renderers import load_fleet
 
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
@@ -145,6 +146,51 @@ def test_item_texts_pad_to_any_indent_and_refuse_empty_lines() -> None:
     assert block is not None and doc.endswith(block)
     assert item_text({"m": "one\n\ntwo"}) is None
     assert padded("- a\n  b: c\n", 2) == "  - a\n    b: c\n"
+
+
+def _status_like(n: int) -> dict[str, Any]:
+    entries = [_entry(f"c{i}", f'in "c{i}"', failedPlacements=[{"n": i}]) for i in range(n)]
+    return {
+        "kind": "X",
+        "status": {
+            "conditions": [{"type": "A", "message": "m"}],
+            "perClusterPlacementStatuses": entries,
+            "perClusterPlacementStatusGroups": [
+                {"clusterNames": [f"g{i}" for i in range(n)], "conditions": [{"a": 1}]},
+                {"clusterNames": ["yes", "no"], "x": {"deep": [{"clusterNames": ["z"]}]}},
+            ],
+        },
+        "zzz": [{"clusters": ["a", "b"]}, "two\nlines"],
+    }
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_spliced_documents_equal_the_whole_document(n: int) -> None:
+    doc = _status_like(n)
+    status = doc["status"]
+    for pieces in ({}, {id(e): [] for e in status["perClusterPlacementStatuses"]}):
+        for _ in range(2):  # the second time from the kept slots
+            blocks, spliced = Blocks(), Spliced()
+            entries = status["perClusterPlacementStatuses"]
+            parts = {
+                **status,
+                "perClusterPlacementStatuses": spliced.part(entries, items_block(entries, pieces)),
+                "perClusterPlacementStatusGroups": grouped_parts(
+                    status["perClusterPlacementStatusGroups"], "clusterNames", spliced, blocks
+                ),
+            }
+            zzz = grouped_parts(doc["zzz"][:1], "clusters", spliced, blocks) + doc["zzz"][1:]
+            assert spliced.dump({**doc, "status": parts, "zzz": zzz}) == dump_yaml(doc)
+
+
+def test_a_part_that_cannot_be_padded_gives_the_whole_document() -> None:
+    doc = {"a": [{"m": "one\n\ntwo", "n": "x"}], "b": [{"k": "v"}]}
+    spliced = Spliced()
+    parts = {
+        "a": spliced.part(doc["a"], items_block(doc["a"], {})),
+        "b": spliced.part(doc["b"], items_block(doc["b"], {})),
+    }
+    assert spliced.dump(parts) == dump_yaml(doc)
 
 
 def _entry(name: str, message: str, **extra: Any) -> dict[str, Any]:
