@@ -36,7 +36,15 @@ from reconciler.status import (
     cluster_rollout_conditions,
     placement_conditions,
 )
-from reconciler.yamlparts import Blocks, Spliced, grouped_parts, item_text, items_block, padded
+from reconciler.yamlparts import (
+    Blocks,
+    Spliced,
+    grouped_parts,
+    item_text,
+    items_block,
+    padded,
+    piece_text,
+)
 from renderers import load_fleet
 
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
@@ -181,6 +189,14 @@ def test_spliced_documents_equal_the_whole_document(n: int) -> None:
             }
             zzz = grouped_parts(doc["zzz"][:1], "clusters", spliced, blocks) + doc["zzz"][1:]
             assert spliced.dump({**doc, "status": parts, "zzz": zzz}) == dump_yaml(doc)
+
+
+def test_a_kept_piece_is_written_again_at_another_indent() -> None:
+    item = {"a": 1, "b": [{"c": 2}]}
+    pieces: dict[int, list[Any]] = {id(item): []}
+    assert piece_text(item, 0, pieces) == "- a: 1\n  b:\n  - c: 2\n"
+    assert piece_text(item, 2, pieces) == "  - a: 1\n    b:\n    - c: 2\n"
+    assert piece_text(item, 2, pieces) == "  - a: 1\n    b:\n    - c: 2\n"  # from the slot
 
 
 def test_a_part_that_cannot_be_padded_gives_the_whole_document() -> None:
