@@ -122,16 +122,20 @@ def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) -
     last = _ROWS.last(key)
     before: dict[Binding, _Row] = last[1] if last is not None else {}
     made: dict[Binding, _Row] = {}
+    rows: list[dict[str, Any]] = []
+    texts: list[list[str]] = []
     for b in bindings:
         found = before.get(b)
-        made[b] = found if found is not None else (binding_to_yaml(b), [], [])
+        if found is None:
+            found = (binding_to_yaml(b), [], [])
+        made[b] = found
+        rows.append(found[0])
+        texts.append(found[1])
+        pieces[id(found[0])] = found[2]
     _ROWS.put(key, (), made)
-    rows = [made[b][0] for b in bindings]
-    pieces.update((id(row), slot) for row, _, slot in made.values())
     keys = [(b.cluster, b.state) for b in bindings]
     if keys != sorted(set(keys)):
         return {"bindings": rows}
-    texts = [made[b][1] for b in bindings]
     singles, groups = group_named(rows, "cluster", "clusters", texts=texts)
     return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
 
