@@ -16,6 +16,8 @@ writes one PlacementPrior a placement:
 `reconciler.priorparse`: a pass does not parse what it wrote itself); `read_placement_prior` and
 `implied_rows` read them back. A part that is missing (an output written before these files, or
 a row the record cannot hold) makes the readers parse the index or status files as before.
+A part's lists of cluster names and its kept entries are spliced in from kept texts
+(`reconciler.yamlparts.Spliced`), the same bytes as emitting the part whole.
 Called by `state`, `priorindex` and `statusdocs`.
 """
 

@@ -5,7 +5,9 @@ the placement generation) and returns the next one. `state_files` and `read_stat
 and from the output tree's `state/placements/<key>.yaml` files; given the new output tree,
 `state_files` also writes `state/prior/` (`reconciler.priorstate`: the index rows and condition
 times a restarted hub would otherwise parse from every index and status file). A placement's
-bindings and their YAML entries are `reconciler.binding`'s (re-exported here).
+bindings and their YAML entries are `reconciler.binding`'s (re-exported here); a state file is
+written with its binding entries and its groups' cluster names spliced in from kept texts
+(`reconciler.yamlparts.Spliced`).
 Called by `reconciler.pass_` and the CLI.
 """
 

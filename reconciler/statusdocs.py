@@ -5,7 +5,11 @@ counted by spec changes) with `status.conditions`, `observedResourceIndex`, `sel
 and the per-cluster statuses (spec §8), clusters with identical entries grouped
 (`gitfleet.api.output.group_cluster_statuses`). A cluster's status file is its MemberCluster with the
 reported status and gitfleet's eligibility verdict. Condition times are carried over from the
-previous pass. Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
+previous pass. A recomputed status file costs in proportion to the clusters that changed: each
+cluster's entry, grouping key, condition summary and emitted text are kept with it
+(`reconciler.statusentries`), and the file is the rest of the document with the entries and the
+groups' cluster names spliced in from kept texts (`reconciler.yamlparts.Spliced`; the same bytes
+as emitting it whole). Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
 """
 
 from __future__ import annotations

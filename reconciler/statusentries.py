@@ -7,7 +7,9 @@ conditions the previous pass wrote for it (whose times it keeps), and a few plac
 `cluster_entries` keeps every cluster's entry with exactly those, per placement, and hands the
 very same entry back while they compare equal and its conditions kept their times (so the pass's
 clock cannot matter). A placement recomputed because one cluster was added or its report moved
-builds that cluster's entry only. Called by `reconciler.statusdocs`.
+builds that cluster's entry only. With each entry are kept what the placement conditions read of
+it (`status.condition_summary`: they are counted per distinct summary) and the slots of its
+grouping key and emitted text. Called by `reconciler.statusdocs`.
 """
 
 from __future__ import annotations
