@@ -131,6 +131,14 @@ def _rename(old: str, new: str) -> Edit:
     return edit
 
 
+def _both(*edits: Edit) -> Edit:
+    def edit(files: dict[str, str]) -> None:
+        for one in edits:
+            one(files)
+
+    return edit
+
+
 STEPS: list[tuple[str, Edit, str]] = [
     ("edit a resource", _set("resources/w/cm1.yaml", CM.format("cm1", "edited")), "patch"),
     ("unrelated file", _set("README.md", "# fleet, again\n"), "patch"),
@@ -163,6 +171,9 @@ STEPS: list[tuple[str, Edit, str]] = [
     ("edit after the fix", _set("resources/w/cm1.yaml", CM.format("cm1", "third")), "patch"),
     ("duplicate payload", _set("resources/w/cm1b.yaml", CM.format("cm1", 1)), "full"),
     ("rename the duplicate away", _set("resources/w/cm1b.yaml", CM.format("cm1b", 1)), "assemble"),
+    ("two new files, one name", _both(_set("clusters/n1.yaml", MC.format("n", "gold")), _set("clusters/n2.yaml", MC.format("n", "tin"))), "full"),
+    ("both gone", _both(_drop("clusters/n1.yaml"), _drop("clusters/n2.yaml")), "assemble"),
+    ("a name moves between files", _both(_drop("clusters/c.yaml"), _set("clusters/c2.yaml", CP.format("c"))), "patch"),
     ("profile and cluster of one name", _set("clusters/p.yaml", MC.format("p1", "gold")), "full"),
     ("remove it", _drop("clusters/p.yaml"), "assemble"),
     ("edit fleet.yaml", _set("fleet.yaml", FLEET.format("fleet").replace("a: 1", "a: 2")), "assemble"),
@@ -175,6 +186,11 @@ STEPS: list[tuple[str, Edit, str]] = [
     ("a template", _set("placements/t.yaml.j2", CRP.format("t", "web")), "full"),
     ("edit beside the template", _set("resources/w/cm1.yaml", CM.format("cm1", "fifth")), "full"),
     ("drop the template", _drop("placements/t.yaml.j2"), "assemble"),
+    ("a SOPS file", _set("resources/w/s.yaml", SECRET.format("e") + "sops:\n  mac: x\n"), "full"),
+    ("edit beside the SOPS file", _set("resources/w/cm1.yaml", CM.format("cm1", "sixth")), "full"),
+    ("drop the SOPS file", _drop("resources/w/s.yaml"), "assemble"),
+    ("SOPS metadata added to a file", _set("resources/w/cm1.yaml", CM.format("cm1", 7) + "sops:\n  mac: x\n"), "full"),
+    ("and taken away", _set("resources/w/cm1.yaml", CM.format("cm1", 8)), "assemble"),
     ("a partial", _set("templates/p.yaml", CM.format("partial", 1)), "patch"),
     ("move a cluster file", _rename("clusters/a.yaml", "more/a.yaml"), "patch"),
 ]
