@@ -105,9 +105,7 @@ class FleetLoader:
         """The last tree needed `load_fleet` and nothing that decided so changed."""
         if self._holdouts is None or changed is None:
             return False
-        return not any(
-            p == FLEET_FILE or structural(p) or p in self._holdouts for p in changed
-        )
+        return not any(p == FLEET_FILE or structural(p) or p in self._holdouts for p in changed)
 
     def _patch(self, tree: Tree, listing: Listing, changed: set[str]) -> FleetSnapshot | None:
         index, limits = self._index, self._limits

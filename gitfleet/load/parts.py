@@ -93,7 +93,9 @@ def file_part(
         notes=tuple(builder.notes),
         mixed_note=notes[0] if notes else None,
         entries=tuple(
-            (slot, key, value) for slot, values in builder.slots.items() for key, value in values.items()
+            (slot, key, value)
+            for slot, values in builder.slots.items()
+            for key, value in values.items()
         ),
         origins=tuple(builder.origins.items()),
         resources=tuple(builder.resources),

@@ -84,7 +84,7 @@ class SnapshotIndex:
         olds = [old for file in changes if (old := self.parts.get(file)) is not None]
         self._swap_entries(olds, [new for new in changes.values() if new is not None])
         self._swap_resources(changes)
-        for file, new in changes.items():
+        for file in changes:
             old = self.parts.pop(file, None)
             for key in old.keys if old is not None else ():
                 if self.owners.get(key) == file:

@@ -46,7 +46,9 @@ CRO = (
 )
 NS = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {}\n"
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: web\ndata:\n  k: '{}'\n"
-SECRET = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {}\n  namespace: web\nstringData:\n  p: x\n"
+SECRET = (
+    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {}\n  namespace: web\nstringData:\n  p: x\n"
+)
 LIST = "apiVersion: v1\nkind: List\nitems:\n- {}\n- {}\n"
 TENANT = (
     "apiVersion: gitfleet.io/v1alpha1\nkind: Tenant\nmetadata:\n  name: {}\nspec:\n"
@@ -153,17 +155,61 @@ STEPS: list[tuple[str, Edit, str]] = [
     ("edit an override", _set("overrides/web.yaml", CRO.format("web-labels", "y")), "patch"),
     ("YAML syntax error", _set("placements/web.yaml", "apiVersion: [\n"), "patch"),
     ("fix it", _set("placements/web.yaml", CRP.format("web", "web")), "patch"),
-    ("invalid field", _set("placements/web.yaml", CRP.format("web", "web") + "  bogus: 1\n"), "patch"),
+    (
+        "invalid field",
+        _set("placements/web.yaml", CRP.format("web", "web") + "  bogus: 1\n"),
+        "patch",
+    ),
     ("fix the field", _set("placements/web.yaml", CRP.format("web", "web")), "patch"),
     ("plaintext Secret", _set("resources/web/secret.yaml", SECRET.format("s")), "patch"),
-    ("no kind", _set("resources/web/secret.yaml", "apiVersion: v1\nmetadata: {name: s}\n"), "patch"),
-    ("edit the mixed file", _set("placements/mixed.yaml", CRP.format("mixed", "mixed") + "---\n" + NS.format("mixed") + "---\n" + NS.format("mixed2")), "patch"),
+    (
+        "no kind",
+        _set("resources/web/secret.yaml", "apiVersion: v1\nmetadata: {name: s}\n"),
+        "patch",
+    ),
+    (
+        "edit the mixed file",
+        _set(
+            "placements/mixed.yaml",
+            CRP.format("mixed", "mixed")
+            + "---\n"
+            + NS.format("mixed")
+            + "---\n"
+            + NS.format("mixed2"),
+        ),
+        "patch",
+    ),
     ("kind change: cluster to profile", _set("clusters/c.yaml", CP.format("c")), "patch"),
-    ("kind change: payload to fleet object", _set("resources/w/cm3.yaml", CRP.format("cm3", "web")), "patch"),
-    ("kind change: cluster to placement", _set("clusters/0.yaml", CRP.format("zero", "web")), "patch"),
-    ("duplicate inside one file", _set("resources/web/dup.yaml", CM.format("d", 1) + "---\n" + CM.format("d", 2)), "patch"),
-    ("edit the List", _set("resources/web/list.yaml", LIST.format("{apiVersion: v1, kind: ConfigMap, metadata: {name: l1, namespace: web}}", "3")), "patch"),
-    ("invalid Tenant", _set("tenants/shop.yaml", TENANT.format("shop", "shop", "shop") + "  bogus: 1\n"), "patch"),
+    (
+        "kind change: payload to fleet object",
+        _set("resources/w/cm3.yaml", CRP.format("cm3", "web")),
+        "patch",
+    ),
+    (
+        "kind change: cluster to placement",
+        _set("clusters/0.yaml", CRP.format("zero", "web")),
+        "patch",
+    ),
+    (
+        "duplicate inside one file",
+        _set("resources/web/dup.yaml", CM.format("d", 1) + "---\n" + CM.format("d", 2)),
+        "patch",
+    ),
+    (
+        "edit the List",
+        _set(
+            "resources/web/list.yaml",
+            LIST.format(
+                "{apiVersion: v1, kind: ConfigMap, metadata: {name: l1, namespace: web}}", "3"
+            ),
+        ),
+        "patch",
+    ),
+    (
+        "invalid Tenant",
+        _set("tenants/shop.yaml", TENANT.format("shop", "shop", "shop") + "  bogus: 1\n"),
+        "patch",
+    ),
     ("fix the Tenant", _set("tenants/shop.yaml", TENANT.format("shop", "shop", "shop")), "patch"),
     ("duplicate cluster in another file", _set("clusters/a2.yaml", MC.format("a", "gold")), "full"),
     ("edit while duplicated", _set("resources/w/cm1.yaml", CM.format("cm1", "again")), "full"),
@@ -171,17 +217,36 @@ STEPS: list[tuple[str, Edit, str]] = [
     ("edit after the fix", _set("resources/w/cm1.yaml", CM.format("cm1", "third")), "patch"),
     ("duplicate payload", _set("resources/w/cm1b.yaml", CM.format("cm1", 1)), "full"),
     ("rename the duplicate away", _set("resources/w/cm1b.yaml", CM.format("cm1b", 1)), "assemble"),
-    ("two new files, one name", _both(_set("clusters/n1.yaml", MC.format("n", "gold")), _set("clusters/n2.yaml", MC.format("n", "tin"))), "full"),
+    (
+        "two new files, one name",
+        _both(
+            _set("clusters/n1.yaml", MC.format("n", "gold")),
+            _set("clusters/n2.yaml", MC.format("n", "tin")),
+        ),
+        "full",
+    ),
     ("both gone", _both(_drop("clusters/n1.yaml"), _drop("clusters/n2.yaml")), "assemble"),
-    ("a name moves between files", _both(_drop("clusters/c.yaml"), _set("clusters/c2.yaml", CP.format("c"))), "patch"),
+    (
+        "a name moves between files",
+        _both(_drop("clusters/c.yaml"), _set("clusters/c2.yaml", CP.format("c"))),
+        "patch",
+    ),
     ("profile and cluster of one name", _set("clusters/p.yaml", MC.format("p1", "gold")), "full"),
     ("remove it", _drop("clusters/p.yaml"), "assemble"),
-    ("edit fleet.yaml", _set("fleet.yaml", FLEET.format("fleet").replace("a: 1", "a: 2")), "assemble"),
+    (
+        "edit fleet.yaml",
+        _set("fleet.yaml", FLEET.format("fleet").replace("a: 1", "a: 2")),
+        "assemble",
+    ),
     ("a second Fleet", _set("placements/fleet2.yaml", FLEET.format("other")), "assemble"),
     ("edit beside it", _set("resources/w/cm1.yaml", CM.format("cm1", "fourth")), "patch"),
     ("edit the second Fleet", _set("placements/fleet2.yaml", FLEET.format("other2")), "assemble"),
     ("remove the second Fleet", _drop("placements/fleet2.yaml"), "assemble"),
-    ("allow plaintext", _set("fleet.yaml", FLEET.format("fleet") + "  secrets:\n    allowPlaintext: true\n"), "assemble"),
+    (
+        "allow plaintext",
+        _set("fleet.yaml", FLEET.format("fleet") + "  secrets:\n    allowPlaintext: true\n"),
+        "assemble",
+    ),
     ("another Secret", _set("resources/web/secret2.yaml", SECRET.format("s2")), "patch"),
     ("a template", _set("placements/t.yaml.j2", CRP.format("t", "web")), "full"),
     ("edit beside the template", _set("resources/w/cm1.yaml", CM.format("cm1", "fifth")), "full"),
@@ -189,7 +254,11 @@ STEPS: list[tuple[str, Edit, str]] = [
     ("a SOPS file", _set("resources/w/s.yaml", SECRET.format("e") + "sops:\n  mac: x\n"), "full"),
     ("edit beside the SOPS file", _set("resources/w/cm1.yaml", CM.format("cm1", "sixth")), "full"),
     ("drop the SOPS file", _drop("resources/w/s.yaml"), "assemble"),
-    ("SOPS metadata added to a file", _set("resources/w/cm1.yaml", CM.format("cm1", 7) + "sops:\n  mac: x\n"), "full"),
+    (
+        "SOPS metadata added to a file",
+        _set("resources/w/cm1.yaml", CM.format("cm1", 7) + "sops:\n  mac: x\n"),
+        "full",
+    ),
     ("and taken away", _set("resources/w/cm1.yaml", CM.format("cm1", 8)), "assemble"),
     ("a partial", _set("templates/p.yaml", CM.format("partial", 1)), "patch"),
     ("move a cluster file", _rename("clusters/a.yaml", "more/a.yaml"), "patch"),
@@ -219,7 +288,9 @@ def test_the_steps_reach_errors_notes_and_every_slot_they_name() -> None:
     messages = [str(e) for e in seen["YAML syntax error"].errors]
     assert any(m.startswith("placements/web.yaml:2: YAML syntax error") for m in messages), messages
     assert "placements/web.yaml" in seen["invalid field"].error_files
-    assert any("duplicate cluster a" in str(e) for e in seen["duplicate cluster in another file"].errors)
+    assert any(
+        "duplicate cluster a" in str(e) for e in seen["duplicate cluster in another file"].errors
+    )
     assert any("duplicate object" in str(e) for e in seen["duplicate inside one file"].errors)
     assert seen["invalid Tenant"].unloaded_tenants
     assert not seen["fix the Tenant"].unloaded_tenants
@@ -228,7 +299,7 @@ def test_the_steps_reach_errors_notes_and_every_slot_they_name() -> None:
     assert seen["another Secret"].notes
     staged = [r for r in seen["add one first in order"].resources if r.origin.file > "r"]
     assert staged[0].name == "first"
-    assert list(seen["add one sorted first"].clusters)[0] == "0"
+    assert next(iter(seen["add one sorted first"].clusters)) == "0"
 
 
 def test_a_snapshot_handed_out_never_changes_afterwards() -> None:
@@ -304,7 +375,11 @@ def test_a_git_commit_is_patched_by_its_blob_ids(tmp_path: Path) -> None:
 
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     loader = FleetLoader()
-    for edit in (None, _set("resources/w/cm1.yaml", CM.format("cm1", "git")), _drop("clusters/b.yaml")):
+    for edit in (
+        None,
+        _set("resources/w/cm1.yaml", CM.format("cm1", "git")),
+        _drop("clusters/b.yaml"),
+    ):
         if edit is not None:
             edit(files)
             (repo / "clusters/b.yaml").unlink(missing_ok="clusters/b.yaml" not in files)
