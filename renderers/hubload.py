@@ -10,7 +10,8 @@ whenever the patch is not provably what `load_fleet` makes of the tree:
   another file claims;
 - `load_fleet` itself — when the tree has no blob ids, a unit is not plain YAML (kustomize,
   Jinja2, Helm: they read other files, the inventory or the Fleet values), a file is
-  SOPS-encrypted, or two files try the same name (duplicates).
+  SOPS-encrypted, or two files try the same name (duplicates); while the files that decided so
+  are unchanged, the next pass goes straight to `load_fleet` (costs what it cost before).
 A one-shot `gitfleet render` calls `load_fleet` and keeps nothing. Called by `reconciler.loop`.
 """
 
@@ -23,7 +24,7 @@ from gitfleet.api import Fleet
 from gitfleet.api.limits import Limits
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.load.parts import FilePart, file_part, fleet_documents
-from gitfleet.load.patch import SnapshotIndex
+from gitfleet.load.patch import SnapshotIndex, contenders
 from gitfleet.load.snapshot import default_fleet, read_fleet, read_fleet_settings
 from gitfleet.repo.tree import BlobIds, Tree
 from renderers import FLEET_FILE, jinja, load_fleet, plain, read_settings
@@ -70,8 +71,9 @@ class FleetLoader:
         self._parts: dict[str, FilePart] = {}
         self._index: SnapshotIndex | None = None
         self._holdouts: frozenset[str] | None = None
-        """Why the last tree was loaded by `load_fleet`: files that made it so (SOPS files;
-        empty when the plan had other units); None when it was not."""
+        """Why the last tree was loaded by `load_fleet`: the files that made it so (SOPS files,
+        files declaring one name; empty when the plan had other units); None when it was not.
+        Until one of them, `fleet.yaml` or a structural file changes, `load_fleet` it is."""
         self.mode = ""
         """How the last tree was loaded: patch, assemble or full (for tests and timings)."""
 
@@ -151,6 +153,7 @@ class FleetLoader:
         self._parts = parts
         index = SnapshotIndex.of(fleet, origin, fleet_errors, parts)
         if index is None:
+            self._holdouts = contenders(parts)
             return None
         self._index = index
         return index.snapshot(tree.commit, tree.errors)

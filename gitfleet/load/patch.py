@@ -156,6 +156,19 @@ class SnapshotIndex:
         return replace(snapshot, notes=notes, warnings=(), sealed=SealedValues())
 
 
+def contenders(parts: Mapping[str, FilePart]) -> frozenset[str]:
+    """The files whose documents try a key that another file's documents try too (until one
+    of them changes, only a full build can load the tree)."""
+    first: dict[tuple[str, ...], str] = {}
+    found: set[str] = set()
+    for file in sorted(parts):
+        for key in parts[file].keys:
+            owner = first.setdefault(key, file)
+            if owner != file:
+                found.update((owner, file))
+    return frozenset(found)
+
+
 def _swapped(values: dict[Any, Any], gone: set[Any], came: dict[Any, Any]) -> dict[Any, Any]:
     """A copy of `values` without the keys `gone` and with `came`; sorted again only when a
     key is new."""

@@ -419,3 +419,57 @@ def test_changed_paths_are_added_removed_and_edited() -> None:
     new: dict[str, Any] = {"a": ("1", 1), "b": ("9", 1), "d": ("4", 1)}
     assert changed_paths(old, new) == {"b", "c", "d"}
     assert changed_paths(old, dict(old)) == set()
+
+
+def test_a_held_tree_goes_straight_to_load_fleet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the two files declaring one name are unchanged, no pass assembles parts again."""
+    import renderers.hubload as hubload
+
+    plans: list[int] = []
+    plan_units = hubload.plan_units
+    monkeypatch.setattr(hubload, "plan_units", lambda *a: plans.append(1) or plan_units(*a))
+    files = base_files()
+    checked = Checked()
+    checked.load(files)
+    files["clusters/a2.yaml"] = MC.format("a", "gold")
+    checked.load(files)
+    assert (checked.modes[-1], len(plans)) == ("full", 2)
+    for value in range(3):
+        files["resources/w/cm1.yaml"] = CM.format("cm1", value)
+        checked.load(files)
+    assert (checked.modes[-1], len(plans)) == ("full", 2)
+    files["clusters/a2.yaml"] = MC.format("a2", "gold")
+    checked.load(files)
+    assert (checked.modes[-1], len(plans)) == ("assemble", 3)
+
+
+def test_contenders_are_the_files_that_try_one_key() -> None:
+    from gitfleet.api.limits import DEFAULT_LIMITS
+    from gitfleet.load.parts import file_part
+    from gitfleet.load.patch import contenders
+    from gitfleet.load.snapshot import default_fleet
+    from gitfleet.load.yamlio import parse_documents
+
+    fleet = default_fleet()
+
+    def part(path: str, text: str) -> Any:
+        docs, errors = parse_documents(path, text, DEFAULT_LIMITS)
+        return file_part(path, docs, errors, fleet)
+
+    parts = {
+        "clusters/a.yaml": part("clusters/a.yaml", MC.format("a", "gold")),
+        "clusters/b.yaml": part("clusters/b.yaml", MC.format("b", "gold")),
+        "clusters/c.yaml": part("clusters/c.yaml", MC.format("a", "tin")),
+        "resources/x.yaml": part("resources/x.yaml", CM.format("x", 1)),
+        "resources/y.yaml": part(
+            "resources/y.yaml", CM.format("x", 2) + "---\n" + CM.format("y", 1)
+        ),
+    }
+    assert contenders(parts) == {
+        "clusters/a.yaml",
+        "clusters/c.yaml",
+        "resources/x.yaml",
+        "resources/y.yaml",
+    }
+    del parts["clusters/c.yaml"], parts["resources/y.yaml"]
+    assert contenders(parts) == frozenset()
