@@ -122,9 +122,10 @@ class FleetLoader:
             if result is not None and _sealed(result):
                 return None
             changes[path] = None if result is None else _part(path, result, index.fleet)
+        self._index = None  # not trusted again unless the patch completes
         if not index.patch(changes):
             return None
-        self._parts = index.parts
+        self._index, self._parts = index, index.parts
         return index.snapshot(tree.commit, tree.errors)
 
     def _assemble(self, tree: Tree) -> FleetSnapshot | None:
