@@ -292,6 +292,7 @@ class Hub:
             message,
             self.config.identity,
             sign_key=self.config.sign_key,
+            known=self._output.listing(output),
         )
         self._lap("commit")
         self._output.wrote(written.commit, result.files, listing)

@@ -88,6 +88,7 @@ def commit_files(
     ref: str | None = None,
     date: datetime | None = None,
     sign_key: Path | None = None,
+    known: Mapping[str, tuple[str, int]] | None = None,
 ) -> CommitResult:
     """Commit `changes` (path -> new bytes, or None to delete the file or directory) on top of
     `parent` (None: a root commit). No commit is made when the tree would not change.
@@ -95,12 +96,15 @@ def commit_files(
     `ref`, when given, is moved to the new commit only if it still points at `parent` (or does
     not exist when `parent` is None); otherwise GitError. `date` defaults to the current time.
     `sign_key`: an SSH private key file; the commit is signed with it (`gpg.format=ssh`).
+    `known`: every file of `parent` as path -> (blob id, size), when the caller holds it (the
+    hub's record of the commit it wrote); then only deletions of paths it lacks (a directory,
+    or nothing) are looked up in git.
     """
     for path in changes:
         check_path(path)
     _refuse_nesting(path for path, data in changes.items() if data is not None)
     parent_commit, parent_tree = _resolve_parent(repo, parent)
-    current = _lookup(repo, parent_commit, changes) if parent_commit else {}
+    current = _current(repo, parent_commit, changes, known) if parent_commit else {}
     effective = _effective(changes, current)
     return _write(repo, parent_commit, parent_tree, effective, message, author, ref, date, sign_key)
 
@@ -255,6 +259,24 @@ def _resolve_parent(repo: Path, parent: str | None) -> tuple[str | None, str | N
 def _rev_parse(repo: Path, spec: str) -> str:
     out = run_git(repo, ["rev-parse", "--verify", "--end-of-options", spec])
     return out.stdout.decode("ascii", "replace").strip()
+
+
+def _current(
+    repo: Path,
+    commit: str,
+    changes: Mapping[str, bytes | None],
+    known: Mapping[str, tuple[str, int]] | None,
+) -> dict[str, str]:
+    """What `commit` holds at the changed paths, as `_lookup` gives it. With `known` (its
+    files), a path it lists is that blob; a written path it lacks is absent or a directory,
+    and is written either way; a deleted path it lacks is looked up (a directory is deleted)."""
+    if known is None:
+        return _lookup(repo, commit, changes)
+    current = {path: known[path][0] for path in changes if path in known}
+    unknown = [path for path, data in changes.items() if data is None and path not in known]
+    if unknown:
+        current.update(_lookup(repo, commit, unknown))
+    return current
 
 
 def _lookup(repo: Path, commit: str, paths: Iterable[str]) -> dict[str, str]:
