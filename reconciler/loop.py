@@ -305,6 +305,7 @@ class Hub:
             raise _Rejected(pushed.message)
         if not pushed.ok:
             raise GitError(pushed.message)
+        self._trailers = (written.commit, parse_trailers(message))  # the next pass's output
         self._lap("push")
         self.mirror.maintain()  # fast-import leaves a pack per commit; `gc --auto` bounds them
         self._lap("maintain")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitfleet.repo.gitcmd import run_git, validate_ref
+from gitfleet.repo.gitcmd import remember_written, run_git, validate_ref
 from gitfleet.repo.signatures import sign_commit
 from gitfleet.repo.tree import relpath_problem
 
@@ -178,6 +178,7 @@ def _write(
         return CommitResult(parent, tree, changed=False)
     if sign_key is not None:
         commit = sign_commit(repo, commit, sign_key)
+    remember_written(repo, commit, tree, parent)
     if ref is not None:
         run_git(
             repo, ["update-ref", "-m", "gitfleet commit", "--", ref, commit, parent or ZERO_OID]
