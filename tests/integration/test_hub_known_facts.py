@@ -35,6 +35,7 @@ def test_a_pass_asks_git_nothing_it_wrote_itself(
     world.edit(1)
     hub = world.hub("hub", clock)
     assert hub.run_once().outcome == "committed"
+    first = rev(world.remote, f"refs/heads/{OUTPUT}")
     started: list[list[str]] = []
     real = subprocess.run
 
@@ -54,6 +55,7 @@ def test_a_pass_asks_git_nothing_it_wrote_itself(
     assert not [a for a in asked if a.startswith("rev-parse") and f"{pushed}^{{commit}}" in a]
     assert not [a for a in asked if a.startswith("log") and "--max-count=1" in a and pushed in a]
     assert not [a for a in asked if a.startswith("gc")]  # below gc --auto's thresholds
+    assert not [a for a in asked if a.startswith("rev-parse") and f"{first}^{{tree}}" in a]
     fresh = world.hub("fresh", clock)
     world.edit(3)
     assert hub.run_once().outcome == "committed"
