@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitfleet.repo.gitcmd import remember_written, run_git, validate_ref
+from gitfleet.repo.gitcmd import GitError, remember_written, run_git, validate_ref
 from gitfleet.repo.signatures import sign_commit
 from gitfleet.repo.tree import relpath_problem
 
@@ -29,6 +29,7 @@ _SCRATCH_REF = "refs/gitfleet/fast-import-scratch"
 _PART = r"[^/.\\\0\n\r][^/\\\0\n\r]*"
 _GOOD_PATH = re.compile(f"{_PART}(?:/{_PART})*")
 """Fast accept: non-empty components, none starting with '.', no backslash, NUL or line break."""
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _PLAIN_PATH = re.compile(rb'[^"\\\x00-\x1f\x7f]*')
 """Bytes `quote_path` leaves as they are."""
 
@@ -172,8 +173,7 @@ def _write(
         return CommitResult(parent, parent_tree, changed=False)
     stream = _stream(parent, changes, message, author, date or datetime.now(UTC))
     out = run_git(repo, ["fast-import", "--quiet", "--done", "--date-format=raw"], stdin=stream)
-    commit = out.stdout.decode("ascii", "replace").strip()
-    tree = _rev_parse(repo, f"{commit}^{{tree}}")
+    commit, tree = _commit_and_tree(out.stdout)
     if parent is not None and tree == parent_tree:
         return CommitResult(parent, tree, changed=False)
     if sign_key is not None:
@@ -216,8 +216,20 @@ def _stream(
         parts.append(b"M " + FILE_MODE.encode() + b" " + mark + b" " + quote_path(path) + b"\n")
     blobs = [b"blob\nmark %s\ndata %d\n%s\n" % (m, len(d), d) for d, m in marks.items()]
     parts[1:1] = blobs  # every distinct content once, before the commit that names it
-    parts.append(f"get-mark :1\nreset {_SCRATCH_REF}\nfrom {ZERO_OID}\n\ndone\n".encode())
+    ending = f'get-mark :1\nls :1 ""\nreset {_SCRATCH_REF}\nfrom {ZERO_OID}\n\ndone\n'
+    parts.append(ending.encode())  # prints the commit id, then its root tree's entry
     return b"".join(parts)
+
+
+def _commit_and_tree(out: bytes) -> tuple[str, str]:
+    """The commit id and root tree id fast-import printed for `get-mark :1` and `ls :1 ""`
+    ("040000 tree <id>\t")."""
+    lines = out.decode("ascii", "replace").splitlines()
+    fields = lines[1].split() if len(lines) == 2 else []
+    ids = [lines[0], fields[2]] if len(fields) == 3 and fields[1] == "tree" else []
+    if not ids or not all(_OID.fullmatch(oid) for oid in ids):
+        raise GitError(f"unexpected fast-import output: {out[:200]!r}")
+    return lines[0], fields[2]
 
 
 def quote_path(path: str) -> bytes:

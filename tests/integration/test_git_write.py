@@ -15,6 +15,7 @@ from gitfleet.repo.gitwrite import (
     CommitResult,
     Identity,
     PathError,
+    _commit_and_tree,
     blob_id,
     commit_files,
     replace_tree,
@@ -351,3 +352,18 @@ def test_a_known_listing_is_trusted_without_asking_git(repo: Path, base: CommitR
     trusted = commit_files(repo, base.commit, changes, "edit", BOT, known=claimed)
     assert not trusted.changed
     assert commit_files(repo, base.commit, changes, "edit", BOT).changed
+
+
+@pytest.mark.parametrize(
+    "out",
+    [b"", b"a" * 40 + b"\n", b"a" * 40 + b"\n100644 blob " + b"b" * 40 + b"\t\n", b"x\ny\nz\n"],
+)
+def test_unexpected_fast_import_output_is_an_error(out: bytes) -> None:
+    with pytest.raises(GitError, match="unexpected fast-import output"):
+        _commit_and_tree(out)
+
+
+def test_the_tree_comes_from_fast_import_itself(repo: Path, base: CommitResult) -> None:
+    oid, tree = "a" * 40, "b" * 40
+    assert _commit_and_tree(f"{oid}\n040000 tree {tree}\t\n".encode()) == (oid, tree)
+    assert base.tree == git(repo, "rev-parse", f"{base.commit}^{{tree}}")
