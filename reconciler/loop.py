@@ -30,7 +30,7 @@ from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.repo.branches import approved_deletions
-from gitfleet.repo.gitcmd import GitError, remembered_peels
+from gitfleet.repo.gitcmd import GitError, remember_written, remembered_peels
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import commit_files
 from gitfleet.repo.mirror import Mirror
@@ -104,6 +104,8 @@ class Hub:
         """The output commit this hub last wrote: its listing and files."""
         self._trailers: tuple[str, dict[str, list[str]]] | None = None
         """The last output commit read and its trailers."""
+        self._pushed: tuple[str, str] | None = None
+        """The commit this hub pushed last and its tree (reachable, so never pruned)."""
         self._reports: dict[str, _ReadReport] = {}
         """cluster -> (status commit, its report, problems): a report is read and parsed once."""
         self.next_wakeup: datetime | None = None
@@ -185,8 +187,11 @@ class Hub:
         )
 
     def _attempt(self) -> PassReport:
-        """Fetch, decide, render, commit and push once (object-id peels asked once)."""
+        """Fetch, decide, render, commit and push once (object-id peels asked once; the
+        commit this hub pushed last is known without asking)."""
         with remembered_peels():
+            if self._pushed is not None:
+                remember_written(self.mirror.path, *self._pushed, None)
             return self._attempt_once()
 
     def _attempt_once(self) -> PassReport:
@@ -294,6 +299,7 @@ class Hub:
             message,
             self.config.identity,
             sign_key=self.config.sign_key,
+            known=self._output.listing(output),
         )
         self._lap("commit")
         self._output.wrote(written.commit, result.files, listing)
@@ -306,6 +312,8 @@ class Hub:
             raise _Rejected(pushed.message)
         if not pushed.ok:
             raise GitError(pushed.message)
+        self._trailers = (written.commit, parse_trailers(message))  # the next pass's output
+        self._pushed = (written.commit, written.tree)
         self._lap("push")
         self.mirror.maintain()  # fast-import leaves a pack per commit; `gc --auto` bounds them
         self._lap("maintain")
