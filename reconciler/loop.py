@@ -30,7 +30,7 @@ from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
 from gitfleet.repo.branches import approved_deletions
-from gitfleet.repo.gitcmd import GitError, remembered_peels
+from gitfleet.repo.gitcmd import GitError, remember_written, remembered_peels
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import commit_files
 from gitfleet.repo.mirror import Mirror
@@ -44,7 +44,7 @@ from reconciler.hubinputs import OlderFleets, SourceGate, with_approval_commits
 from reconciler.pass_ import reconcile
 from reconciler.sourcehold import Refusal, Writer, record_refusal
 from reconciler.state import read_state
-from renderers import load_fleet
+from renderers.hubload import FleetLoader
 
 SOURCE_TRAILER = "Gitfleet-Source"
 REPORTS_TRAILER = "Gitfleet-Reports"
@@ -104,6 +104,8 @@ class Hub:
         """The output commit this hub last wrote: its listing and files."""
         self._trailers: tuple[str, dict[str, list[str]]] | None = None
         """The last output commit read and its trailers."""
+        self._pushed: tuple[str, str] | None = None
+        """The commit this hub pushed last and its tree (reachable, so never pruned)."""
         self._reports: dict[str, _ReadReport] = {}
         """cluster -> (status commit, its report, problems): a report is read and parsed once."""
         self.next_wakeup: datetime | None = None
@@ -112,6 +114,8 @@ class Hub:
         self._gate = SourceGate(self.mirror.path, config.allowed_signers)
         self._heap = HeapKeeper() if config.manage_heap else None
         self.older = OlderFleets(self.mirror.path)
+        self._loader = FleetLoader()
+        """The source tree's snapshot, patched pass to pass with the files that changed."""
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -183,8 +187,11 @@ class Hub:
         )
 
     def _attempt(self) -> PassReport:
-        """Fetch, decide, render, commit and push once (object-id peels asked once)."""
+        """Fetch, decide, render, commit and push once (object-id peels asked once; the
+        commit this hub pushed last is known without asking)."""
         with remembered_peels():
+            if self._pushed is not None:
+                remember_written(self.mirror.path, *self._pushed, None)
             return self._attempt_once()
 
     def _attempt_once(self) -> PassReport:
@@ -250,7 +257,7 @@ class Hub:
         self, source: str, output: str | None, refs: Mapping[str, str], digest: str
     ) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
-            fleet = load_fleet(tree)
+            fleet = self._loader.load(tree)
         fleet = with_approval_commits(fleet, self.mirror.path, source)
         since = _last(self._recorded(output), SOURCE_TRAILER)  # approvals come after it
         approved = approved_deletions(self.mirror.path, since, source, fleet.approval_files())
@@ -292,6 +299,7 @@ class Hub:
             message,
             self.config.identity,
             sign_key=self.config.sign_key,
+            known=self._output.listing(output),
         )
         self._lap("commit")
         self._output.wrote(written.commit, result.files, listing)
@@ -304,6 +312,8 @@ class Hub:
             raise _Rejected(pushed.message)
         if not pushed.ok:
             raise GitError(pushed.message)
+        self._trailers = (written.commit, parse_trailers(message))  # the next pass's output
+        self._pushed = (written.commit, written.tree)
         self._lap("push")
         self.mirror.maintain()  # fast-import leaves a pack per commit; `gc --auto` bounds them
         self._lap("maintain")

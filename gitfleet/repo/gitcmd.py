@@ -138,9 +138,28 @@ def run_git(
     stderr = redact_url(proc.stderr.decode("utf-8", "replace")).strip()
     if check and proc.returncode != 0:
         raise GitError(f"git {_describe(args)} failed: {_last_lines(stderr)}")
-    if peels is not None and peel is not None and proc.returncode == 0:
-        peels[peel] = proc.stdout if args[0] == "rev-parse" else peels.get(peel)
+    if peels is not None and proc.returncode == 0 and stdin is None and not config:
+        _remember_peel(peels, repo_dir, args, env, peel, proc.stdout)
     return GitResult(proc.returncode, proc.stdout, stderr)
+
+
+def _remember_peel(
+    peels: dict[tuple[object, ...], bytes | None],
+    repo_dir: Path,
+    args: Sequence[str],
+    env: Mapping[str, str] | None,
+    peel: tuple[object, ...] | None,
+    out: bytes,
+) -> None:
+    """After a command succeeded: remember its peel; and when it peeled a ref to a commit
+    (`rev-parse --verify <ref>^{commit}`), that the commit id printed peels to itself."""
+    if peel is not None:
+        peels[peel] = out if args[0] == "rev-parse" else peels.get(peel)
+    plain = len(args) >= 3 and args[-2] == "--end-of-options"
+    if plain and args[0] == "rev-parse" and set(args[1:-2]) <= _PEEL_OPTIONS["rev-parse"]:
+        found = out.decode("ascii", "replace").strip()
+        if args[-1].endswith("^{commit}") and _HEX_ID.fullmatch(found):
+            peels[_key_of(repo_dir, env, f"{found}^{{commit}}")] = out
 
 
 _scope = threading.local()
@@ -152,13 +171,38 @@ def remembered_peels() -> Iterator[None]:
     (`rev-parse --verify <id>^{commit}`, `cat-file -e <id>^{tree}`, ...) is answered again
     from memory: an object id names the same object forever, and one hub pass asks the same
     few several times. Scoped to one pass (a repository cannot be replaced meanwhile); `gc`
-    may prune unreachable objects, so it forgets them; failures are never remembered."""
+    may prune unreachable objects, so it forgets them; failures are never remembered. What
+    this process wrote is known without asking (`remember_written`)."""
     outer = getattr(_scope, "peels", None)
+    outer_ancestry = getattr(_scope, "ancestry", None)
     _scope.peels = outer if outer is not None else {}
+    _scope.ancestry = outer_ancestry if outer_ancestry is not None else set()
     try:
         yield
     finally:
-        _scope.peels = outer
+        _scope.peels, _scope.ancestry = outer, outer_ancestry
+
+
+def remember_written(repo_dir: Path, commit: str, tree: str, parent: str | None) -> None:
+    """Within `remembered_peels`: `commit` (just written to `repo_dir`) is a commit with
+    `tree`, and `parent` is its ancestor. Outside it, nothing is remembered."""
+    peels: dict[tuple[object, ...], bytes | None] | None = getattr(_scope, "peels", None)
+    ancestry: set[tuple[str, str, str]] | None = getattr(_scope, "ancestry", None)
+    if peels is None or ancestry is None:
+        return
+    peels[_key_of(repo_dir, None, f"{commit}^{{commit}}")] = f"{commit}\n".encode()
+    peels[_key_of(repo_dir, None, f"{commit}^{{tree}}")] = f"{tree}\n".encode()
+    if parent is not None:
+        ancestry.add((str(repo_dir), parent, commit))
+
+
+def known_ancestor(repo_dir: Path, ancestor: str, descendant: str) -> bool:
+    """Within `remembered_peels`: `ancestor` is known to be reachable from `descendant` (the
+    same commit, or the parent of one this process wrote). False: not known (ask git)."""
+    ancestry: set[tuple[str, str, str]] | None = getattr(_scope, "ancestry", None)
+    if ancestry is None:
+        return False
+    return ancestor == descendant or (str(repo_dir), ancestor, descendant) in ancestry
 
 
 _PEEL = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\^\{(?:commit|tree)\}")
@@ -179,7 +223,13 @@ def _peel_key(
     allowed = _PEEL_OPTIONS.get(args[0])
     if allowed is None or not set(args[1:-2]) <= allowed or not _PEEL.fullmatch(args[-1]):
         return None
-    return (str(repo_dir), tuple(sorted((env or {}).items())), args[-1])
+    return _key_of(repo_dir, env, args[-1])
+
+
+def _key_of(repo_dir: Path, env: Mapping[str, str] | None, spec: str) -> tuple[object, ...]:
+    """A peel's key: `GIT_DIR` naming `repo_dir` itself is the same repository as none."""
+    extra = {k: v for k, v in (env or {}).items() if not (k == "GIT_DIR" and v == str(repo_dir))}
+    return (str(repo_dir), tuple(sorted(extra.items())), spec)
 
 
 def validate_ref(repo_dir: Path, ref: str) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gitfleet.repo.gitcmd import run_git, validate_ref
+from gitfleet.repo.gitcmd import GitError, remember_written, run_git, validate_ref
 from gitfleet.repo.signatures import sign_commit
 from gitfleet.repo.tree import relpath_problem
 
@@ -29,6 +29,7 @@ _SCRATCH_REF = "refs/gitfleet/fast-import-scratch"
 _PART = r"[^/.\\\0\n\r][^/\\\0\n\r]*"
 _GOOD_PATH = re.compile(f"{_PART}(?:/{_PART})*")
 """Fast accept: non-empty components, none starting with '.', no backslash, NUL or line break."""
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _PLAIN_PATH = re.compile(rb'[^"\\\x00-\x1f\x7f]*')
 """Bytes `quote_path` leaves as they are."""
 
@@ -88,6 +89,7 @@ def commit_files(
     ref: str | None = None,
     date: datetime | None = None,
     sign_key: Path | None = None,
+    known: Mapping[str, tuple[str, int]] | None = None,
 ) -> CommitResult:
     """Commit `changes` (path -> new bytes, or None to delete the file or directory) on top of
     `parent` (None: a root commit). No commit is made when the tree would not change.
@@ -95,12 +97,15 @@ def commit_files(
     `ref`, when given, is moved to the new commit only if it still points at `parent` (or does
     not exist when `parent` is None); otherwise GitError. `date` defaults to the current time.
     `sign_key`: an SSH private key file; the commit is signed with it (`gpg.format=ssh`).
+    `known`: every file of `parent` as path -> (blob id, size), when the caller holds it (the
+    hub's record of the commit it wrote); then only deletions of paths it lacks (a directory,
+    or nothing) are looked up in git.
     """
     for path in changes:
         check_path(path)
     _refuse_nesting(path for path, data in changes.items() if data is not None)
     parent_commit, parent_tree = _resolve_parent(repo, parent)
-    current = _lookup(repo, parent_commit, changes) if parent_commit else {}
+    current = _current(repo, parent_commit, changes, known) if parent_commit else {}
     effective = _effective(changes, current)
     return _write(repo, parent_commit, parent_tree, effective, message, author, ref, date, sign_key)
 
@@ -168,12 +173,12 @@ def _write(
         return CommitResult(parent, parent_tree, changed=False)
     stream = _stream(parent, changes, message, author, date or datetime.now(UTC))
     out = run_git(repo, ["fast-import", "--quiet", "--done", "--date-format=raw"], stdin=stream)
-    commit = out.stdout.decode("ascii", "replace").strip()
-    tree = _rev_parse(repo, f"{commit}^{{tree}}")
+    commit, tree = _commit_and_tree(out.stdout)
     if parent is not None and tree == parent_tree:
         return CommitResult(parent, tree, changed=False)
     if sign_key is not None:
         commit = sign_commit(repo, commit, sign_key)
+    remember_written(repo, commit, tree, parent)
     if ref is not None:
         run_git(
             repo, ["update-ref", "-m", "gitfleet commit", "--", ref, commit, parent or ZERO_OID]
@@ -211,8 +216,20 @@ def _stream(
         parts.append(b"M " + FILE_MODE.encode() + b" " + mark + b" " + quote_path(path) + b"\n")
     blobs = [b"blob\nmark %s\ndata %d\n%s\n" % (m, len(d), d) for d, m in marks.items()]
     parts[1:1] = blobs  # every distinct content once, before the commit that names it
-    parts.append(f"get-mark :1\nreset {_SCRATCH_REF}\nfrom {ZERO_OID}\n\ndone\n".encode())
+    ending = f'get-mark :1\nls :1 ""\nreset {_SCRATCH_REF}\nfrom {ZERO_OID}\n\ndone\n'
+    parts.append(ending.encode())  # prints the commit id, then its root tree's entry
     return b"".join(parts)
+
+
+def _commit_and_tree(out: bytes) -> tuple[str, str]:
+    """The commit id and root tree id fast-import printed for `get-mark :1` and `ls :1 ""`
+    ("040000 tree <id>\t")."""
+    lines = out.decode("ascii", "replace").splitlines()
+    fields = lines[1].split() if len(lines) == 2 else []
+    ids = [lines[0], fields[2]] if len(fields) == 3 and fields[1] == "tree" else []
+    if not ids or not all(_OID.fullmatch(oid) for oid in ids):
+        raise GitError(f"unexpected fast-import output: {out[:200]!r}")
+    return lines[0], fields[2]
 
 
 def quote_path(path: str) -> bytes:
@@ -255,6 +272,24 @@ def _resolve_parent(repo: Path, parent: str | None) -> tuple[str | None, str | N
 def _rev_parse(repo: Path, spec: str) -> str:
     out = run_git(repo, ["rev-parse", "--verify", "--end-of-options", spec])
     return out.stdout.decode("ascii", "replace").strip()
+
+
+def _current(
+    repo: Path,
+    commit: str,
+    changes: Mapping[str, bytes | None],
+    known: Mapping[str, tuple[str, int]] | None,
+) -> dict[str, str]:
+    """What `commit` holds at the changed paths, as `_lookup` gives it. With `known` (its
+    files), a path it lists is that blob; a written path it lacks is absent or a directory,
+    and is written either way; a deleted path it lacks is looked up (a directory is deleted)."""
+    if known is None:
+        return _lookup(repo, commit, changes)
+    current = {path: known[path][0] for path in changes if path in known}
+    unknown = [path for path, data in changes.items() if data is None and path not in known]
+    if unknown:
+        current.update(_lookup(repo, commit, unknown))
+    return current
 
 
 def _lookup(repo: Path, commit: str, paths: Iterable[str]) -> dict[str, str]:

@@ -23,7 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitfleet.repo.gitcmd import GitError, GitResult, redact_url, run_git, validate_ref
+from gitfleet.repo.gitcmd import (
+    GitError,
+    GitResult,
+    known_ancestor,
+    redact_url,
+    run_git,
+    validate_ref,
+)
 from gitfleet.repo.gitwrite import ZERO_OID, check_path
 from gitfleet.repo.remote import RemoteURL, check_url
 from gitfleet.repo.trailers import parse_trailers
@@ -31,6 +38,7 @@ from gitfleet.repo.trailers import parse_trailers
 _REFSPEC = re.compile(r"(\+?)(refs/[^:]+):(refs/[^:]+)")
 _MISSING_REF = re.compile(r"couldn't find remote ref (\S+)")
 _URL_KEY = "gitfleet.url"
+_GIT_INT = re.compile(r"(-?[0-9]+)([kmg]?)")
 _LOG_FIELDS = 7
 
 
@@ -75,6 +83,8 @@ class Mirror:
         self._refspecs: dict[str, tuple[str, str]] = {}
         """Refspecs already checked (`_check_refspec`): a loop fetches the same ones each pass."""
         self._tracking: dict[str, str] = {}
+        self._gc_limits: tuple[int, int] | None = None
+        """`gc.auto` and `gc.autoPackLimit` as git reads them (read at the first `maintain`)."""
         """Remote ref (or glob) -> local ref, from every refspec `fetch` was given."""
 
     @classmethod
@@ -148,7 +158,10 @@ class Mirror:
         return self._descends(self._must_resolve(ancestor), self._must_resolve(descendant))
 
     def _descends(self, first: str, second: str) -> bool:
-        """`merge-base --is-ancestor` on two resolved commit ids."""
+        """`merge-base --is-ancestor` on two resolved commit ids (no git when the pass knows:
+        the same commit, or one this process wrote on top of `first`)."""
+        if known_ancestor(self._path, first, second):
+            return True
         result = self._git(["merge-base", "--is-ancestor", first, second], check=False)
         if result.returncode not in (0, 1):
             raise GitError(f"git merge-base failed: {_tail(result.stderr)}")
@@ -231,7 +244,10 @@ class Mirror:
 
     def maintain(self) -> None:
         """`git gc --auto`: fold the loose objects (fewer than 100 per write) or packs that
-        fast-import and fetch leave per commit (call between passes)."""
+        fast-import and fetch leave per commit (call between passes). Git is not started when
+        the repository is below both of `gc --auto`'s thresholds (`_gc_due`)."""
+        if not self._gc_due():
+            return
         run_git(
             self._path,
             ["gc", "--auto", "--quiet"],
@@ -239,6 +255,39 @@ class Mirror:
             config={"gc.autoDetach": "false"},
             timeout=self._timeout,
         )
+
+    def _gc_due(self) -> bool:
+        """Whether `gc --auto` could act, by its own two tests: more local packs without a
+        `.keep` than `gc.autoPackLimit`, or more loose objects in `objects/17` than
+        `gc.auto` / 256 (git samples that one directory). The settings are read once."""
+        if self._gc_limits is None:
+            self._gc_limits = self._read_gc_limits()
+        loose_limit, pack_limit = self._gc_limits
+        if loose_limit <= 0:
+            return False
+        packs = self._path / "objects" / "pack"
+        kept = 0
+        if pack_limit > 0 and packs.is_dir():
+            names = {entry.name for entry in packs.iterdir()}
+            kept = sum(1 for n in names if n.endswith(".pack") and n[:-5] + ".keep" not in names)
+        if pack_limit > 0 and kept > pack_limit:
+            return True
+        sample = self._path / "objects" / "17"
+        loose = sum(1 for e in sample.iterdir() if len(e.name) == 38) if sample.is_dir() else 0
+        return loose > -(-loose_limit // 256)
+
+    def _read_gc_limits(self) -> tuple[int, int]:
+        """(`gc.auto`, `gc.autoPackLimit`): git's defaults unless configured (an integer,
+        optionally with a k, m or g suffix, as git reads it; anything else: run gc always)."""
+        found = self._git(["config", "--get-regexp", r"^gc\.auto(packlimit)?$"], check=False)
+        limits = {"gc.auto": 6700, "gc.autopacklimit": 50}
+        for line in found.stdout.decode("utf-8", "replace").splitlines():
+            key, _, text = line.partition(" ")
+            match = _GIT_INT.fullmatch(text.strip().lower())
+            if key in limits:
+                scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+                limits[key] = int(match[1]) * scale[match[2]] if match else 1
+        return limits["gc.auto"], limits["gc.autopacklimit"]
 
     def _must_resolve(self, ref: str) -> str:
         commit = self.resolve(ref)

@@ -105,23 +105,18 @@ def build_index(
     entries: list[IndexEntry] = []
     first_seen: dict[IdentityKey, Resource] = {}
     for pos, res in enumerate(resources):
-        found = _object_issues(res, scopes)
-        if pos in crd_issues:
-            found.insert(0, crd_issues[pos])
         key = (res.group, res.kind, _lookup_namespace(res, scopes), res.name)
+        duplicate = None
         if key in first_seen:
             other = first_seen[key].origin
-            found.append(
-                FieldIssue(
-                    "metadata.name",
-                    f"duplicate object: {_describe(res)} is "
-                    f"also declared at {other.file}:{other.line}",
-                )
+            duplicate = FieldIssue(
+                "metadata.name",
+                f"duplicate object: {_describe(res)} is also declared at {other.file}:{other.line}",
             )
         else:
             first_seen[key] = res
         has_service = (res.namespace, res.name) in services
-        entries.append(_entry_of(res, scopes, found, has_service))
+        entries.append(_entry_of(res, scopes, crd_issues.get(pos), duplicate, has_service))
     return _assemble(scopes, entries, frozenset(skipped_namespaces))
 
 
@@ -133,12 +128,23 @@ value (its origin may move), the scope table by its content."""
 
 
 def _entry_of(
-    res: Resource, scopes: ScopeTable, found: list[FieldIssue], has_service: bool
+    res: Resource,
+    scopes: ScopeTable,
+    crd_issue: FieldIssue | None,
+    duplicate: FieldIssue | None,
+    has_service: bool,
 ) -> IndexEntry:
-    made_from = (res, scopes.content, tuple(found), has_service)
+    """The entry of `res`: its CRD issue first, then the rules it breaks, then `duplicate`
+    (remembered: the rules are checked again only when something it was made from changed)."""
+    made_from = (res, scopes.content, crd_issue, duplicate, has_service)
     hit = _entries.get(res.obj)
     if hit is not None and hit[0] == made_from:
         return hit[1]
+    found = _object_issues(res, scopes)
+    if crd_issue is not None:
+        found.insert(0, crd_issue)
+    if duplicate is not None:
+        found.append(duplicate)
     entry = _entry(res, scopes, found, has_service)
     _entries.put(res.obj, (made_from, entry))
     return entry

@@ -11,9 +11,11 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gitfleet.repo import gitcmd
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitwrite import CommitResult, Identity, commit_files
 from gitfleet.repo.mirror import Mirror
@@ -258,6 +260,40 @@ def test_maintain_folds_packs_and_keeps_history(local_remote: str, tmp_path: Pat
     mirror.maintain()
     assert packs() == 1
     assert [e.subject for e in mirror.log("refs/heads/out")] == ["c3", "c2", "c1", "c0"]
+
+
+def test_maintain_starts_no_git_below_gc_thresholds(
+    local_remote: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gc --auto` would do nothing below both of its thresholds, so it is not started; at
+    the pack threshold plus one it is, and folds the packs."""
+    mirror = Mirror.open(tmp_path / "m", local_remote)
+    subprocess.run(["git", "-C", str(mirror.path), "config", "gc.auto", "1k"], check=True)
+    subprocess.run(["git", "-C", str(mirror.path), "config", "gc.autoPackLimit", "3"], check=True)
+    parent = None
+    for n in range(3):  # > fastimport.unpackLimit objects each, so every commit makes a pack
+        files = {f"c{n}/f{i:03d}.yaml": f"{n}-{i}".encode() for i in range(120)}
+        parent = commit_files(mirror.path, parent, files, f"c{n}", BOT).commit
+    mirror.update_ref("refs/heads/out", parent, None)
+    packs = lambda: len(list((mirror.path / "objects" / "pack").glob("*.pack")))  # noqa: E731
+    started: list[list[str]] = []
+    real = gitcmd.subprocess.run
+
+    def counting(argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        started.append(argv)
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(gitcmd.subprocess, "run", counting)
+    mirror.maintain()  # reads the settings once
+    mirror.maintain()
+    assert packs() == 3 and not [argv for argv in started if "gc" in argv]
+    assert len(started) == 1  # `git config`, once
+    assert mirror._gc_limits == (1024, 3)  # as git reads "1k"
+    files = {f"c4/f{i:03d}.yaml": f"4-{i}".encode() for i in range(120)}
+    commit_files(mirror.path, parent, files, "c4", BOT)
+    assert packs() == 4
+    mirror.maintain()
+    assert [argv for argv in started if "gc" in argv] and packs() == 1
 
 
 def test_reopen_rules(local_remote: str, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from gitfleet.repo.gitwrite import (
     CommitResult,
     Identity,
     PathError,
+    _commit_and_tree,
     blob_id,
     commit_files,
     replace_tree,
@@ -29,6 +30,9 @@ BASE = {
     "clusters/west/app/cm.yaml": b"kind: ConfigMap\n",
     "state/placements.yaml": b"snapshots: []\n",
 }
+
+BASE_LISTING = {path: (blob_id(data), len(data)) for path, data in BASE.items()}
+"""The base commit's files as the hub records them (`commit_files(known=...)`)."""
 
 
 def git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
@@ -93,11 +97,15 @@ def test_same_changes_give_same_tree_and_commit(tmp_path: Path) -> None:
         {"clusters/east/app/cm.yaml": b"kind: ConfigMap\n", "nothing/here.yaml": None},
     ],
 )
+@pytest.mark.parametrize("listed", [False, True], ids=["looked-up", "known"])
 def test_no_op_writes_no_commit_and_no_object(
-    repo: Path, base: CommitResult, changes: dict[str, bytes | None]
+    repo: Path, base: CommitResult, changes: dict[str, bytes | None], listed: bool
 ) -> None:
     before = object_count(repo)
-    result = commit_files(repo, base.commit, changes, "again", BOT, ref="refs/heads/out")
+    known = BASE_LISTING if listed else None
+    result = commit_files(
+        repo, base.commit, changes, "again", BOT, ref="refs/heads/out", known=known
+    )
     assert result == CommitResult(base.commit, base.tree, changed=False)
     assert object_count(repo) == before
     assert git(repo, "rev-parse", "refs/heads/out") == base.commit
@@ -125,10 +133,18 @@ def test_no_op_writes_no_commit_and_no_object(
         ),
     ],
 )
+@pytest.mark.parametrize("listed", [False, True], ids=["looked-up", "known"])
 def test_changes_and_deletes(
-    repo: Path, base: CommitResult, changes: dict[str, bytes | None], expected: set[str]
+    repo: Path,
+    base: CommitResult,
+    changes: dict[str, bytes | None],
+    expected: set[str],
+    listed: bool,
 ) -> None:
-    result = commit_files(repo, base.commit, changes, "edit", BOT, ref="refs/heads/out")
+    known = BASE_LISTING if listed else None
+    result = commit_files(
+        repo, base.commit, changes, "edit", BOT, ref="refs/heads/out", known=known
+    )
     assert result.changed and result.commit != base.commit
     assert set(files_of(repo, result.commit)) == expected
     assert git(repo, "rev-parse", f"{result.commit}^") == base.commit
@@ -325,3 +341,29 @@ def test_compose_message_layout() -> None:
     assert message == "two words\n\nK: v\n"
     with pytest.raises(ValueError):
         compose_message("   ")
+
+
+def test_a_known_listing_is_trusted_without_asking_git(repo: Path, base: CommitResult) -> None:
+    """The hub hands over its record of the commit it wrote; git is asked only for deletions
+    of paths the record lacks."""
+    data = b"changed\n"
+    claimed = {**BASE_LISTING, "state/placements.yaml": (blob_id(data), len(data))}
+    changes: dict[str, bytes | None] = {"state/placements.yaml": data}
+    trusted = commit_files(repo, base.commit, changes, "edit", BOT, known=claimed)
+    assert not trusted.changed
+    assert commit_files(repo, base.commit, changes, "edit", BOT).changed
+
+
+@pytest.mark.parametrize(
+    "out",
+    [b"", b"a" * 40 + b"\n", b"a" * 40 + b"\n100644 blob " + b"b" * 40 + b"\t\n", b"x\ny\nz\n"],
+)
+def test_unexpected_fast_import_output_is_an_error(out: bytes) -> None:
+    with pytest.raises(GitError, match="unexpected fast-import output"):
+        _commit_and_tree(out)
+
+
+def test_the_tree_comes_from_fast_import_itself(repo: Path, base: CommitResult) -> None:
+    oid, tree = "a" * 40, "b" * 40
+    assert _commit_and_tree(f"{oid}\n040000 tree {tree}\t\n".encode()) == (oid, tree)
+    assert base.tree == git(repo, "rev-parse", f"{base.commit}^{{tree}}")

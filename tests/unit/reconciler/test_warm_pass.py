@@ -9,6 +9,7 @@ previous output; the heap keeper collects and freezes.
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from gitfleet.api import Condition
 from gitfleet.api.canonical import canonical_json, placement_content_hash
 from gitfleet.api.output import NAME_TOKEN, _renamed, group_named
 from gitfleet.repo.workdir import WorkdirTree
+from reconciler import heap
 from reconciler.heap import HeapKeeper
 from reconciler.pass_ import reconcile
 from reconciler.priorparse import derive_own, paths_under
@@ -178,16 +180,37 @@ def test_placement_content_hash_is_remembered_by_content_not_identity() -> None:
     assert placement_content_hash([{**objects[0], "hash": "sha256:3"}, objects[1]]) != first
 
 
-def test_the_heap_keeper_collects_and_freezes_after_each_pass() -> None:
+class _Node:
+    """A reference cycle to watch the collector with."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _frozen_cycle() -> weakref.ref[_Node]:
+    """A garbage cycle among frozen objects (what a cache dropped between full collections)."""
+    node = _Node()
+    gc.collect(0)  # out of the youngest generation, as a cache entry of an earlier pass
+    gc.freeze()
+    return weakref.ref(node)
+
+
+def test_the_heap_keeper_freezes_after_each_pass_and_collects_only_now_and_then() -> None:
     threshold = gc.get_threshold()
     try:
         keeper = HeapKeeper()
         assert gc.get_threshold()[0] == 10_000
-        keeper.after_pass()
+        first = _frozen_cycle()
+        keeper.after_pass()  # the first pass (the cold one): everything collected
+        assert first() is None and gc.get_freeze_count() > 0
+        old = _frozen_cycle()
+        young = weakref.ref(_Node())
+        keeper.after_pass()  # a steady-state pass: frozen as it is, nothing walked
+        assert young() is not None and old() is not None
         assert gc.get_freeze_count() > 0
-        keeper.passes = 49
-        keeper.after_pass()  # the 50th: everything unfrozen, collected, frozen again
-        assert gc.get_freeze_count() > 0
+        keeper.passes = heap.FULL_EVERY - 1
+        keeper.after_pass()  # every FULL_EVERY-th: everything unfrozen, collected, frozen
+        assert young() is None and old() is None and gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
         gc.set_threshold(*threshold)

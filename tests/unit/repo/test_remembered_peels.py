@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from gitfleet.repo import gitcmd
-from gitfleet.repo.gitcmd import remembered_peels, run_git
+from gitfleet.repo.gitcmd import known_ancestor, remembered_peels, run_git
+from gitfleet.repo.gitwrite import Identity, commit_files
 
 MISSING = "0" * 39 + "1"
+BOT = Identity("gitfleet-bot", "bot@gitfleet.invalid")
 
 
 @pytest.fixture
@@ -78,3 +80,58 @@ def test_existence_alone_does_not_answer_a_rev_parse(
         assert len(started) == 2
         run_git(path, ["cat-file", "-e", "--end-of-options", f"{head}^{{commit}}"])
         assert len(started) == 2
+
+
+def test_a_commit_a_ref_peeled_to_is_remembered_by_its_id(
+    repo: tuple[Path, str], started: list[Any]
+) -> None:
+    path, head = repo
+    with remembered_peels():
+        _peel(path, "HEAD^{commit}", "--verify", "--quiet")
+        assert _peel(path, f"{head}^{{commit}}", "--verify").stdout.decode().strip() == head
+        run_git(path, ["cat-file", "-e", "--end-of-options", f"{head}^{{commit}}"])
+        assert len(started) == 1
+        _peel(path, "HEAD^{commit}", "--verify", "--quiet")
+        assert len(started) == 2  # the ref itself is still asked
+
+
+def test_git_dir_naming_the_repository_is_the_same_repository(
+    tmp_path: Path, started: list[Any]
+) -> None:
+    bare = tmp_path / "b.git"
+    run_git(tmp_path, ["init", "--bare", "--quiet", str(bare)])
+    written = commit_files(bare, None, {"a": b"1\n"}, "one", BOT)
+    before = len(started)
+    with remembered_peels():
+        spec = f"{written.commit}^{{commit}}"
+        env = {"GIT_DIR": str(bare)}
+        run_git(bare, ["rev-parse", "--verify", "--end-of-options", spec], env=env)
+        run_git(bare, ["cat-file", "-e", "--end-of-options", spec])
+        assert len(started) == before + 1
+        other = {"GIT_DIR": str(tmp_path / "elsewhere")}
+        run_git(bare, ["cat-file", "-e", "--end-of-options", spec], env=other, check=False)
+        assert len(started) == before + 2  # another GIT_DIR is another repository
+
+
+def test_what_this_process_wrote_is_known_without_asking(
+    tmp_path: Path, started: list[Any]
+) -> None:
+    bare = tmp_path / "b.git"
+    run_git(tmp_path, ["init", "--bare", "--quiet", str(bare)])
+    first = commit_files(bare, None, {"a": b"1\n"}, "one", BOT)
+    assert not known_ancestor(bare, first.commit, first.commit)  # outside a pass: ask git
+    with remembered_peels():
+        second = commit_files(bare, first.commit, {"a": b"2\n"}, "two", BOT)
+        before = len(started)
+        assert _peel(bare, f"{second.commit}^{{commit}}", "--verify").stdout.decode().strip() == (
+            second.commit
+        )
+        assert _peel(bare, f"{second.commit}^{{tree}}", "--verify").stdout.decode().strip() == (
+            second.tree
+        )
+        assert len(started) == before
+        assert known_ancestor(bare, first.commit, second.commit)
+        assert known_ancestor(bare, second.commit, second.commit)
+        assert not known_ancestor(bare, second.commit, first.commit)
+        assert not known_ancestor(tmp_path / "other.git", first.commit, second.commit)
+    assert not known_ancestor(bare, first.commit, second.commit)

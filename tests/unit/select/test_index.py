@@ -8,7 +8,7 @@ import pytest
 
 from reconciler.select import build_index
 from reconciler.select.scope import guess_plural
-from tests.unit.select.select_helpers import Term, crp, index_of, names, obj, select
+from tests.unit.select.select_helpers import Term, crp, index_of, names, obj, res, select
 
 
 def crd(
@@ -229,3 +229,30 @@ def test_build_index_empty() -> None:
 )
 def test_guess_plural(kind: str, plural: str) -> None:
     assert guess_plural(kind) == plural
+
+
+def _issues(index: Any) -> list[tuple[str, str]]:
+    return [(i.resource.name, i.field) for i in index.issues]
+
+
+def test_an_entry_is_reused_only_while_everything_it_was_made_from_is_equal() -> None:
+    """A long-running hub hands unchanged objects over again: their entries are reused, but a
+    duplicate declared elsewhere, a CRD changing the scope or a Service appearing beside it
+    changes the entry (the same objects, indexed again, give the entries a fresh index gives)."""
+    cm = obj("v1", "ConfigMap", "c", "app")
+    widget = obj("example.com/v1", "Widget", "w", "app")
+    twin = res(dict(cm), file="resources/a.yaml")
+    service = res(obj("v1", "Service", "c", "app"), doc=2)
+    first = build_index([res(cm), res(widget, doc=1)])
+    again = build_index([res(cm), res(widget, doc=1)])
+    assert [e is f for e, f in zip(first.entries, again.entries, strict=True)] == [True, True]
+    doubled = build_index([twin, res(cm), res(widget, doc=1)])  # now `cm` is declared twice
+    assert _issues(doubled) == [("c", "metadata.name")] and doubled.entries[1].issues
+    single = build_index([res(cm), res(widget, doc=1)])
+    assert _issues(single) == [] and not single.entries[0].issues
+    scoped = build_index([res(cm), res(widget, doc=1), res(crd("Widget", "Cluster"), doc=2)])
+    assert _issues(scoped) == [("w", "metadata.namespace")]
+    served = build_index([res(cm), res(widget, doc=1), service])
+    plain = build_index([res(cm), res(widget, doc=1)])
+    assert served.entries[0] is not plain.entries[0]
+    assert build_index([res(cm), res(widget, doc=1)]).entries[0] is plain.entries[0]

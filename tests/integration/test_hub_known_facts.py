@@ -1,0 +1,64 @@
+"""What the hub knows of its own writes instead of asking git, on a real remote: the trailers
+of the output commit it pushed equal the ones read back from git, and the ancestry and peels
+of a commit it wrote save the processes that would ask (a pass after an edit starts fewer git
+processes than it did before these were known, and commits the same tree as a fresh hub)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitfleet.repo import gitcmd
+from gitfleet.repo.trailers import parse_trailers
+from tests.helpers.gitrepo import OUTPUT, git
+from tests.helpers.hubs import Clock
+from tests.integration.test_hub_faults import World, rev
+
+
+def test_the_pushed_commits_trailers_are_the_ones_git_gives_back(tmp_path: Path) -> None:
+    world, clock = World.create(tmp_path), Clock()
+    world.edit(1)
+    hub = world.hub("hub", clock)
+    assert hub.run_once().outcome == "committed"
+    pushed = rev(world.remote, f"refs/heads/{OUTPUT}")
+    assert hub._trailers is not None and hub._trailers[0] == pushed
+    assert hub._trailers[1] == parse_trailers(git(world.remote, "log", "-1", "--format=%B", OUTPUT))
+
+
+def test_a_pass_asks_git_nothing_it_wrote_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world, clock = World.create(tmp_path), Clock()
+    world.edit(1)
+    hub = world.hub("hub", clock)
+    assert hub.run_once().outcome == "committed"
+    first = rev(world.remote, f"refs/heads/{OUTPUT}")
+    started: list[list[str]] = []
+    real = subprocess.run
+
+    def counting(argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        started.append(argv)
+        return real(argv, *args, **kwargs)
+
+    world.edit(2)
+    monkeypatch.setattr(gitcmd.subprocess, "run", counting)
+    assert hub.run_once().outcome == "committed"
+    monkeypatch.undo()
+    pushed = rev(world.remote, f"refs/heads/{OUTPUT}")
+    assert pushed is not None
+    asked = [" ".join(argv[argv.index("-C") + 2 :]) for argv in started if "-C" in argv]
+    assert len(asked) == len(started) > 10
+    assert not [a for a in asked if a.startswith("merge-base") and pushed in a], asked
+    assert not [a for a in asked if a.startswith("rev-parse") and f"{pushed}^{{commit}}" in a]
+    assert not [a for a in asked if a.startswith("log") and "--max-count=1" in a and pushed in a]
+    assert not [a for a in asked if a.startswith("gc")]  # below gc --auto's thresholds
+    assert not [a for a in asked if a.startswith("rev-parse") and f"{first}^{{tree}}" in a]
+    fresh = world.hub("fresh", clock)
+    world.edit(3)
+    assert hub.run_once().outcome == "committed"
+    tree = rev(world.remote, f"refs/heads/{OUTPUT}^{{tree}}")
+    assert fresh.run_once().outcome in ("skipped", "unchanged")
+    assert rev(world.remote, f"refs/heads/{OUTPUT}^{{tree}}") == tree
