@@ -44,7 +44,7 @@ from reconciler.hubinputs import OlderFleets, SourceGate, with_approval_commits
 from reconciler.pass_ import reconcile
 from reconciler.sourcehold import Refusal, Writer, record_refusal
 from reconciler.state import read_state
-from renderers import load_fleet
+from renderers.hubload import FleetLoader
 
 SOURCE_TRAILER = "Gitfleet-Source"
 REPORTS_TRAILER = "Gitfleet-Reports"
@@ -114,6 +114,8 @@ class Hub:
         self._gate = SourceGate(self.mirror.path, config.allowed_signers)
         self._heap = HeapKeeper() if config.manage_heap else None
         self.older = OlderFleets(self.mirror.path)
+        self._loader = FleetLoader()
+        """The source tree's snapshot, patched pass to pass with the files that changed."""
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -255,7 +257,7 @@ class Hub:
         self, source: str, output: str | None, refs: Mapping[str, str], digest: str
     ) -> PassReport:
         with GitTree.open(self.mirror.path, source) as tree:
-            fleet = load_fleet(tree)
+            fleet = self._loader.load(tree)
         fleet = with_approval_commits(fleet, self.mirror.path, source)
         since = _last(self._recorded(output), SOURCE_TRAILER)  # approvals come after it
         approved = approved_deletions(self.mirror.path, since, source, fleet.approval_files())

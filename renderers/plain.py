@@ -51,6 +51,14 @@ class PlainRenderer:
             errors.extend(problems)
         return docs, errors
 
+    def render_file(self, path: str, ctx: RenderContext) -> RenderResult:
+        """One file's documents and errors; on a tree with blob ids, the cached result itself
+        (the same object for the same blob: `renderers.hubload` compares it by identity).
+        Read it only."""
+        if isinstance(ctx.tree, BlobIds):
+            return self._cached(path, ctx.tree.oid(path), ctx)
+        return self._render_file(path, ctx)
+
     def _cached(self, path: str, oid: str, ctx: RenderContext) -> RenderResult:
         key = (path, oid, ctx.limits)
         hit = _parsed.get(key)

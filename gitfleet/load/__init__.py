@@ -1,8 +1,9 @@
 """Repository documents -> validated `FleetSnapshot`; errors as `file:line: field.path: message`.
 
 Safe YAML in and canonical YAML out (`yamlio`), payload identity checks (`payload`) and the
-snapshot builder (`snapshot`, which indexes documents through `builder`). The output types live
-in `model`. Imports `gitfleet.repo` and `gitfleet.api` only; called by the renderers, the
+snapshot builder (`snapshot`, which indexes documents through `builder`); `parts` and `patch`
+keep a snapshot as per-file parts that the hub patches with the files that changed. The output
+types live in `model`. Imports `gitfleet.repo` and `gitfleet.api` only; called by the renderers, the
 reconciler and the CLI.
 """
 

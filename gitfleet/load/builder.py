@@ -11,6 +11,7 @@ their order.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from typing import Any
 
@@ -99,6 +100,9 @@ class SnapshotBuilder:
         self.resources: list[Resource] = []
         self.payload_keys: dict[tuple[str, str, str, str], Origin] = {}
         self.notes: list[FleetError] = []
+        self.attempted: list[tuple[str, ...]] = []
+        """Every key a document tried to claim (origin keys, payload keys), taken or not:
+        `gitfleet.load.parts` proves with them that files do not contend for a name."""
 
     def plaintext_refused(self, doc: SourceDoc) -> bool:
         """A Secret with values in clear is an error (naming file, line and field, never the
@@ -143,6 +147,7 @@ class SnapshotBuilder:
     def _claim(self, doc: SourceDoc, model: KubeObject, origin: Origin) -> bool:
         """Record the object's origin; False (and an error) when it is declared already."""
         keys = _origin_keys(model)
+        self.attempted += keys
         for key in keys:
             first = self.origins.get(key)
             if first is not None:
@@ -165,6 +170,7 @@ class SnapshotBuilder:
             return
         if refused:
             return
+        self.attempted.append(identity.key())
         first = self.payload_keys.get(identity.key())
         if first is not None:
             message = (
@@ -189,34 +195,49 @@ class SnapshotBuilder:
         )
 
     def snapshot(self, commit: str | None) -> FleetSnapshot:
-        errors = sorted(set(self.errors), key=_error_order)
-        s = {slot: dict(sorted(values.items())) for slot, values in self.slots.items()}
-        return FleetSnapshot(
-            fleet=self.fleet,
-            clusters=s["clusters"],
-            placements=s["placements"],
-            resource_placements=s["resource_placements"],
-            cluster_overrides=s["cluster_overrides"],
-            resource_overrides=s["resource_overrides"],
-            strategies=s["strategies"],
-            update_runs=s["update_runs"],
-            approvals=s["approvals"],
-            staged_strategies=s["staged_strategies"],
-            staged_update_runs=s["staged_update_runs"],
-            staged_approvals=s["staged_approvals"],
-            evictions=s["evictions"],
-            budgets=s["budgets"],
-            group_upgrades=s["group_upgrades"],
-            distributions=s["distributions"],
-            tenants=s["tenants"],
-            deletion_approvals=s["deletion_approvals"],
-            resources=tuple(self.resources),
-            errors=tuple(errors),
-            origins=dict(sorted(self.origins.items())),
-            commit=commit,
-            error_files=frozenset(e.file for e in errors if e.file),
-            unloaded_tenants=unloaded_files(errors),
-        )
+        slots = {slot: dict(sorted(values.items())) for slot, values in self.slots.items()}
+        origins = dict(sorted(self.origins.items()))
+        return freeze(self.fleet, slots, tuple(self.resources), self.errors, origins, commit)
+
+
+def freeze(
+    fleet: Fleet,
+    slots: Mapping[str, dict[Any, Any]],
+    resources: tuple[Resource, ...],
+    errors: Iterable[FleetError],
+    origins: dict[tuple[str, str, str], Origin],
+    commit: str | None,
+) -> FleetSnapshot:
+    """The snapshot of indexed values (`slots` and `origins` sorted by key, `resources` by
+    file and document); errors are deduplicated and sorted. Also called by
+    `gitfleet.load.patch`, which keeps the indexes between passes."""
+    ordered = sorted(set(errors), key=_error_order)
+    return FleetSnapshot(
+        fleet=fleet,
+        clusters=slots["clusters"],
+        placements=slots["placements"],
+        resource_placements=slots["resource_placements"],
+        cluster_overrides=slots["cluster_overrides"],
+        resource_overrides=slots["resource_overrides"],
+        strategies=slots["strategies"],
+        update_runs=slots["update_runs"],
+        approvals=slots["approvals"],
+        staged_strategies=slots["staged_strategies"],
+        staged_update_runs=slots["staged_update_runs"],
+        staged_approvals=slots["staged_approvals"],
+        evictions=slots["evictions"],
+        budgets=slots["budgets"],
+        group_upgrades=slots["group_upgrades"],
+        distributions=slots["distributions"],
+        tenants=slots["tenants"],
+        deletion_approvals=slots["deletion_approvals"],
+        resources=resources,
+        errors=tuple(ordered),
+        origins=origins,
+        commit=commit,
+        error_files=frozenset(e.file for e in ordered if e.file),
+        unloaded_tenants=unloaded_files(ordered),
+    )
 
 
 def _origin_keys(model: KubeObject) -> list[tuple[str, str, str]]:

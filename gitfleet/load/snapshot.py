@@ -9,7 +9,7 @@ two duplicates wins, the later one is an error naming the first's `file:line`). 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
@@ -19,7 +19,7 @@ from gitfleet.api.registry import is_fleet_group, is_fleet_kind, is_payload_kind
 from gitfleet.load.builder import SnapshotBuilder
 from gitfleet.load.lint import lint as lint_snapshot
 from gitfleet.load.lists import expand_lists
-from gitfleet.load.model import FleetSnapshot, Origin, SourceDoc
+from gitfleet.load.model import FleetSnapshot, Origin, Resource, SourceDoc
 from gitfleet.load.sealedvalues import SealedValues
 from gitfleet.load.unloaded import TENANT_NOT_LOADED, unloaded_tenant_docs
 from gitfleet.load.yamlio import error_at
@@ -62,12 +62,14 @@ def classify(
 
 def read_fleet_settings(docs: Sequence[SourceDoc]) -> tuple[Fleet, list[FleetError]]:
     """The singleton Fleet (first by file and document); the default Fleet when absent."""
-    fleet, _, errors = _read_fleet(docs)
+    fleet, _, errors = read_fleet(docs)
     return fleet or default_fleet(), errors
 
 
-def _read_fleet(docs: Sequence[SourceDoc]) -> tuple[Fleet | None, Origin | None, list[FleetError]]:
-    found = [d for d in sorted(docs, key=_order) if _is_fleet_doc(d)]
+def read_fleet(docs: Sequence[SourceDoc]) -> tuple[Fleet | None, Origin | None, list[FleetError]]:
+    """The first Fleet of `docs` by (file, doc), where it is declared, and the errors of the
+    Fleet documents (a second Fleet, an invalid one). Only `is_fleet_doc` documents count."""
+    found = [d for d in sorted(docs, key=_order) if is_fleet_doc(d)]
     if not found:
         return None, None, []
     first = found[0]
@@ -108,11 +110,22 @@ def build_snapshot(
     also the warnings of `gitfleet.load.lint` (locating each one re-reads its file, so only
     `gitfleet validate` asks for them)."""
     ordered, list_errors = expand_lists(sorted(docs, key=_order))
-    fleet, fleet_origin, fleet_errors = _read_fleet(ordered)
+    fleet, fleet_origin, fleet_errors = read_fleet(ordered)
     builder = SnapshotBuilder(fleet or default_fleet())
     builder.errors += list(errors) + list_errors + fleet_errors
     if fleet is not None and fleet_origin is not None:
         builder.origins[("Fleet", "", fleet.name)] = fleet_origin
+    index_documents(builder, ordered)
+    snapshot = builder.snapshot(commit)
+    warnings = lint_snapshot(snapshot, ordered) if lint else ()
+    notes = (*mixed_notes(snapshot.resources), *builder.notes)
+    return replace(snapshot, notes=notes, warnings=warnings, sealed=sealed or SealedValues())
+
+
+def index_documents(builder: SnapshotBuilder, ordered: Sequence[SourceDoc]) -> None:
+    """Classify each document of `ordered` (Lists expanded, in (file, doc) order) and add it to
+    `builder` (the Fleet itself is read apart, by `read_fleet`), then fail the Tenants it left
+    out closed. The one loop of `build_snapshot` and of `gitfleet.load.parts.file_part`."""
     mixed = mixed_files(ordered)
     for doc in ordered:
         kind = classify(doc, mixed)
@@ -120,14 +133,10 @@ def build_snapshot(
             builder.errors.append(kind)
         elif kind == "payload":
             builder.add_payload(doc)
-        elif not _is_fleet_doc(doc):
+        elif not is_fleet_doc(doc):
             builder.add_fleet(doc)
     unloaded = unloaded_tenant_docs(ordered, builder.origins)  # they must fail closed
     builder.errors += [error_at(d, FieldIssue("kind", TENANT_NOT_LOADED)) for d in unloaded]
-    snapshot = builder.snapshot(commit)
-    warnings = lint_snapshot(snapshot, ordered) if lint else ()
-    notes = (*mixed_notes(snapshot), *builder.notes)
-    return replace(snapshot, notes=notes, warnings=warnings, sealed=sealed or SealedValues())
 
 
 def mixed_files(docs: Sequence[SourceDoc]) -> frozenset[str]:
@@ -142,10 +151,10 @@ def _fleet(doc: SourceDoc) -> bool:
     return is_fleet_kind(api_version, kind) or is_fleet_group(api_version)
 
 
-def mixed_notes(snapshot: FleetSnapshot) -> tuple[FleetError, ...]:
+def mixed_notes(resources: Iterable[Resource]) -> tuple[FleetError, ...]:
     """One note per file outside `resources/` whose ordinary manifests became payload."""
     counts: dict[str, tuple[int, int]] = {}
-    for res in snapshot.resources:
+    for res in resources:
         if not res.origin.file.startswith(PAYLOAD_PREFIX):
             count, line = counts.get(res.origin.file, (0, res.origin.line))
             counts[res.origin.file] = (count + 1, line)
@@ -161,7 +170,8 @@ def mixed_notes(snapshot: FleetSnapshot) -> tuple[FleetError, ...]:
     )
 
 
-def _is_fleet_doc(doc: SourceDoc) -> bool:
+def is_fleet_doc(doc: SourceDoc) -> bool:
+    """A Fleet (of a fleet apiVersion) outside `resources/`: read by `read_fleet`, not indexed."""
     api_version, kind = doc.body.get("apiVersion"), doc.body.get("kind")
     return (
         kind == "Fleet"
