@@ -40,7 +40,7 @@ def label_value(text: str) -> str:
     return f"{head}-{digest}"
 
 
-def _entry(cluster: str, reason: str | None, profile_ns: str) -> dict[str, Any]:
+def decision_entry(cluster: str, reason: str | None, profile_ns: str) -> dict[str, Any]:
     """One ClusterDecision: a full ObjectReference to the ClusterProfile, as the KEP shows."""
     ref = {"apiVersion": API_VERSION, "kind": "ClusterProfile", "name": cluster}
     ref["namespace"] = profile_ns
@@ -64,11 +64,30 @@ def decision_documents(
     reason. `placement_name` is kept in an annotation for readers. PlacementDecision is
     namespaced: a ResourcePlacement's decisions live in its namespace, a cluster-scoped
     placement's (`namespace` '') in `profile_namespace` (fleet-system)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for path, doc, chunk in decision_slices(
+        placement_key, placement_name, namespace, clusters, revision, profile_namespace
+    ):
+        entries = [decision_entry(c, (reasons or {}).get(c), profile_namespace) for c in chunk]
+        out.append((path, {**doc, "decisions": entries}))
+    return out
+
+
+def decision_slices(
+    placement_key: str,
+    placement_name: str,
+    namespace: str,
+    clusters: Sequence[str],
+    revision: str,
+    profile_namespace: str = PROFILE_NAMESPACE,
+) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """(path, document without its `decisions`, the slice's clusters) of every slice
+    (`decision_documents`; `publish` writes the entries from kept per-cluster texts)."""
     namespace = namespace or profile_namespace
     ordered = sorted(set(clusters))
     chunks = [ordered[i : i + MAX_PER_SLICE] for i in range(0, len(ordered), MAX_PER_SLICE)]
     chunks = chunks or [[]]
-    out: list[tuple[str, dict[str, Any]]] = []
+    out: list[tuple[str, dict[str, Any], list[str]]] = []
     for index, chunk in enumerate(chunks):
         labels = {
             DECISION_KEY: label_value(placement_key),
@@ -88,10 +107,9 @@ def decision_documents(
                     "gitfleet.io/placement": placement_name,
                 },
             },
-            "decisions": [_entry(c, (reasons or {}).get(c), profile_namespace) for c in chunk],
             "schedulerName": SCHEDULER_NAME,
         }
-        out.append((f"decisions/{placement_key}-{index}.yaml", doc))
+        out.append((f"decisions/{placement_key}-{index}.yaml", doc, chunk))
     return out
 
 

@@ -16,6 +16,8 @@ writes one PlacementPrior a placement:
 `reconciler.priorparse`: a pass does not parse what it wrote itself); `read_placement_prior` and
 `implied_rows` read them back. A part that is missing (an output written before these files, or
 a row the record cannot hold) makes the readers parse the index or status files as before.
+A part's lists of cluster names and its kept entries are spliced in from kept texts
+(`reconciler.yamlparts.Spliced`), the same bytes as emitting the part whole.
 Called by `state`, `priorindex` and `statusdocs`.
 """
 
@@ -47,6 +49,7 @@ from reconciler.priorconds import (
 )
 from reconciler.priorparse import blob_key, derive_own, freeze, remember, remember_at, shared
 from reconciler.stagememo import StageMemo
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
 PRIOR_KIND = "PlacementPrior"
 PRIOR_TAG = "placement-prior"
@@ -259,9 +262,31 @@ def _block(
         return last[1]
     if len(_blocks) >= MAX_KEPT:
         _blocks.clear()
-    data = dump_yaml({part: make()}, memo=False, pieces=pieces).encode()
+    data = _spliced_part(part, make(), pieces or {}).encode()
     _blocks[(key, part)] = (made_from, data)
     return data
+
+
+_BLOCKS = Blocks()
+"""The texts of the records' lists of cluster names, for this pass and the last."""
+
+
+def _spliced_part(part: str, value: Any, pieces: Pieces) -> str:
+    """`dump_yaml({part: value}, pieces=pieces)`: the section's cluster names, its kept
+    entries and its groups' cluster names written from kept texts (`yamlparts.Spliced`)."""
+    spliced = Spliced()
+    if isinstance(value, dict):
+        value = dict(value)
+        clusters, entries = value.get("clusters"), value.get("entries")
+        if isinstance(clusters, list) and clusters:
+            value["clusters"] = spliced.part(clusters, _BLOCKS.names(clusters))
+        if isinstance(entries, list) and entries:
+            value["entries"] = spliced.part(entries, items_block(entries, pieces))
+        if isinstance(value.get("perClusterGroups"), list):
+            value["perClusterGroups"] = grouped_parts(
+                value["perClusterGroups"], "clusters", spliced, _BLOCKS
+            )
+    return spliced.dump({part: value})
 
 
 def _index_record(section: Mapping[str, Any]) -> IndexRecord:
@@ -291,6 +316,7 @@ def prior_files(
     part is serialised only when what it is made from changed (the conditions: the status
     file's blob id)."""
     files: dict[str, bytes] = {}
+    _BLOCKS.next_round()
     if rows is not None and not set(rows) <= set(placements):
         rows = None  # a row of a placement without state: only the index files hold it
     head = dump_yaml({"apiVersion": OUTPUT_API_VERSION}).encode()

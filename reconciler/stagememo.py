@@ -8,27 +8,28 @@ placement states one object. Comparing a stage's inputs as a tuple is then mostl
 (Python's containers compare identical elements without calling `__eq__`); unequal inputs only
 cost the stage's own work. Process-wide and bounded, like the other caches of the pass; `forget`
 clears every StageMemo (tests compare passes with and without reuse). `IdentityMemo` remembers
-values derived from objects for the last two passes only. `ClusterMemo` keeps, per placement,
-one result per cluster with the object it was made from (compared by identity, safe because the
+values derived from objects for the last two passes only, `RoundMemo` values by a key that
+determines them for the last two passes. `ClusterMemo` keeps, per placement, one result per cluster with the object it was made from (compared by identity, safe because the
 entry holds it) and the other facts it read (compared by value): a placement recomputed because
 one cluster was added, removed or changed redoes that cluster's part only; a round (`start` ...
 `end`) rebuilds the placement's entries from the ones it looked up or made, so clusters that left
 drop out. Callers never remember a result that read the pass's clock. Called by `statusdocs`,
 `statusentries`, `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`,
-`priorindex`, `rollmemo`, `rollview`, `placememo`, `manifestmemo`, `sealing` and `select`.
+`priorindex`, `rollmemo`, `rollview`, `placememo`, `manifestmemo`, `sealing`, `select` and
+`yamlparts`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 MAX_KEYS = 50_000
 """Keys a memo remembers; beyond it the memo starts afresh."""
 
-_memos: list[StageMemo[Any] | IdentityMemo[Any]] = []
+_memos: list[StageMemo[Any] | IdentityMemo[Any] | RoundMemo[Any]] = []
 _lock = threading.Lock()
 
 
@@ -101,6 +102,32 @@ class IdentityMemo(Generic[T]):
 
     def put(self, obj: Any, value: T) -> None:
         self._now[id(obj)] = (obj, value)
+
+    def next_round(self) -> None:
+        self._last, self._now = self._now, {}
+
+    def clear(self) -> None:
+        self._last, self._now = {}, {}
+
+
+class RoundMemo(Generic[T]):
+    """Values by a key that determines them, remembered for the current round and the one
+    before (`next_round()` once per pass), like `IdentityMemo` but by value."""
+
+    def __init__(self) -> None:
+        self._now: dict[Hashable, T] = {}
+        self._last: dict[Hashable, T] = {}
+        with _lock:
+            _memos.append(self)
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The value for `key`, made by `make()` when the last two rounds did not have it."""
+        try:
+            return self._now[key]
+        except KeyError:
+            value = self._last[key] if key in self._last else make()
+            self._now[key] = value
+            return value
 
     def next_round(self) -> None:
         self._last, self._now = self._now, {}

@@ -5,7 +5,9 @@ the placement generation) and returns the next one. `state_files` and `read_stat
 and from the output tree's `state/placements/<key>.yaml` files; given the new output tree,
 `state_files` also writes `state/prior/` (`reconciler.priorstate`: the index rows and condition
 times a restarted hub would otherwise parse from every index and status file). A placement's
-bindings and their YAML entries are `reconciler.binding`'s (re-exported here).
+bindings and their YAML entries are `reconciler.binding`'s (re-exported here); a state file is
+written with its binding entries and its groups' cluster names spliced in from kept texts
+(`reconciler.yamlparts.Spliced`).
 Called by `reconciler.pass_` and the CLI.
 """
 
@@ -37,6 +39,7 @@ from reconciler.priorparse import derive_own, paths_under, remember, remember_at
 from reconciler.priorrows import placement_rows
 from reconciler.priorstate import prior_files
 from reconciler.stagememo import StageMemo
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
 STATE_API_VERSION = OUTPUT_API_VERSION
 PLACEMENT_STATE_KIND = "PlacementState"
@@ -121,16 +124,20 @@ def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) -
     last = _ROWS.last(key)
     before: dict[Binding, _Row] = last[1] if last is not None else {}
     made: dict[Binding, _Row] = {}
+    rows: list[dict[str, Any]] = []
+    texts: list[list[str]] = []
     for b in bindings:
         found = before.get(b)
-        made[b] = found if found is not None else (binding_to_yaml(b), [], [])
+        if found is None:
+            found = (binding_to_yaml(b), [], [])
+        made[b] = found
+        rows.append(found[0])
+        texts.append(found[1])
+        pieces[id(found[0])] = found[2]
     _ROWS.put(key, (), made)
-    rows = [made[b][0] for b in bindings]
-    pieces.update((id(row), slot) for row, _, slot in made.values())
     keys = [(b.cluster, b.state) for b in bindings]
     if keys != sorted(set(keys)):
         return {"bindings": rows}
-    texts = [made[b][1] for b in bindings]
     singles, groups = group_named(rows, "cluster", "clusters", texts=texts)
     return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
 
@@ -190,9 +197,24 @@ def _state_bytes(ps: PlacementState) -> bytes:
             _emitted.move_to_end(ps)
         return found[1]
     pieces: Pieces = {}
-    data = dump_yaml(placement_state_doc(ps, pieces), pieces=pieces).encode()
+    data = _state_text(placement_state_doc(ps, pieces), pieces).encode()
     _keep(ps, (found[0] if found is not None else ps, data))
     return data
+
+
+_BLOCKS = Blocks()
+"""The texts of the state files' lists of cluster names, for this pass and the last."""
+
+
+def _state_text(doc: dict[str, Any], pieces: Pieces) -> str:
+    """`dump_yaml(doc, pieces=pieces)` of a placement state: its binding entries written from
+    their kept texts, its binding groups' cluster names from kept name texts (`Spliced`)."""
+    spliced = Spliced()
+    rows = doc["bindings"]
+    parts = {**doc, "bindings": spliced.part(rows, items_block(rows, pieces))}
+    if doc.get("bindingGroups"):
+        parts["bindingGroups"] = grouped_parts(doc["bindingGroups"], "clusters", spliced, _BLOCKS)
+    return spliced.dump(parts)
 
 
 def state_files(
@@ -202,6 +224,7 @@ def state_files(
     `output` (the new output tree, its index and status files final) `state/prior/` too
     (`clusters`: those with an index file in `output`, when the caller knows them)."""
     files = {}
+    _BLOCKS.next_round()
     for key, ps in sorted(state.placements.items()):
         path = placement_state_path(key)
         data = files[path] = _state_bytes(ps)

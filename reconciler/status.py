@@ -8,6 +8,7 @@ no-op pass writes identical bytes. Called by `reconciler.pass_`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -177,26 +178,52 @@ def cluster_rollout_conditions(
     return conds
 
 
+ALL_TYPES = (*ROLLOUT_TYPES, "DiffReported")
+Summary = tuple[tuple[str | None, str | None], ...]
+"""What the placement conditions read of one cluster's conditions: per type of `ALL_TYPES`,
+the status of its first condition of that type (None: none) and, for Overridden, its reason."""
+
+
+def condition_summary(conds: Sequence[Cond]) -> Summary:
+    """`Summary` of one cluster's conditions (clusters with equal summaries count alike)."""
+    out = []
+    for ctype in ALL_TYPES:
+        c = next((c for c in conds if c.type == ctype), None)
+        reason = c.reason if c is not None and ctype == "Overridden" else None
+        out.append((c.status if c is not None else None, reason))
+    return tuple(out)
+
+
 def placement_conditions(
     prefix: str, scheduled: Cond, per_cluster: Sequence[Sequence[Cond]], report_diff: bool = False
 ) -> list[Cond]:
     """Placement-level conditions (spec §8.3): Scheduled, then each rollout type aggregated."""
+    summaries = Counter(condition_summary(cl) for cl in per_cluster)
+    return summarized_conditions(prefix, scheduled, summaries, report_diff)
+
+
+def summarized_conditions(
+    prefix: str, scheduled: Cond, summaries: Counter[Summary], report_diff: bool = False
+) -> list[Cond]:
+    """`placement_conditions` from how many clusters have each `condition_summary`."""
     conds = [Cond(prefix + scheduled.type, scheduled.status, scheduled.reason, scheduled.message)]
-    if scheduled.status == UNKNOWN or not per_cluster:
+    clusters = summaries.total()
+    if scheduled.status == UNKNOWN or not clusters:
         return conds
     types = (*ROLLOUT_TYPES[:3], "DiffReported") if report_diff else ROLLOUT_TYPES
     for ctype in types:
-        found = [next((c for c in cl if c.type == ctype), None) for cl in per_cluster]
-        unknown = sum(1 for c in found if c is None or c.status == UNKNOWN)
-        false = sum(1 for c in found if c is not None and c.status == FALSE)
+        j = ALL_TYPES.index(ctype)
+        found = [(summary[j], n) for summary, n in summaries.items()]
+        unknown = sum(n for (status, _), n in found if status is None or status == UNKNOWN)
+        false = sum(n for (status, _), n in found if status == FALSE)
         status, count = (
-            (UNKNOWN, unknown) if unknown else (FALSE, false) if false else (TRUE, len(found))
+            (UNKNOWN, unknown) if unknown else (FALSE, false) if false else (TRUE, clusters)
         )
         reason, message = _PLACEMENT[(ctype, status)]
         if (
             ctype == "Overridden"
             and status == TRUE
-            and not any(c is not None and c.reason == "OverriddenSucceeded" for c in found)
+            and not any(reason == "OverriddenSucceeded" for (_, reason), _ in found)
         ):
             reason, message = NO_OVERRIDE
         conds.append(Cond(prefix + ctype, status, reason, message.format(n=count)))

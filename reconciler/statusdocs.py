@@ -5,11 +5,16 @@ counted by spec changes) with `status.conditions`, `observedResourceIndex`, `sel
 and the per-cluster statuses (spec §8), clusters with identical entries grouped
 (`gitfleet.api.output.group_cluster_statuses`). A cluster's status file is its MemberCluster with the
 reported status and gitfleet's eligibility verdict. Condition times are carried over from the
-previous pass. Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
+previous pass. A recomputed status file costs in proportion to the clusters that changed: each
+cluster's entry, grouping key, condition summary and emitted text are kept with it
+(`reconciler.statusentries`), and the file is the rest of the document with the entries and the
+groups' cluster names spliced in from kept texts (`reconciler.yamlparts.Spliced`; the same bytes
+as emitting it whole). Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
@@ -40,7 +45,7 @@ from reconciler.state import State
 from reconciler.status import (
     Cond,
     deleting_message,
-    placement_conditions,
+    summarized_conditions,
     timed,
 )
 from reconciler.statusentries import (
@@ -49,6 +54,7 @@ from reconciler.statusentries import (
     kept_times,
     report_diff,
 )
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
 T = TypeVar("T")
 
@@ -104,14 +110,14 @@ def placement_status_doc(
     `prior_placement_conditions` reads them back next pass, and the line slots of its kept
     per-cluster entries (`dump_yaml`'s `pieces`)."""
     gen = plan.state.generation
-    made = Entries([], [], [], {}, {})
+    made = Entries([], [], Counter(), {}, {})
     if plan.held:
         conds = _held_conditions(plan)
     else:
         made = cluster_entries(plan, prior[1], reports, now)
-        conds = placement_conditions(plan.kind, plan.scheduled, made.raw, report_diff(plan))
+        conds = summarized_conditions(plan.kind, plan.scheduled, made.summaries, report_diff(plan))
         if plan.scheduled.status == "Unknown":
-            made = Entries([], [], [], {}, {})
+            made = Entries([], [], Counter(), {}, {})
     top = timed(conds, prior[0], gen, now)
     status: dict[str, Any] = {"conditions": dump_conditions(top)}
     latest = plan.state.latest_resources()
@@ -178,6 +184,7 @@ def placement_status_files(
     """Every placement's status file; one whose inputs equal the last pass's, with conditions
     that kept their times then, is that pass's bytes (`_STATUSES`)."""
     files: dict[str, bytes] = {}
+    _BLOCKS.next_round()
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
         inputs = (*_status_inputs(plan), conditions)
@@ -239,6 +246,26 @@ def _kept_times(written: PriorConditions, prior: PriorConditions) -> bool:
     return all(kept_times(conds, prior_by_name[name]) for name, conds in by_name.items())
 
 
+_BLOCKS = Blocks()
+"""The texts of the status files' lists of cluster names, for this pass and the last."""
+
+
+def _status_bytes(doc: dict[str, Any], pieces: Pieces) -> str:
+    """`dump_yaml(doc, pieces=pieces)` of a status document: its per-cluster entries written
+    from their kept texts and its groups' cluster names from kept name texts (`Spliced`)."""
+    status = doc.get("status")
+    if not isinstance(status, dict):
+        return dump_yaml(doc, pieces=pieces)
+    spliced = Spliced()
+    status = dict(status)
+    singles = status.get(PER_CLUSTER_FIELD)
+    if singles:
+        status[PER_CLUSTER_FIELD] = spliced.part(singles, items_block(singles, pieces))
+    if status.get(GROUPS_FIELD):
+        status[GROUPS_FIELD] = grouped_parts(status[GROUPS_FIELD], "clusterNames", spliced, _BLOCKS)
+    return spliced.dump({**doc, "status": status})
+
+
 def _status_file(
     key: str,
     plan: PlacementPlan,
@@ -254,7 +281,7 @@ def _status_file(
         doc = _failed_status_doc(plan, conditions, now)
         _STATUSES.drop(key)
         return yaml_bytes(doc, memo=False), _placement_conditions(_status_of(doc))
-    data = dump_yaml(doc, pieces=pieces).encode()
+    data = _status_bytes(doc, pieces).encode()
     if _kept_times(written, conditions):
         _STATUSES.put(key, inputs, (data, written))
     else:

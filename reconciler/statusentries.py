@@ -7,17 +7,20 @@ conditions the previous pass wrote for it (whose times it keeps), and a few plac
 `cluster_entries` keeps every cluster's entry with exactly those, per placement, and hands the
 very same entry back while they compare equal and its conditions kept their times (so the pass's
 clock cannot matter). A placement recomputed because one cluster was added or its report moved
-builds that cluster's entry only. Called by `reconciler.statusdocs`.
+builds that cluster's entry only. With each entry are kept what the placement conditions read of
+it (`status.condition_summary`: they are counted per distinct summary) and the slots of its
+grouping key and emitted text. Called by `reconciler.statusdocs`.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from gitfleet.api import Condition
 from gitfleet.load.yamlemit import Pieces
-from reconciler.manifests import ClusterManifests
+from reconciler.manifests import NO_OVERRIDES, ClusterManifests
 from reconciler.placement import PlacementPlan
 from reconciler.priorconds import dump_conditions
 from reconciler.reports import failure_details
@@ -26,16 +29,16 @@ from reconciler.stagememo import StageMemo
 from reconciler.state import Binding
 from reconciler.status import (
     Cond,
+    Summary,
     cluster_rollout_conditions,
+    condition_summary,
     overridden_condition,
     timed,
 )
 
 BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
-_Made = tuple[
-    tuple[Any, ...], list[Cond], tuple[Condition, ...], dict[str, Any], list[str], list[Any]
-]
-"""(what the entry was made from, its untimed conditions, its timed conditions, the entry, its
+_Made = tuple[tuple[Any, ...], Summary, tuple[Condition, ...], dict[str, Any], list[Any], list[Any]]
+"""(what the entry was made from, the summary of its untimed conditions, its timed conditions, the entry, its
 grouping text once made, its emitted lines once written)."""
 _ENTRIES: StageMemo[dict[str, _Made]] = StageMemo()
 """Placement key -> each selected cluster's last entry, with the placement-wide facts."""
@@ -45,9 +48,10 @@ class Entries(NamedTuple):
     """A placement's per-cluster status entries (`cluster_entries`)."""
 
     entries: list[dict[str, Any]]
-    texts: list[list[str]]
+    texts: list[list[Any]]
     """Each entry's grouping-text slot (`gitfleet.api.output.group_named`), kept with it."""
-    raw: list[list[Cond]]
+    summaries: Counter[Summary]
+    """How many selected clusters have each `status.condition_summary`."""
     by_name: dict[str, tuple[Condition, ...]]
     pieces: Pieces
     """id of each kept entry -> the slot its emitted lines are kept in (`dump_yaml`)."""
@@ -72,47 +76,56 @@ def cluster_entries(
     before = last[1] if last is not None and last[0] == shared else {}
     made: dict[str, _Made] = {}
     entries: list[dict[str, Any]] = []
-    texts: list[list[str]] = []
-    raw: list[list[Cond]] = []
+    texts: list[list[Any]] = []
+    kinds: list[Summary] = []
     by_name: dict[str, tuple[Condition, ...]] = {}
     pieces: Pieces = {}
-    for d in (d for d in plan.decisions if d.selected):
-        binding = bindings.get(d.cluster)
-        on_latest = d.cluster in live and binding is not None
+    # One look per selected cluster: what its entry reads, compared with what it was made from.
+    reported, custom, errors, waits = plan.reports, plan.per_cluster, plan.sync_errors, plan.waits
+    for d in plan.decisions:
+        if not d.selected:
+            continue
+        name = d.cluster
+        binding = bindings.get(name)
+        on_latest = binding is not None and name in live
+        conds = prior.get(name, ())
         inputs = (
             d,
             binding,
             on_latest,
-            plan.reports.get(d.cluster) if on_latest else None,
-            plan.cluster(d.cluster),
-            plan.sync_errors.get(d.cluster),
-            plan.waits.get(d.cluster),
-            prior.get(d.cluster, ()),
+            reported.get(name) if on_latest else None,
+            custom.get(name, NO_OVERRIDES),
+            errors.get(name),
+            waits.get(name),
+            conds,
         )
-        found = before.get(d.cluster)
+        found = before.get(name)
         if found is None or found[0] != inputs:
             found = _entry(plan, inputs, index, gen, now)
-        if kept_times(found[2], inputs[-1]):
-            made[d.cluster] = found
-        raw.append(found[1])
-        by_name[d.cluster] = found[2]
+        if found[2] is conds or kept_times(found[2], conds):
+            made[name] = found
+        kinds.append(found[1])
+        by_name[name] = found[2]
         entries.append(found[3])
         texts.append(found[4])
         pieces[id(found[3])] = found[5]
+    summaries = Counter(kinds)
     _ENTRIES.put(plan.key, shared, made)
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(entries), 0)
         for i, d in enumerate([d for d in plan.decisions if not d.selected][:missing]):
-            conds = [Cond("Scheduled", "False", "ScheduleFailed", d.reason)]
+            failed = [Cond("Scheduled", "False", "ScheduleFailed", d.reason)]
             unselected = f"#unselected-{i}"
-            timed_conds = by_name[unselected] = timed(conds, prior.get(unselected, ()), gen, now)
+            timed_conds = by_name[unselected] = timed(failed, prior.get(unselected, ()), gen, now)
             entries.append({"conditions": dump_conditions(timed_conds)})
             texts.append([])
-    return Entries(entries, texts, raw, by_name, pieces)
+    return Entries(entries, texts, summaries, by_name, pieces)
 
 
 def kept_times(conds: tuple[Condition, ...], prior: tuple[Condition, ...]) -> bool:
     """Every condition is the prior's own object: the entry did not depend on the clock."""
+    if conds is prior:  # a kept entry's conditions, read back as the prior ones
+        return True
     return {id(c) for c in conds} <= {id(c) for c in prior}
 
 
@@ -140,7 +153,7 @@ def _entry(
         "conditions": dump_conditions(timed_conds),
         **failure_details(report),
     }
-    return inputs, conds, timed_conds, entry, [], []
+    return inputs, condition_summary(conds), timed_conds, entry, [], []
 
 
 def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:

@@ -237,30 +237,24 @@ def group_named(
     name_field: str,
     names_field: str,
     single: Callable[[Mapping[str, Any]], bool] = lambda _entry: False,
-    texts: Sequence[list[str]] | None = None,
+    texts: Sequence[list[Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(single entries, groups) of per-cluster entries. Entries identical once the quoted
     cluster name inside their strings (`in "<cluster>"`) is written as `NAME_TOKEN` form one
     group `{<names_field>: [...], <entry>}` (in order of first appearance). An entry `single`
     picks, one without a name, one that already holds the token and one no other cluster
     shares stay single, sorted by name (stable), unnamed ones last. `texts`: one slot per entry
-    that keeps the entry's grouping text (its canonical JSON without the name) once made, for
-    callers that hand over the same entries pass after pass."""
+    that keeps the entry's grouping text (`_group_key`) once made, for callers that hand over
+    the same entries pass after pass (a slot belongs to one entry and one `single`)."""
     singles: list[dict[str, Any]] = []
     groups: dict[str, tuple[list[Any], Mapping[str, Any]]] = {}
     for i, entry in enumerate(entries):
-        name = entry.get(name_field)
-        if name is None or single(entry) or NAME_TOKEN in str(name):
+        slot = texts[i] if texts is not None else []
+        key = slot[0] if slot else _group_key(entry, name_field, single, slot)
+        if key is None:
             singles.append(_own(entry))
-            continue
-        text = _grouping_text(entry, name_field, texts[i] if texts is not None else [])
-        if _ESCAPED_TOKEN in text:
-            singles.append(_own(entry))
-            continue
-        # JSON escapes character by character, so renaming inside the JSON text is renaming
-        # inside every string of the entry (its keys are field names, never a quoted name).
-        key = text.replace(f'\\"{_escaped(str(name))}\\"', _ESCAPED_TOKEN)
-        groups.setdefault(key, ([], entry))[0].append(name)
+        else:
+            groups.setdefault(key, ([], entry))[0].append(entry[name_field])
     out: list[dict[str, Any]] = []
     for names, first in groups.values():
         if len(names) == 1:
@@ -286,11 +280,24 @@ def _own(entry: Mapping[str, Any]) -> dict[str, Any]:
     return entry if type(entry) is dict else dict(entry)
 
 
-def _grouping_text(entry: Mapping[str, Any], name_field: str, slot: list[str]) -> str:
-    """The canonical JSON of the entry without its name, kept in `slot` once made."""
-    if not slot:
-        slot.append(canonical_json({k: v for k, v in entry.items() if k != name_field}))
-    return slot[0]
+def _group_key(
+    entry: Mapping[str, Any],
+    name_field: str,
+    single: Callable[[Mapping[str, Any]], bool],
+    slot: list[str | None],
+) -> str | None:
+    """The entry's grouping text (its canonical JSON without the name, the quoted name
+    written as the token), None when it stays single; kept in `slot`."""
+    name = entry.get(name_field)
+    key = None
+    if name is not None and not single(entry) and NAME_TOKEN not in str(name):
+        text = canonical_json({k: v for k, v in entry.items() if k != name_field})
+        # JSON escapes character by character, so renaming inside the JSON text is renaming
+        # inside every string of the entry (its keys are field names, never a quoted name).
+        if _ESCAPED_TOKEN not in text:
+            key = text.replace(f'\\"{_escaped(str(name))}\\"', _ESCAPED_TOKEN)
+    slot.append(key)
+    return key
 
 
 def expand_named(
@@ -313,7 +320,7 @@ def expand_named(
 
 
 def group_cluster_statuses(
-    entries: Sequence[Mapping[str, Any]], texts: Sequence[list[str]] | None = None
+    entries: Sequence[Mapping[str, Any]], texts: Sequence[list[Any]] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(perClusterPlacementStatuses, perClusterPlacementStatusGroups) of a placement status:
     `group_named` by `clusterName`; an entry naming failed, drifted or diffed objects is never

@@ -156,9 +156,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
         statusdocs, "placement_status_doc", counting("status", statusdocs.placement_status_doc)
     )
     monkeypatch.setattr(indexfiles, "_cluster_files", counting("index", indexfiles._cluster_files))
-    monkeypatch.setattr(
-        publish, "decision_documents", counting("decisions", publish.decision_documents)
-    )
+    monkeypatch.setattr(publish, "decision_slices", counting("decisions", publish.decision_slices))
     placememo.forget()
     yield calls
     placememo.forget()
