@@ -7,14 +7,14 @@ be garbage. After each pass, `HeapKeeper.after_pass` freezes the survivors (`gc.
 collections then walk only newer objects. Frozen objects are still freed by reference counting
 when a cache drops them; only reference cycles among them wait for the next full collection.
 
-A pass makes next to no cyclic garbage: at fleet-1k a full collection after each steady-state
-pass found 0 unreachable objects and cost 25-200 ms, walking the pass's new memo entries (a
-collection of the youngest generation alone walks them too: freeing old cache entries keeps
-its allocation count low while it fills). So only the first pass (the cold one, which builds
-every cache) and every `FULL_EVERY`-th pass collect; the others only freeze. Young-generation
-collections run less often (`YOUNG_THRESHOLD` allocations instead of 700). Process-wide, so
-only `gitfleet reconcile` and the benchmarks turn it on (`HubConfig.manage_heap`). Called by
-`reconciler.loop`.
+A pass makes next to no cyclic garbage: at fleet-1k a full collection after a pass found 0
+unreachable objects, both after the first pass of a process (which builds every cache: 1.0 s)
+and after each steady-state pass (25-200 ms, walking the pass's new memo entries; a collection
+of the youngest generation alone walks them too: freeing old cache entries keeps its
+allocation count low while it fills). So a pass only freezes, and every `FULL_EVERY`-th pass
+collects everything first. Young-generation collections run less often (`YOUNG_THRESHOLD`
+allocations instead of 700). Process-wide, so only `gitfleet reconcile` and the benchmarks turn
+it on (`HubConfig.manage_heap`). Called by `reconciler.loop`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ YOUNG_THRESHOLD = 10_000
 
 
 class HeapKeeper:
-    """Freeze after every pass; collect everything first after the first pass and every
-    FULL_EVERY passes."""
+    """Freeze after every pass; every FULL_EVERY passes, collect everything first."""
 
     def __init__(self) -> None:
         self.passes = 0
@@ -39,7 +38,7 @@ class HeapKeeper:
         """Called after every pass that rendered (committed or unchanged); skipped passes make
         next to no garbage."""
         self.passes += 1
-        if self.passes == 1 or self.passes % FULL_EVERY == 0:
+        if self.passes % FULL_EVERY == 0:
             gc.unfreeze()
             gc.collect()
         gc.freeze()

@@ -39,6 +39,7 @@ _REFSPEC = re.compile(r"(\+?)(refs/[^:]+):(refs/[^:]+)")
 _MISSING_REF = re.compile(r"couldn't find remote ref (\S+)")
 _URL_KEY = "gitfleet.url"
 _GIT_INT = re.compile(r"(-?[0-9]+)([kmg]?)")
+_SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 _LOG_FIELDS = 7
 
 
@@ -83,9 +84,9 @@ class Mirror:
         self._refspecs: dict[str, tuple[str, str]] = {}
         """Refspecs already checked (`_check_refspec`): a loop fetches the same ones each pass."""
         self._tracking: dict[str, str] = {}
+        """Remote ref (or glob) -> local ref, from every refspec `fetch` was given."""
         self._gc_limits: tuple[int, int] | None = None
         """`gc.auto` and `gc.autoPackLimit` as git reads them (read at the first `maintain`)."""
-        """Remote ref (or glob) -> local ref, from every refspec `fetch` was given."""
 
     @classmethod
     def open(
@@ -285,8 +286,7 @@ class Mirror:
             key, _, text = line.partition(" ")
             match = _GIT_INT.fullmatch(text.strip().lower())
             if key in limits:
-                scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-                limits[key] = int(match[1]) * scale[match[2]] if match else 1
+                limits[key] = int(match[1]) * _SCALE[match[2]] if match else 1
         return limits["gc.auto"], limits["gc.autopacklimit"]
 
     def _must_resolve(self, ref: str) -> str:
