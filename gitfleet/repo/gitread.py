@@ -142,37 +142,54 @@ class GitTree:
 
 
 def _parse_listing(raw: bytes) -> tuple[dict[str, _Blob], list[FleetError]]:
-    """Turn `ls-tree -r -z -l` output into listed blobs and refused entries."""
+    """Turn `ls-tree -r -z -l` output into listed blobs and refused entries. A record (mode,
+    type, id, size and path) of the last listing parsed is not parsed again: a long-running
+    hub lists a source tree of thousands of files each pass, and few of them change."""
     blobs: dict[str, _Blob] = {}
     errors: list[FleetError] = []
+    last, seen = _RECORDS[0], {}
     for record in raw.split(b"\0"):
         if not record:
             continue
-        meta, _, raw_path = record.partition(b"\t")
-        mode, kind, oid, size = meta.decode("ascii").split()
-        try:
-            path = raw_path.decode("utf-8")
-        except UnicodeDecodeError:
-            errors.append(
-                FleetError(
-                    raw_path.decode("utf-8", "replace"), None, "", "file name is not valid UTF-8"
-                )
-            )
-            continue
-        if is_hidden(path):
-            continue
-        problem = relpath_problem(path)
-        if problem is not None:
-            errors.append(FleetError(path, None, "", f"refused: {problem}"))
-        elif mode == "120000":
-            errors.append(FleetError(path, None, "", SYMLINK_MESSAGE))
-        elif mode == "160000" or kind == "commit":
-            errors.append(FleetError(path, None, "", SUBMODULE_MESSAGE))
-        elif kind == "blob" and mode in ("100644", "100755", "100664"):
-            blobs[path] = _Blob(oid, int(size))
-        else:
-            errors.append(FleetError(path, None, "", f"unsupported tree entry (mode {mode})"))
+        parsed = last.get(record)
+        if parsed is None:
+            parsed = _parse_record(record)
+        seen[record] = parsed
+        if isinstance(parsed, FleetError):
+            errors.append(parsed)
+        elif parsed is not None:
+            blobs[parsed[0]] = parsed[1]
+    _RECORDS[0] = seen
     return blobs, sorted(errors, key=lambda error: error.file)
+
+
+_Parsed = tuple[str, _Blob] | FleetError | None
+"""A listed file, a refused entry, or nothing (a hidden path)."""
+_RECORDS: list[dict[bytes, _Parsed]] = [{}]
+"""The records of the last listing parsed and what each gave (replaced whole each time)."""
+
+
+def _parse_record(record: bytes) -> _Parsed:
+    meta, _, raw_path = record.partition(b"\t")
+    mode, kind, oid, size = meta.decode("ascii").split()
+    try:
+        path = raw_path.decode("utf-8")
+    except UnicodeDecodeError:
+        return FleetError(
+            raw_path.decode("utf-8", "replace"), None, "", "file name is not valid UTF-8"
+        )
+    if is_hidden(path):
+        return None
+    problem = relpath_problem(path)
+    if problem is not None:
+        return FleetError(path, None, "", f"refused: {problem}")
+    if mode == "120000":
+        return FleetError(path, None, "", SYMLINK_MESSAGE)
+    if mode == "160000" or kind == "commit":
+        return FleetError(path, None, "", SUBMODULE_MESSAGE)
+    if kind == "blob" and mode in ("100644", "100755", "100664"):
+        return path, _Blob(oid, int(size))
+    return FleetError(path, None, "", f"unsupported tree entry (mode {mode})")
 
 
 _LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}

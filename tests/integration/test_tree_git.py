@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gitfleet.repo import gitread
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.workdir import WorkdirTree
@@ -124,3 +125,32 @@ def test_bare_repository(repo: Path, tmp_path: Path) -> None:
     subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
     with GitTree.open(bare, "main") as tree:
         assert tree.read("clusters/east.yaml") == b"east\n"
+
+
+def _record(mode: str, kind: str, oid: str, size: str, path: bytes) -> bytes:
+    return f"{mode} {kind} {oid} {size:>7}\t".encode() + path
+
+
+def test_a_listing_parsed_again_reuses_unchanged_records_and_equals_a_fresh_parse() -> None:
+    """A hub lists its source tree every pass: records of the last listing are not parsed
+    again, and the result is what parsing from nothing gives."""
+    a, b, c = "a" * 40, "b" * 40, "c" * 40
+    first = [
+        _record("100644", "blob", a, "10", b"resources/a.yaml"),
+        _record("120000", "blob", b, "4", b"resources/link"),
+        _record("100644", "blob", c, "7", b".hidden/x.yaml"),
+        _record("100644", "blob", b, "5", b"\xffbad.yaml"),
+    ]
+    second = [
+        first[0],
+        _record("100644", "blob", c, "11", b"resources/b.yaml"),  # added
+        _record("100755", "blob", b, "4", b"resources/link"),  # a link became a file
+        first[3],
+    ]
+    gitread._parse_listing(b"\0".join(first) + b"\0")
+    kept = gitread._parse_listing(b"\0".join(second) + b"\0")
+    assert set(gitread._RECORDS[0]) == set(second)  # only the last listing is kept
+    gitread._RECORDS[0] = {}
+    assert kept == gitread._parse_listing(b"\0".join(second) + b"\0")
+    assert sorted(kept[0]) == ["resources/a.yaml", "resources/b.yaml", "resources/link"]
+    assert [e.message for e in kept[1]] == ["file name is not valid UTF-8"]
