@@ -95,11 +95,16 @@ def test_a_commit_a_ref_peeled_to_is_remembered_by_its_id(
         assert len(started) == 2  # the ref itself is still asked
 
 
+@pytest.fixture
+def bare(tmp_path: Path) -> Path:
+    path = tmp_path / "b.git"
+    run_git(tmp_path, ["init", "--bare", "--quiet", str(path)])
+    return path
+
+
 def test_git_dir_naming_the_repository_is_the_same_repository(
-    tmp_path: Path, started: list[Any]
+    tmp_path: Path, bare: Path, started: list[Any]
 ) -> None:
-    bare = tmp_path / "b.git"
-    run_git(tmp_path, ["init", "--bare", "--quiet", str(bare)])
     written = commit_files(bare, None, {"a": b"1\n"}, "one", BOT)
     before = len(started)
     with remembered_peels():
@@ -114,10 +119,8 @@ def test_git_dir_naming_the_repository_is_the_same_repository(
 
 
 def test_what_this_process_wrote_is_known_without_asking(
-    tmp_path: Path, started: list[Any]
+    tmp_path: Path, bare: Path, started: list[Any]
 ) -> None:
-    bare = tmp_path / "b.git"
-    run_git(tmp_path, ["init", "--bare", "--quiet", str(bare)])
     first = commit_files(bare, None, {"a": b"1\n"}, "one", BOT)
     assert not known_ancestor(bare, first.commit, first.commit)  # outside a pass: ask git
     with remembered_peels():
