@@ -90,8 +90,9 @@ def recorded_prior_index(output: Mapping[str, bytes]) -> PriorIndex | None:
 
 _INDEXES: StageMemo[PriorIndex] = StageMemo()
 """The last prior index, with the (state, record) pairs it was made from."""
-_ROWS: StageMemo[dict[str, dict[str, Any]]] = StageMemo()
-"""Placement key -> cluster -> its row with objects, with the (state, record) it came from."""
+_ROWS: StageMemo[tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]] = StageMemo()
+"""Placement key -> (its implied rows, its rows with objects), with the (state, record) they
+came from."""
 
 
 class RowsIndex(dict[str, dict[str, dict[str, Any]]]):
@@ -193,15 +194,23 @@ def _placement_rows(
 ) -> dict[str, dict[str, Any]]:
     """cluster -> the placement's row with its objects. The same state and record imply the
     same rows, and a row's content hash fixes its PlacementIndex (the pass writes both from one
-    object list), so they are reused across passes."""
+    object list), so they are reused across passes; when the state or record changed (a
+    cluster bound or unbound), a cluster whose implied row is equal keeps its row object."""
     inputs = (ps, prior)
     found = _ROWS.get(ps.key, inputs)
-    if found is None:
-        assert prior.index is not None
-        implied = implied_rows(ps.key, prior.index, ps.bindings)
-        found = {c: _with_objects(output, c, row) for c, row in implied.items()}
-        _ROWS.put(ps.key, inputs, found)
-    return found
+    if found is not None:
+        return found[1]
+    assert prior.index is not None
+    last = _ROWS.last(ps.key)
+    implied_before, rows_before = last[1] if last is not None else ({}, {})
+    implied = implied_rows(ps.key, prior.index, ps.bindings)
+    rows: dict[str, dict[str, Any]] = {}
+    for cluster, row in implied.items():
+        kept = rows_before.get(cluster)
+        same = kept is not None and implied_before.get(cluster) == row
+        rows[cluster] = kept if kept is not None and same else _with_objects(output, cluster, row)
+    _ROWS.put(ps.key, inputs, (implied, rows))
+    return rows
 
 
 def parsed_prior_index(output: Mapping[str, bytes]) -> PriorIndex:
