@@ -207,8 +207,9 @@ def _placement_rows(
     rows: dict[str, dict[str, Any]] = {}
     for cluster, row in implied.items():
         kept = rows_before.get(cluster)
-        same = kept is not None and implied_before.get(cluster) == row
-        rows[cluster] = kept if kept is not None and same else _with_objects(output, cluster, row)
+        if kept is None or implied_before.get(cluster) != row:
+            kept = _with_objects(output, cluster, row)
+        rows[cluster] = kept
     _ROWS.put(ps.key, inputs, (implied, rows))
     return rows
 
