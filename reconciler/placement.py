@@ -360,6 +360,8 @@ def _apply_overrides(
 ) -> None:
     """Per-cluster manifests where overrides apply (spec §3); failures become user errors."""
     serving = inputs.overrides.for_placement(placement, selection.resources)
+    if not serving.overrides:  # no override serves it: no cluster has one to apply
+        return
     renderer = RememberedRenderer(plan.key, serving, selection, index, inputs.override_names)
     failed = 0
     for cluster in plan.targeted_clusters():

@@ -17,7 +17,7 @@ from gitfleet.api.errors import FleetError
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placememo, publish, rollstage, statusdocs
 from reconciler import placement as placement_mod
-from reconciler.manifests import OverrideRenderer
+from reconciler.override.index import OverrideIndex
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.placement import PlacementPlan
 from reconciler.state import State
@@ -51,9 +51,9 @@ STAGES: list[tuple[str, Any, str, Callable[..., bool]]] = [
     ("manifests", placement_mod, "default_manifests", lambda s, *_: _web_selection(s)),
     (
         "overrides",
-        OverrideRenderer,
-        "for_cluster",
-        lambda _self, s, *_: _web_selection(s),
+        OverrideIndex,
+        "for_placement",
+        lambda _self, p, *_: p.metadata.name == "web",
     ),
     ("rollout", rollstage, "observe", lambda plan, *_: plan.key == "web"),
     ("layout", PlacementPlan, "manifests_for", lambda plan, *_: plan.key == "web"),
