@@ -25,7 +25,7 @@ from typing import Any
 
 from gitfleet.api.limits import Limits
 from reconciler.layoutcells import Layout, checked_once, clean_layout
-from reconciler.manifests import ClusterManifests
+from reconciler.manifests import ClusterManifests, Manifest
 from reconciler.placement import PlacementPlan
 from reconciler.stagememo import StageMemo
 from reconciler.unitfiles import patched_unit
@@ -101,7 +101,7 @@ def relaid(
     changed |= _changed(was.strategies, plan.cluster_apply_strategies)
     changed |= was.layouts.keys() ^ set(clusters)
     header = fixed[0]
-    made: dict[str, Layout] = {}
+    made: dict[str, tuple[Layout, tuple[Manifest, ...]]] = {}
     for cluster in sorted(changed.intersection(clusters)):
         custom = plan.cluster(cluster)
         mine = plan.manifests_for(cluster)
@@ -109,7 +109,7 @@ def relaid(
         if checked.clean is None or custom.failures:
             return None  # refused objects or failed overrides: laid out in full
         strategy = dict(plan.apply_strategy_for(cluster))
-        made[cluster] = clean_layout(plan.key, cluster, mine, header, strategy, checked)
+        made[cluster] = (clean_layout(plan.key, cluster, mine, header, strategy, checked), mine)
     return _patch(plan, was, changed, made, fixed)
 
 
@@ -117,11 +117,12 @@ def _patch(
     plan: PlacementPlan,
     was: Laid,
     changed: set[str],
-    made: dict[str, Layout],
+    made: dict[str, tuple[Layout, tuple[Manifest, ...]]],
     fixed: tuple[Any, ...],
 ) -> tuple[dict[str, bytes], Rows, dict[str, int]]:
-    """`was` with the layouts of `changed` clusters replaced by `made` (gone when absent);
-    the result is remembered as the next pass's base."""
+    """`was` with the layouts of `changed` clusters replaced by `made` (with the manifests
+    each was laid out from; gone when absent); the result is remembered as the next pass's
+    base."""
     layouts, rows, sizes = dict(was.layouts), dict(was.rows), dict(was.sizes)
     changes: dict[str, bytes | None] = {}
     for cluster in sorted(changed):
@@ -133,8 +134,8 @@ def _patch(
         new = made.get(cluster)
         if new is None:
             continue
-        row, paths, size = layouts[cluster] = new
-        mine = plan.manifests_for(cluster)
+        (row, paths, size), mine = new
+        layouts[cluster] = new[0]
         changes.update(zip(paths, [m.data for m in mine], strict=True))
         rows[cluster] = [row]
         if paths:

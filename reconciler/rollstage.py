@@ -50,6 +50,7 @@ from reconciler.rollout.rolling import RollingDecision, pick_bindings
 from reconciler.rollview import (
     ReportEntries,
     binding_view,
+    binding_views,
     deleting_views,
     observe,
     placement_view,
@@ -104,7 +105,7 @@ def _roll(
     if plan.state is seen[0]:
         views = list(seen[1].bindings)
     else:
-        views = [binding_view(plan, b, assume) for b in plan.state.bindings]
+        views = list(binding_views(plan, assume))
         views += deleting_views(plan)
     known = {b.cluster: (b, v) for b, v in zip(plan.state.bindings, views, strict=False)}
     fixed = plan.fixed_names or 0

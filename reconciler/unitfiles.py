@@ -113,10 +113,11 @@ def _patched(
     files to its kept ones)."""
     files = base.copy()  # a dict that never lost a key copies as one block of memory
     touched: set[str] = set()
+    hints: dict[str, frozenset[str] | None] = {}
     for name, old in old_units.items():
         new = units.get(name)
         if new is not old:
-            hint = None if new is None else _patched_paths(new, old)
+            hint = hints[name] = None if new is None else _patched_paths(new, old)
             gone: Set[str]
             if new is None:
                 gone = old.keys()
@@ -136,7 +137,7 @@ def _patched(
             files.update(new)
             touched.update(new)
             continue
-        hint = _patched_paths(new, before)
+        hint = hints[name]  # every unit in both was looked at above
         paths = new.keys() if hint is None else hint.intersection(new)
         for path in paths:
             data, was = new[path], before.get(path)
