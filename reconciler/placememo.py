@@ -26,8 +26,8 @@ are equal), the placement is scheduled again (`schedule.reuse`: in proportion to
 clusters) and its remembered plan is still reused when the schedule gives the same bindings
 and no cluster it binds or bound changed as it reads them (eligibility, MemberCluster digest,
 the label keys above): nothing else of `place` reads the fleet. Only the decisions,
-explanations and Scheduled condition are this pass's then. Placements with history to render (pins, staged runs of
-older snapshots), invalid selectors and held plans are always computed. One entry per
+explanations and Scheduled condition are this pass's then. Placements with history to render
+(pins, staged runs of older snapshots), invalid selectors and held plans are always computed. One entry per
 placement key, process-wide (like the override and parsed-source caches); a long-running hub is
 what benefits. Called by `reconciler.pass_`.
 """

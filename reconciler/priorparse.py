@@ -7,8 +7,8 @@ long-running hub parses a file again only when its content changed: an unchanged
 even read when the prior tree can name its blob id (`OidFiles`, the hub's lazy Git view);
 otherwise the id is computed from the bytes. The pass also `remember`s what it derives from the
 documents it writes, so a long-running hub does not even parse the files it wrote itself
-(`remember_at` skips a file whose bytes are the very object it remembered there last pass). Values are shared between passes: callers only
-read them. Repeated parts of values (index object entries, condition lists) are interned
+(`remember_at` skips a file whose bytes are the very object it remembered there last pass).
+Values are shared between passes: callers only read them. Repeated parts of values (index object entries, condition lists) are interned
 (`shared`), so a thousand clusters holding the same objects cost one copy.
 `parse_own` gives a whole parsed document (cached by content, byte-bounded) to readers that
 need more. The output branch is data like any other (anyone who can push can write

@@ -7,9 +7,9 @@ A placement recomputed because one cluster was added or removed, or one binding 
 only what changed: each cluster's desired content hash, observed binding and `BindingView` are
 remembered per cluster with the binding or manifests they were made from and the plan facts
 they read, looked up a placement at a time (`reconciler.rollcells.Cells`; `_observed` and
-`_view` read nothing else, so the key cannot miss an input), an observation that read the clock is never remembered, and `record_sync` skips
-a placement whose bindings, target, desired contents and sync errors are what they were when it
-last changed nothing. `record_sync` is called by `reconciler.pass_`.
+`_view` read nothing else, so the key cannot miss an input), an observation that read the clock
+is never remembered, and `record_sync` skips a placement whose bindings, target, desired
+contents and sync errors are what they were when it last changed nothing. `record_sync` is called by `reconciler.pass_`.
 """
 
 from __future__ import annotations

@@ -9,13 +9,15 @@ placement states one object. Comparing a stage's inputs as a tuple is then mostl
 cost the stage's own work. Process-wide and bounded, like the other caches of the pass; `forget`
 clears every StageMemo (tests compare passes with and without reuse). `IdentityMemo` remembers
 values derived from objects for the last two passes only, `RoundMemo` values by a key that
-determines them for the last two passes. `ClusterMemo` keeps, per placement, one result per cluster with the object it was made from (compared by identity, safe because the
-entry holds it) and the other facts it read (compared by value): a placement recomputed because
-one cluster was added, removed or changed redoes that cluster's part only; a round (`start` ...
-`end`) rebuilds the placement's entries from the ones it looked up or made, so clusters that left
-drop out. Callers never remember a result that read the pass's clock. Called by `statusdocs`,
-`statusentries`, `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`,
-`priorindex`, `rollmemo`, `rollview`, `placememo`, `manifestmemo`, `sealing`, `select` and
+determines them for the last two passes. `ClusterMemo` keeps, per placement, one result per
+cluster with the object it was made from (compared by identity, safe because the entry holds it)
+and the other facts it read (compared by value): a placement recomputed because one cluster was
+added, removed or changed redoes that cluster's part only; a round (`start` ... `end`) rebuilds
+the placement's entries from the ones it looked up or made, so clusters that left drop out (the
+rollout stage looks a placement up in bulk instead: `reconciler.rollcells`). Callers never
+remember a result that read the pass's clock. Called by `statusdocs`, `statusentries`,
+`clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`,
+`rollmemo`, `rollview`, `rollcells`, `placememo`, `manifestmemo`, `sealing`, `select` and
 `yamlparts`.
 """
 

@@ -38,8 +38,8 @@ from reconciler.status import (
 
 BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
 _Made = tuple[tuple[Any, ...], Summary, tuple[Condition, ...], dict[str, Any], list[Any], list[Any]]
-"""(what the entry was made from, the summary of its untimed conditions, its timed conditions, the entry, its
-grouping text once made, its emitted lines once written)."""
+"""(what the entry was made from, the summary of its untimed conditions, its timed conditions,
+the entry, its grouping text once made, its emitted lines once written)."""
 _ENTRIES: StageMemo[dict[str, _Made]] = StageMemo()
 """Placement key -> each selected cluster's last entry, with the placement-wide facts."""
 

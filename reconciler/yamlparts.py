@@ -7,8 +7,8 @@ an item's text at indent 0 (`dump_yaml([item])`) is its text at any indent once 
 padded. `ItemTexts` keeps that text per distinct item (a `RoundMemo`: for the current pass and
 the one before only, so a long-running hub holds the items of two passes at most); `Blocks`
 writes lists of plain strings (cluster names) from kept texts the same way. `Spliced` emits a
-document whose long lists stand as one placeholder item each and puts each list's text in its place: the caller
-writes a list from kept item texts (`piece_text`: the slots `dump_yaml`'s `pieces` use) instead
+document whose long lists stand as one placeholder item each and puts each list's text in its
+place: the caller writes a list from kept item texts (`piece_text`: the slots `dump_yaml`'s `pieces` use) instead
 of emitting it again. An item whose text cannot be padded line by line (an empty or unindented
 line: a multi-line scalar) makes the text None, and the document is emitted whole.
 Called by `publish` (PlacementDecision slices), `statusdocs`, `state` and `priorstate`.
