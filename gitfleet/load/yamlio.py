@@ -122,11 +122,10 @@ def error_at(doc: SourceDoc, issue: FieldIssue) -> FleetError:
 
 
 def dump_yaml(obj: Any, memo: bool = True, pieces: Pieces | None = None) -> str:
-    """Canonical block-style YAML of plain data (sorted keys, LF, UTF-8, no aliases). `memo`
-    False: the document's subtrees are all distinct (the same bytes, emitted without looking
-    them up). `pieces`: list items whose lines the caller keeps (`yamlemit.PieceEmitter`;
-    implies `memo` False)."""
-    fast = (_EMITTER if memo and pieces is None else _DISTINCT).emit(obj, pieces)
+    """Canonical block-style YAML of plain data (sorted keys, LF, UTF-8, no aliases).
+    `pieces`: list items whose lines the caller keeps (`yamlemit.PieceEmitter`). `memo` changes
+    nothing any more (the emitter once looked subtrees up by content; emitting them is cheaper)."""
+    fast = _EMITTER.emit(obj, pieces)
     return fast if fast is not None else pyyaml_dump(obj)
 
 
@@ -241,5 +240,14 @@ _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(tuple, _represent_tuple)
 
 
-_EMITTER = Emitter(pyyaml_dump)
-_DISTINCT = Emitter(pyyaml_dump, memo=False)
+_PLAIN = re.compile(r"[A-Za-z0-9_/](?:[A-Za-z0-9_./-]|:(?=[A-Za-z0-9_./-]))*(?: [A-Za-z0-9_./-]+)*")
+"""Strings of these characters, with single inner spaces and `:` only before another of the
+characters, are written plain by PyYAML unless they would read back as another value."""
+
+
+def plain_as_is(text: str) -> bool:
+    """True when PyYAML writes `text` as it is, a plain scalar (`_PLAIN`, no quotes needed)."""
+    return _PLAIN.fullmatch(text) is not None and not needs_quotes(text)
+
+
+_EMITTER = Emitter(pyyaml_dump, plain_as_is)
