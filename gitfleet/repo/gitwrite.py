@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gitfleet.repo.fastimport import run_fast_import
 from gitfleet.repo.gitcmd import GitError, remember_written, run_git, validate_ref
 from gitfleet.repo.signatures import sign_commit
 from gitfleet.repo.tree import relpath_problem
@@ -29,9 +30,13 @@ _SCRATCH_REF = "refs/gitfleet/fast-import-scratch"
 _PART = r"[^/.\\\0\n\r][^/\\\0\n\r]*"
 _GOOD_PATH = re.compile(f"{_PART}(?:/{_PART})*")
 """Fast accept: non-empty components, none starting with '.', no backslash, NUL or line break."""
+_BAD_IN_PATHS = ("\\", "\0", "\r", "\n", "//", "/.")
+"""What good paths (`_GOOD_PATH`) joined by '/' never hold (`_all_good`)."""
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _PLAIN_PATH = re.compile(rb'[^"\\\x00-\x1f\x7f]*')
 """Bytes `quote_path` leaves as they are."""
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+"""A character `quote_path` escapes (a surrogate-escaped byte is >= 0x80: never one)."""
 
 
 class PathError(ValueError):
@@ -79,6 +84,26 @@ def check_path(path: str) -> None:
         raise PathError(f"refused path {path!r}: {problem}")
 
 
+def check_paths(paths: Iterable[str]) -> None:
+    """`check_path` of every path: one match over all of them (`_all_good`), each path
+    checked alone only when that fails."""
+    listed = list(paths)
+    if _all_good(listed):
+        return
+    for path in listed:
+        check_path(path)
+
+
+def _all_good(paths: list[str]) -> bool:
+    """True when every path matches `_GOOD_PATH`. Joined by '/', their components are the
+    components of the joined text, so a few scans of that text tell: no empty path or
+    component, none starting with '.', no backslash, NUL or line break."""
+    joined = "/".join(paths)
+    if not joined or joined[0] in "/." or joined[-1] == "/":
+        return False
+    return not any(bad in joined for bad in _BAD_IN_PATHS)
+
+
 def commit_files(
     repo: Path,
     parent: str | None,
@@ -101,8 +126,7 @@ def commit_files(
     hub's record of the commit it wrote); then only deletions of paths it lacks (a directory,
     or nothing) are looked up in git.
     """
-    for path in changes:
-        check_path(path)
+    check_paths(changes)
     _refuse_nesting(path for path, data in changes.items() if data is not None)
     parent_commit, parent_tree = _resolve_parent(repo, parent)
     current = _current(repo, parent_commit, changes, known) if parent_commit else {}
@@ -115,6 +139,8 @@ def _effective(
 ) -> dict[str, bytes | None]:
     """The changes that alter the tree: deletions of paths the parent has, and contents the
     parent lacks or holds with another blob id (hashed only for paths the parent has)."""
+    if not current:  # a root commit, or nothing of the parent at these paths
+        return {path: data for path, data in changes.items() if data is not None}
     out: dict[str, bytes | None] = {}
     for path, data in changes.items():
         if data is None:
@@ -142,8 +168,7 @@ def replace_tree(
     Compares against the parent's full listing: unchanged blobs are not sent, files absent from
     `files` are deleted. Same `ref`/`date` rules as `commit_files`.
     """
-    for path in files:
-        check_path(path)
+    check_paths(files)
     _refuse_nesting(files)
     parent_commit, parent_tree = _resolve_parent(repo, parent)
     listing = _list_tree(repo, parent_commit) if parent_commit else {}
@@ -171,9 +196,8 @@ def _write(
         validate_ref(repo, ref)
     if parent is not None and parent_tree is not None and not changes:
         return CommitResult(parent, parent_tree, changed=False)
-    stream = _stream(parent, changes, message, author, date or datetime.now(UTC))
-    out = run_git(repo, ["fast-import", "--quiet", "--done", "--date-format=raw"], stdin=stream)
-    commit, tree = _commit_and_tree(out.stdout)
+    stream = _stream_parts(parent, changes, message, author, date or datetime.now(UTC))
+    commit, tree = _commit_and_tree(run_fast_import(repo, stream))
     if parent is not None and tree == parent_tree:
         return CommitResult(parent, tree, changed=False)
     if sign_key is not None:
@@ -193,32 +217,54 @@ def _stream(
     author: Identity,
     when: datetime,
 ) -> bytes:
-    """The fast-import input for one commit: each distinct content once as a marked blob, then
-    the commit: deletes first, then files naming their blob's mark, sorted."""
+    """The fast-import input for one commit, joined (`_stream_parts`)."""
+    return b"".join(_stream_parts(parent, changes, message, author, when))
+
+
+def _stream_parts(
+    parent: str | None,
+    changes: Mapping[str, bytes | None],
+    message: str,
+    author: Identity,
+    when: datetime,
+) -> Iterator[bytes]:
+    """The fast-import input for one commit, piece by piece: each distinct content once as a
+    marked blob (numbered in path order), then the commit: deletes first, then files naming
+    their blob's mark, sorted."""
+    written = sorted(path for path, data in changes.items() if data is not None)
+    marks: dict[bytes, int] = {}
+    numbers = [marks.setdefault(changes[path] or b"", len(marks) + 2) for path in written]
+    yield b"feature done\n"
+    for data, mark in marks.items():  # before the commit that names them
+        yield b"blob\nmark :%d\ndata %d\n" % (mark, len(data))
+        yield data
+        yield b"\n"
     text = message.rstrip("\n").encode("utf-8") + b"\n"
-    stamp = _raw_date(when)
-    who = f"{author.name} <{author.email}> {stamp}".encode()
-    parts = [
-        b"feature done\n",
-        f"commit {_SCRATCH_REF}\nmark :1\n".encode(),
-        b"author " + who + b"\ncommitter " + who + b"\n",
-        b"data %d\n" % len(text) + text,
-    ]
+    who = f"{author.name} <{author.email}> {_raw_date(when)}".encode()
+    yield f"commit {_SCRATCH_REF}\nmark :1\n".encode()
+    yield b"author " + who + b"\ncommitter " + who + b"\n" + b"data %d\n" % len(text) + text
     if parent is not None:
-        parts.append(f"from {parent}\n".encode())
-    for path in sorted(p for p, data in changes.items() if data is None):
-        parts.append(b"D " + quote_path(path) + b"\n")
-    marks: dict[bytes, bytes] = {}
-    for path, data in sorted((p, d) for p, d in changes.items() if d is not None):
-        mark = marks.get(data)
-        if mark is None:
-            mark = marks[data] = b":%d" % (len(marks) + 2)
-        parts.append(b"M " + FILE_MODE.encode() + b" " + mark + b" " + quote_path(path) + b"\n")
-    blobs = [b"blob\nmark %s\ndata %d\n%s\n" % (m, len(d), d) for d, m in marks.items()]
-    parts[1:1] = blobs  # every distinct content once, before the commit that names it
+        yield f"from {parent}\n".encode()
+    deleted = sorted(path for path, data in changes.items() if data is None)
+    yield b"".join(b"D " + quote_path(path) + b"\n" for path in deleted)
+    yield _file_lines(written, numbers)
     ending = f'get-mark :1\nls :1 ""\nreset {_SCRATCH_REF}\nfrom {ZERO_OID}\n\ndone\n'
-    parts.append(ending.encode())  # prints the commit id, then its root tree's entry
-    return b"".join(parts)
+    yield ending.encode()  # prints the commit id, then its root tree's entry
+
+
+def _file_lines(paths: list[str], marks: list[int]) -> bytes:
+    """`M 100644 :<mark> "<path>"` for each path: formatted as one text when no path needs
+    escaping (`quote_path`), else path by path."""
+    if _NEEDS_ESCAPE.search("/".join(paths)) is None:
+        text = "".join(
+            [f'M {FILE_MODE} :{mark} "{path}"\n' for path, mark in zip(paths, marks, strict=True)]
+        )
+        return text.encode("utf-8", "surrogateescape")
+    mode = FILE_MODE.encode()
+    return b"".join(
+        b"M %s :%d %s\n" % (mode, mark, quote_path(path))
+        for path, mark in zip(paths, marks, strict=True)
+    )
 
 
 def _commit_and_tree(out: bytes) -> tuple[str, str]:
@@ -324,13 +370,14 @@ def _list_tree(repo: Path, commit: str) -> dict[str, tuple[str, str]]:
 
 def _refuse_nesting(paths: Iterable[str]) -> None:
     """Raise PathError when a written file is also a directory of another written file."""
-    files = set(paths)
+    listed = list(paths)  # walked in the caller's order: a set's order is slower to walk
+    files = set(listed)
     dirs: set[str] = set()
-    for path in files:
-        cut = path.rfind("/")
-        while cut > 0 and path[:cut] not in dirs:  # a known prefix has known ancestors
-            dirs.add(path[:cut])
-            cut = path.rfind("/", 0, cut)
+    for parent in {path[: path.rfind("/")] for path in listed if "/" in path}:
+        cut = len(parent)
+        while cut > 0 and parent[:cut] not in dirs:  # a known prefix has known ancestors
+            dirs.add(parent[:cut])
+            cut = parent.rfind("/", 0, cut)
     clash = sorted(files & dirs)
     if clash:
         raise PathError(f"refused path {clash[0]!r}: it is a file and a directory at once")
