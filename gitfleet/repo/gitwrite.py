@@ -136,10 +136,12 @@ def commit_files(
 
 def _effective(
     changes: Mapping[str, bytes | None], current: Mapping[str, str]
-) -> dict[str, bytes | None]:
+) -> Mapping[str, bytes | None]:
     """The changes that alter the tree: deletions of paths the parent has, and contents the
     parent lacks or holds with another blob id (hashed only for paths the parent has)."""
     if not current:  # a root commit, or nothing of the parent at these paths
+        if None not in changes.values():
+            return changes  # every change writes a file the parent lacks
         return {path: data for path, data in changes.items() if data is not None}
     out: dict[str, bytes | None] = {}
     for path, data in changes.items():
