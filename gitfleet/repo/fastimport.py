@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
@@ -27,8 +28,9 @@ _BUFFER = 1 << 20
 
 def run_fast_import(repo: Path, parts: Iterable[bytes], timeout: float = 120.0) -> bytes:
     """Feed `parts` to `git fast-import` in `repo` and return what it printed on stdout.
-    GitError (stderr redacted) when git fails or does not finish within `timeout` seconds of
-    its input ending; an exception while producing `parts` stops git before it propagates."""
+    GitError (stderr redacted) when git fails or does not finish within `timeout` seconds
+    (it is killed then, whether it is reading or working); an exception while producing
+    `parts` stops git before it propagates."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
@@ -41,19 +43,29 @@ def run_fast_import(repo: Path, parts: Iterable[bytes], timeout: float = 120.0) 
             )
         except OSError as exc:
             raise GitError(f"cannot run git: {exc.strerror}") from exc
+        expired = threading.Event()
+        watchdog = threading.Timer(timeout, _expire, (proc, expired))
+        watchdog.start()
         try:
             _feed(proc.stdin, parts)
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            raise GitError(f"git fast-import timed out after {timeout:g}s") from exc
+            code = proc.wait()
         finally:
+            watchdog.cancel()
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        if expired.is_set() and code != 0:
+            raise GitError(f"git fast-import timed out after {timeout:g}s")
         if code != 0:
             raise GitError(f"git fast-import failed: {_last_lines(_read(err))}")
         out.seek(0)
         return out.read()
+
+
+def _expire(proc: subprocess.Popen[bytes], expired: threading.Event) -> None:
+    """Stop a git that took too long (reading or working: a blocked write then fails)."""
+    expired.set()
+    proc.kill()
 
 
 def _feed(stdin: IO[bytes] | None, parts: Iterable[bytes]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -168,3 +169,15 @@ def test_a_failing_stream_stops_git(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     with pytest.raises(RuntimeError, match="stream broke"):
         run_fast_import(tmp_path, parts(), timeout=5)
     assert started and started[0].returncode is not None  # git was stopped and waited for
+
+
+def test_a_stream_past_the_timeout_stops_git(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path)], check=True)
+
+    def parts() -> Iterator[bytes]:
+        yield b"feature done\n"
+        time.sleep(1.5)
+        yield b"blob\nmark :2\ndata 3\nab\n\n" * 100_000
+
+    with pytest.raises(GitError, match=r"timed out after 0\.3s"):
+        run_fast_import(tmp_path, parts(), timeout=0.3)
