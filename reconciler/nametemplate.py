@@ -74,11 +74,27 @@ def instantiate(template: NameTemplate, name: str) -> tuple[str, bytes, str] | N
     name would change how a string is written."""
     if not safe_name(name):
         return None
-    if any(needs_quotes(s.replace(TOKEN, name)) != quoted for s, quoted in template.strings):
+    if any(_quoted(s.replace(TOKEN, name)) != quoted for s, quoted in template.strings):
         return None
     data = template.data.replace(TOKEN, name).encode()
     digest = hashlib.sha256(template.json.replace(TOKEN, name).encode()).hexdigest()
     return template.file, data, "sha256:" + digest
+
+
+_QUOTED: dict[str, bool] = {}
+"""String -> `needs_quotes(string)`, for the strings instantiated lately (the objects of one
+placement on one cluster mostly hold the same strings: labels naming the cluster)."""
+MAX_QUOTED = 100_000
+
+
+def _quoted(text: str) -> bool:
+    """`needs_quotes(text)`, remembered."""
+    found = _QUOTED.get(text)
+    if found is None:
+        if len(_QUOTED) >= MAX_QUOTED:
+            _QUOTED.clear()
+        found = _QUOTED[text] = needs_quotes(text)
+    return found
 
 
 def _strings(value: Any) -> Iterator[tuple[str, bool]]:

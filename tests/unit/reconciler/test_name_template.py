@@ -71,3 +71,13 @@ def test_names_that_are_not_plain_labels_are_refused(name: str) -> None:
 )
 def test_the_stand_in_in_a_key_or_the_identity_has_no_template(obj: dict[str, Any]) -> None:
     assert template_of(obj) is None
+
+
+def test_quoting_is_remembered_per_string_not_per_shape() -> None:
+    """A name that needs quotes is refused even right after a name of its length that did not
+    (the quoting of instantiated strings is remembered by the string itself)."""
+    template = template_of(_configmap(TOKEN))
+    assert template is not None
+    for plain, special in [("eu", "no"), ("abcd", "null"), ("x", "y")]:
+        assert instantiate(template, plain) is not None
+        assert instantiate(template, special) is None
