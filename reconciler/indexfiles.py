@@ -16,7 +16,7 @@ one placement key (never made by the assembly) is laid out afresh. Called by `as
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitfleet.api.output import (
@@ -47,6 +47,8 @@ class Piece:
     """The row's ClusterIndex list item."""
     listing: bytes
     """The row's PlacementIndex file."""
+    ident: tuple[Any, ...]
+    """What the PlacementIndex file is made of: the key and each object's identity fields."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class Written:
     """One cluster's index files, with the pieces they were joined from and their bytes."""
 
     files: dict[str, bytes]
+    entries: tuple[dict[str, Any], ...]
+    """The rows they were made from (kept alive: compared by identity first)."""
     pieces: dict[str, Piece] | None
     """None: laid out afresh (rows repeating a placement key), never patched."""
     size: int
@@ -70,11 +74,17 @@ class _Listings:
         self.emitted: dict[tuple[Any, ...], bytes] = {}
         self.idents: dict[tuple[str, int], tuple[Any, ...]] = {}  # object lists clusters share
 
-    def listing(self, key: str, objects: list[dict[str, Any]]) -> bytes:
+    def ident(self, key: str, objects: list[dict[str, Any]]) -> tuple[Any, ...]:
+        """The placement key and each object's identity fields (all a listing depends on)."""
         ident = self.idents.get((key, id(objects))) if objects else None
         if ident is None:
             ident = (key, *(tuple(o.get(f) for f in IDENTITY_FIELDS) for o in objects))
-            self.idents[(key, id(objects))] = ident
+            if objects:  # alive all pass (its row holds it): its id stays its own
+                self.idents[(key, id(objects))] = ident
+        return ident
+
+    def listing(self, key: str, objects: list[dict[str, Any]]) -> bytes:
+        ident = self.ident(key, objects)
         listed = self.emitted.get(ident)
         if listed is None:
             doc = placement_index_doc(key, objects)
@@ -86,10 +96,26 @@ class _Listings:
 def _piece(entry: dict[str, Any], listings: _Listings) -> Piece:
     """The pieces of one row: its ClusterIndex list item (the row without its objects) and its
     PlacementIndex file."""
-    row = {k: v for k, v in entry.items() if k != "objects"}
+    row = _header(entry)
     order = (str(entry.get("namespace", "")), str(entry["name"]))
-    listing = listings.listing(str(entry["key"]), entry.get("objects") or [])
-    return Piece(entry, order, row, yaml_bytes([row]), listing)
+    key, objects = str(entry["key"]), entry.get("objects") or []
+    listing = listings.listing(key, objects)
+    return Piece(entry, order, row, yaml_bytes([row]), listing, listings.ident(key, objects))
+
+
+def _header(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The row without its objects (what the ClusterIndex lists)."""
+    return {k: v for k, v in entry.items() if k != "objects"}
+
+
+def _same(found: Piece, entry: dict[str, Any], listings: _Listings) -> bool:
+    """Whether `entry` makes the very pieces `found` holds: the same object or an equal row,
+    or (a row whose objects carry other fields, e.g. a rollout's kept row read back from the
+    output) the same row without its objects and the same object identities."""
+    if found.entry is entry or found.entry == entry:
+        return True
+    objects = entry.get("objects") or []
+    return found.row == _header(entry) and found.ident == listings.ident(found.ident[0], objects)
 
 
 def _index_bytes(cluster: str, pieces: Iterable[Piece]) -> bytes:
@@ -109,8 +135,11 @@ def _index_bytes(cluster: str, pieces: Iterable[Piece]) -> bytes:
     return data
 
 
-def _reused(entries: list[dict[str, Any]], before: Mapping[str, Piece]) -> dict[str, Piece] | None:
-    """Last pass's piece of each row that equals it (None: two rows share a placement key)."""
+def _reused(
+    entries: list[dict[str, Any]], before: Mapping[str, Piece], listings: _Listings
+) -> dict[str, Piece] | None:
+    """Last pass's piece of each row that makes the same pieces (None: two rows share a
+    placement key)."""
     out: dict[str, Piece] = {}
     seen: set[str] = set()
     for entry in entries:
@@ -119,7 +148,7 @@ def _reused(entries: list[dict[str, Any]], before: Mapping[str, Piece]) -> dict[
             return None
         seen.add(key)
         found = before.get(key)
-        if found is not None and (found.entry is entry or found.entry == entry):
+        if found is not None and _same(found, entry, listings):
             out[key] = found
     return out
 
@@ -130,12 +159,15 @@ def _cluster_files(
     """The cluster's index files, patched from `last` (its files of the last pass)."""
     if last is not None and last.pieces is None:
         last = None
+    now = tuple(entries)
+    if last is not None and last.entries == now:  # mostly identity checks, at C speed
+        return last
     before = last.pieces if last is not None and last.pieces is not None else {}
-    reused = _reused(entries, before)
+    reused = _reused(entries, before, listings)
     if reused is None:  # not made by the assembly: laid out afresh, never patched
         return _afresh(cluster, entries, listings)
     if last is not None and len(reused) == len(entries) == len(before):
-        return last
+        return replace(last, entries=now)  # the same files: compared by identity next pass
     made = {str(e["key"]): _piece(e, listings) for e in entries if str(e["key"]) not in reused}
     pieces = {**reused, **made}
     changes: dict[str, bytes | None] = {
@@ -146,7 +178,7 @@ def _cluster_files(
     gone = [placement_index_path(cluster, k) for k in before if k not in pieces]
     changes.update(dict.fromkeys(gone))
     files = patched_unit(last.files, changes) if last is not None else _fresh(changes)
-    return Written(files, pieces, sum(map(len, files.values())))
+    return Written(files, now, pieces, sum(map(len, files.values())))
 
 
 def _fresh(changes: Mapping[str, bytes | None]) -> dict[str, bytes]:
@@ -160,7 +192,7 @@ def _afresh(cluster: str, entries: list[dict[str, Any]], listings: _Listings) ->
     files = {cluster_index_path(cluster): _index_bytes(cluster, made)}
     for piece in made:
         files[placement_index_path(cluster, str(piece.entry["key"]))] = piece.listing
-    return Written(files, None, sum(map(len, files.values())))
+    return Written(files, tuple(entries), None, sum(map(len, files.values())))
 
 
 def write_indexes(

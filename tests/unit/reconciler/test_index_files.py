@@ -54,10 +54,18 @@ def _step(rng: random.Random, index: dict[str, list[dict[str, Any]]]) -> None:
     """One pass's change: a row changed, copied, added, removed, or the rows reordered."""
     cluster = rng.choice(CLUSTERS)
     rows = index.setdefault(cluster, [])
-    what = rng.choice(["change", "copy", "add", "remove", "shuffle", "none"])
+    what = rng.choice(["change", "copy", "add", "remove", "shuffle", "none", "rehash", "objects"])
     if what == "change" and rows:
         i = rng.randrange(len(rows))
         rows[i] = {**rows[i], "contentHash": f"sha256:x{rng.random()}"}
+    elif what == "rehash" and rows:  # objects with other extra fields: the same files
+        i = rng.randrange(len(rows))
+        objects = [{**o, "hash": f"h{rng.random()}"} for o in rows[i]["objects"]]
+        rows[i] = {**rows[i], "objects": objects}
+    elif what == "objects" and rows:  # other objects, the same header
+        i = rng.randrange(len(rows))
+        count = rng.randrange(3)
+        rows[i] = {**rows[i], "objects": _row("", "x", count)["objects"][::-1]}
     elif what == "copy" and rows:
         index[cluster] = [dict(r) for r in rows]
     elif what == "add":
