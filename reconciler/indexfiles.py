@@ -137,18 +137,13 @@ def _index_bytes(cluster: str, pieces: Iterable[Piece]) -> bytes:
 
 def _reused(
     entries: list[dict[str, Any]], before: Mapping[str, Piece], listings: _Listings
-) -> dict[str, Piece] | None:
-    """Last pass's piece of each row that makes the same pieces (None: two rows share a
-    placement key)."""
+) -> dict[str, Piece]:
+    """Last pass's piece of each row that makes the same pieces."""
     out: dict[str, Piece] = {}
-    seen: set[str] = set()
     for entry in entries:
-        key = str(entry["key"])
-        if key in seen:
-            return None
-        seen.add(key)
+        key = entry["key"]
         found = before.get(key)
-        if found is not None and _same(found, entry, listings):
+        if found is not None and (found.entry is entry or _same(found, entry, listings)):
             out[key] = found
     return out
 
@@ -164,12 +159,12 @@ def _cluster_files(
         return last
     before = last.pieces if last is not None and last.pieces is not None else {}
     reused = _reused(entries, before, listings)
-    if reused is None:  # not made by the assembly: laid out afresh, never patched
-        return _afresh(cluster, entries, listings)
     if last is not None and len(reused) == len(entries) == len(before):
         return replace(last, entries=now)  # the same files: compared by identity next pass
-    made = {str(e["key"]): _piece(e, listings) for e in entries if str(e["key"]) not in reused}
+    made = {e["key"]: _piece(e, listings) for e in entries if e["key"] not in reused}
     pieces = {**reused, **made}
+    if len(pieces) != len(entries):  # rows repeating a key (never made by the assembly)
+        return _afresh(cluster, entries, listings)
     changes: dict[str, bytes | None] = {
         cluster_index_path(cluster): _index_bytes(cluster, pieces.values())
     }
