@@ -1,12 +1,12 @@
 """The override snapshot names each cluster of a placement renders with, per renderable
 snapshot index, as the drivers see them (`PlacementView.override_snapshots`).
 
-The target's names come from the plan's override results at once (a dict per cluster). An
-older snapshot still being rendered (`plan.renders`) asks its renderer once per cluster, which
-matches every override's rules again; only a staged update reads those names (when it starts a
-run or moves a cluster), so they are made on first read and kept: `OverrideNames` is a
-`Mapping` that holds what it reads of the plan when made, so a later read gives what an
-eager one would have. Called by `rollview.placement_view`.
+Only a staged update reads them (when it starts a run or moves a cluster), while every
+re-observed placement gets a view: `OverrideNames` is a `Mapping` that keeps what it reads of
+the plan when made (its bindings, override results and older renders) and makes an index's
+names on first read - the target's from the plan's override results, an older snapshot's by
+asking its renderer per cluster - so a later read gives what an eager one would have. Called
+by `rollview.placement_view`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from collections.abc import Iterator, Mapping
 from itertools import repeat
 
 from reconciler.history import SnapshotRender
-from reconciler.manifests import NO_OVERRIDES
+from reconciler.manifests import NO_OVERRIDES, ClusterManifests
 from reconciler.placement import PlacementPlan
 from reconciler.rollout.model import UNSCHEDULED
+from reconciler.state import Binding
 
 Names = tuple[tuple[str, ...], tuple[str, ...]]
 """(ClusterResourceOverride, ResourceOverride) snapshot names."""
@@ -26,30 +27,45 @@ NO_NAMES: Names = (NO_OVERRIDES.cluster_overrides, NO_OVERRIDES.resource_overrid
 
 
 class OverrideNames(Mapping[int, Mapping[str, Names]]):
-    """Snapshot index -> cluster -> its names; an older render's names made on first read."""
+    """Snapshot index -> selected cluster -> its names, each index made on first read."""
 
     def __init__(
         self,
-        keys: list[int],
-        made: dict[int, Mapping[str, Names]],
+        target: int | None,
+        bindings: tuple[Binding, ...],
+        per_cluster: dict[str, ClusterManifests],
         renders: dict[int, SnapshotRender],
-        clusters: list[str],
     ) -> None:
-        self._keys = keys
-        self._made = made
+        self._target = target  # an older render of the target's index wins
+        self._bindings = bindings
+        self._per_cluster = per_cluster
         self._renders = renders
-        self._clusters = clusters
+        self._keys = [target] if target is not None else []
+        self._keys += [i for i in renders if i != target]
+        self._made: dict[int, Mapping[str, Names]] = {}
         self._lock = threading.Lock()
 
     def __getitem__(self, index: int) -> Mapping[str, Names]:
         found = self._made.get(index)
         if found is None:
-            render = self._renders[index]  # KeyError: no such index
+            if index not in self._renders and index != self._target:
+                raise KeyError(index)
             with self._lock:
                 found = self._made.get(index)
                 if found is None:
-                    found = self._made[index] = {c: render.names(c) for c in self._clusters}
+                    found = self._made[index] = self._names(index)
         return found
+
+    def _names(self, index: int) -> dict[str, Names]:
+        clusters = [b.cluster for b in self._bindings if b.state != UNSCHEDULED]
+        render = self._renders.get(index)
+        if render is not None:
+            return {c: render.names(c) for c in clusters}
+        # most clusters have no overrides: one shared pair of no names
+        mine = {
+            c: (m.cluster_overrides, m.resource_overrides) for c, m in self._per_cluster.items()
+        }
+        return dict(zip(clusters, map(mine.get, clusters, repeat(NO_NAMES)), strict=True))
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._keys)
@@ -60,18 +76,7 @@ class OverrideNames(Mapping[int, Mapping[str, Names]]):
 
 def override_names(plan: PlacementPlan) -> OverrideNames:
     """Per renderable index and selected cluster: the override snapshot names it renders with
-    (an older render of the target's index wins; renders are read when a driver first asks
-    for their index)."""
-    clusters = [b.cluster for b in plan.state.bindings if b.state != UNSCHEDULED]
-    keys: list[int] = []
-    made: dict[int, Mapping[str, Names]] = {}
+    (made when a driver first asks for an index)."""
     latest = plan.target()
-    if latest is not None:
-        keys.append(latest.index)
-    if latest is not None and latest.index not in plan.renders:
-        # most clusters have no overrides: one shared pair of no names
-        mine = {c: (m.cluster_overrides, m.resource_overrides) for c, m in plan.per_cluster.items()}
-        names = map(mine.get, clusters, repeat(NO_NAMES))
-        made[latest.index] = dict(zip(clusters, names, strict=True))
-    keys += [i for i in plan.renders if i not in keys]
-    return OverrideNames(keys, made, dict(plan.renders), clusters)
+    target = latest.index if latest is not None else None
+    return OverrideNames(target, plan.state.bindings, dict(plan.per_cluster), dict(plan.renders))

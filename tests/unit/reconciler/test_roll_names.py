@@ -68,6 +68,7 @@ def test_names_equal_an_eager_reading(latest: int | None) -> None:
     plan = _Plan(bindings, custom, {2: _Render("r2"), 1: _Render("r1")}, latest)
     names = override_names(cast(PlacementPlan, plan))
     assert not plan.renders[2].asked and not plan.renders[1].asked  # nothing read yet
+    assert not names._made
     expected = _eager(plan)
     assert list(names) == list(expected) and len(names) == len(expected)
     assert {i: dict(names[i]) for i in names} == expected
@@ -79,7 +80,11 @@ def test_names_equal_an_eager_reading(latest: int | None) -> None:
 def test_names_read_later_are_those_of_the_plan_when_made() -> None:
     """The plan's renders may change after the view is made (a later pass): a late read
     gives what the view was made of."""
-    plan = _Plan([_Binding("eu-1")], {}, {1: _Render("r1")}, 3)
+    custom = {"eu-1": ClusterManifests(resource_overrides=("web/ro-2",))}
+    plan = _Plan([_Binding("eu-1")], custom, {1: _Render("r1")}, 3)
     names = override_names(cast(PlacementPlan, plan))
     plan.renders.clear()
+    plan.per_cluster.clear()
+    plan.bindings = [_Binding("eu-1"), _Binding("us-1")]  # a later pass's state
     assert dict(names[1]) == {"eu-1": (("r1-eu-1",), ())}
+    assert dict(names[3]) == {"eu-1": ((), ("web/ro-2",))}
