@@ -46,9 +46,22 @@ Key = tuple[int, int, int, str]
 _OBSOLETE = ClusterScore(obsolete=1)
 
 
+_SUPPORTED: dict[int, tuple[Profile, bool]] = {}
+
+
 def supports(profile: Profile) -> bool:
     """True for profiles with the default profile's plugins at every extension point (the
-    plugins whose results depend on the bindings are the ones this module updates itself)."""
+    plugins whose results depend on the bindings are the ones this module updates itself);
+    remembered per profile object (profiles are frozen)."""
+    known = _SUPPORTED.get(id(profile))
+    if known is not None and known[0] is profile:
+        return known[1]
+    found = _supports(profile)
+    _SUPPORTED[id(profile)] = (profile, found)
+    return found
+
+
+def _supports(profile: Profile) -> bool:
     default = default_profile()
     points = ("post_batch", "pre_filter", "filter", "pre_score", "score")
     return all(

@@ -151,9 +151,14 @@ class Explanations(Mapping[str, ClusterExplanation]):
 
 
 def explain(
-    clusters: Sequence[ClusterView], bs: BindingSet, ev: Evaluation | None, ranked: bool
+    clusters: Sequence[ClusterView],
+    bs: BindingSet,
+    ev: Evaluation | None,
+    ranked: bool,
+    names: Sequence[str] | None = None,
 ) -> Explanations:
-    """One explanation per cluster of the fleet (computed lazily)."""
+    """One explanation per cluster of the fleet (computed lazily); `names`: the clusters'
+    names, when the caller has them (`FleetFacts.names`)."""
     ranks: list[Mapping[str, int]] = []
     views: dict[str, ClusterView] = {}
 
@@ -163,4 +168,4 @@ def explain(
             views.update((v.name, v) for v in clusters)
         return explain_one(views[name], bs, ev, ranks[0])
 
-    return Explanations([v.name for v in clusters], build)
+    return Explanations(names if names is not None else [v.name for v in clusters], build)
