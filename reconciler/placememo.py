@@ -86,11 +86,15 @@ def _sha(text: str) -> str:
 @dataclass(frozen=True, eq=False)
 class PassKey:
     """The pass-wide part of every placement's key, and the cluster views to narrow per
-    placement (`views_for`, computed once per distinct set of label keys)."""
+    placement (`views_for`, computed once per distinct set of label keys). `stable`: the
+    resources, the overrides and `rest` are the last pass's (`_inputs_token`), so a placement
+    declared by the same object selects and is served as last pass (`_fingerprint` takes the
+    parts it made then)."""
 
     rest: tuple[Any, ...]
     clusters: tuple[tuple[str, str | None, str, Mapping[str, str]], ...]
     _views: dict[LabelKeys, str] = field(default_factory=dict)
+    stable: bool = False
 
     def views_for(self, keys: LabelKeys) -> str:
         """A digest of every cluster view with only the label values of `keys` (None: all)."""
@@ -171,7 +175,26 @@ def _pass_key(
         inputs.max_objects,
         tuple(sorted(inputs.broken_files)),
     )
-    return PassKey(rest, clusters)
+    token = _inputs_token(rest, index, inputs)
+    last = _TOKENS.last("pass")
+    _TOKENS.put("pass", (), token)
+    return PassKey(rest, clusters, stable=last is not None and last[1] == token)
+
+
+_TOKENS: StageMemo[tuple[Any, ...]] = StageMemo()
+"""The last pass's `_inputs_token`."""
+
+
+def _inputs_token(
+    rest: tuple[Any, ...], index: ResourceIndex, inputs: PassInputs
+) -> tuple[Any, ...]:
+    """What every placement's selection and serving overrides are made from besides the
+    placement: the index entries (the very objects: `select.index` keeps an unchanged
+    object's entry), the skipped namespaces, each override's key, spec hash, snapshot and
+    origin, the snapshot names, and `rest`."""
+    overrides = tuple((o.key, o.hash, o.snapshot, o.origin) for o in inputs.overrides.overrides)
+    names = tuple(sorted(inputs.override_names.items()))
+    return (rest, index.entries, index.skipped_namespaces, overrides, names)
 
 
 def _declared(placement: AnyPlacement) -> str:
@@ -198,31 +221,54 @@ def _fingerprint(
     keys it reads."""
     if inputs.history.for_placement(key):
         return None, None, None
-    selection = select(placement, index)
-    if selection.error is not None:
-        return None, selection, None
-    serving = inputs.overrides.for_placement(placement, selection.resources).overrides
+    made = _PARTS.last(key)
+    if whole_pass.stable and made is not None and made[1].placement is placement:
+        parts = made[1]
+    else:
+        parts = _parts(placement, index, inputs)
+        if parts.selection.error is not None:
+            _PARTS.drop(key)
+            return None, parts.selection, None
+        _PARTS.put(key, (), parts)
+    selection = parts.selection
     latest = prior.latest_resources()
     new_snapshot = latest is None or latest.hash != selection.hash
-    keys = label_keys(placement, serving, inputs.governance)
-    return (
-        (
-            whole_pass.rest,
-            whole_pass.views_for(keys),
-            _declared(placement),
-            selection.hash,
-            tuple(
-                (r.group, r.version, r.kind, r.namespace, r.name, r.origin)
-                for r in selection.resources
-            ),
-            tuple((resource_id(i.resource), i.origin) for i in selection.invalid),
-            tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
-            tuple(inputs.override_names.get(o.key) for o in serving),
-            inputs.commit if new_snapshot else None,
+    commit = inputs.commit if new_snapshot else None
+    views = whole_pass.views_for(parts.keys)
+    return (whole_pass.rest, views, *parts.declared, commit), selection, parts.keys
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What a placement's key is made of besides the pass, the cluster views and the commit:
+    its declared JSON, its selection and the overrides serving it, and the label keys read."""
+
+    placement: AnyPlacement
+    selection: Selection
+    declared: tuple[Any, ...]
+    keys: LabelKeys
+
+
+_PARTS: StageMemo[_Parts] = StageMemo()
+"""Placement key -> the `_Parts` made last (taken as they are in a `PassKey.stable` pass)."""
+
+
+def _parts(placement: AnyPlacement, index: ResourceIndex, inputs: PassInputs) -> _Parts:
+    selection = select(placement, index)
+    if selection.error is not None:
+        return _Parts(placement, selection, (), None)
+    serving = inputs.overrides.for_placement(placement, selection.resources).overrides
+    declared = (
+        _declared(placement),
+        selection.hash,
+        tuple(
+            (r.group, r.version, r.kind, r.namespace, r.name, r.origin) for r in selection.resources
         ),
-        selection,
-        keys,
+        tuple((resource_id(i.resource), i.origin) for i in selection.invalid),
+        tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
+        tuple(inputs.override_names.get(o.key) for o in serving),
     )
+    return _Parts(placement, selection, declared, label_keys(placement, serving, inputs.governance))
 
 
 def copy_plan(plan: PlacementPlan) -> PlacementPlan:
