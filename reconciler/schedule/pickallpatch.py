@@ -10,7 +10,7 @@ whose input binding changed (a rollout moved it, a new binding was recorded) or 
 changed (added, removed, relabelled, ...) are decided again (`decide`: `BindingSet` on that one
 binding, exactly as the run does) and patched into the last bindings, final evaluation and
 decisions. Declined (None: the caller runs the cycle) for anything else: another placement type,
-spread constraints, a cluster bound twice, decisions near the 1000 cap, a plugin error. Called by
+spread constraints, a cluster bound twice, a plugin error. Called by
 `reuse.schedule_reusing`; the tests compare it with fresh runs on sequences of passes.
 """
 
@@ -42,9 +42,6 @@ from .profile import DEFAULT_PROFILE
 from .report import binding_decision, explain
 from .statics import Statics
 from .topologyspreadconstraints import ordered_specs
-
-_ROOM = MAX_DECISIONS - MAX_UNSELECTED_DECISIONS
-"""Up to this many current bindings the decisions are never capped."""
 
 
 class LastRun(Protocol):
@@ -100,7 +97,7 @@ def patch_pick_all(
     result = _copy(last.result)
     names = moved.union(changed)
     _redecide(result, names, by_cluster, facts.views, now)
-    if len(result.current) > _ROOM or result.obsolete:
+    if result.obsolete:
         return None
     assert last.final is not None
     final = _final(last.final, now, changed, facts.views)
@@ -117,7 +114,7 @@ def patch_pick_all(
 
 def _patchable(last: LastRun) -> bool:
     """PickAll without spread constraints, from a run of the incremental path, no orphans,
-    decisions far from the cap, and a final evaluation that passed no cluster."""
+    and a final evaluation that passed no cluster."""
     policy = last.policy
     return (
         getattr(policy, "placement_type", None) == "PickAll"
@@ -127,7 +124,6 @@ def _patchable(last: LastRun) -> bool:
         and not last.final.passed
         and not last.result.orphans
         and not last.result.obsolete
-        and len(last.result.current) <= _ROOM
     )
 
 
@@ -242,25 +238,50 @@ def _patched_bindings(
 
 
 def _decisions(
-    last: LastRun, result: BindingSet, final: Evaluation, names: Collection[str]
+    last: LastRun, result: BindingSet, final: Evaluation, names: set[str]
 ) -> tuple[Decision, ...]:
-    """The current bindings' decisions by name (patched), then the first rejected clusters by
-    name that are not current (the last run's decision where the status is the same object)."""
-    count = len(last.result.current)
-    selected = list(last.outcome.decisions[:count])
+    """The current bindings' decisions by name (the first 1000), then the first rejected
+    clusters by name that are not current, within what is left of the 20."""
+    count = min(len(last.result.current), MAX_DECISIONS)
+    if max(len(last.result.current), len(result.current)) <= MAX_DECISIONS:
+        selected = _selected(last.outcome.decisions[:count], result, names)
+    else:
+        selected = _capped(last.outcome.decisions[:count], result, names)
+    budget = max(min(MAX_UNSELECTED_DECISIONS, MAX_DECISIONS - len(result.current)), 0)
+    known = {d.cluster: d for d in last.outcome.decisions[count:]}
+    before = last.final.filtered if last.final is not None else {}
+    rejected = []
+    for name in heapq.nsmallest(budget, final.filtered) if budget else ():
+        if name in result.current:
+            continue
+        status, made = final.filtered[name], known.get(name)
+        if made is None or before.get(name) is not status:  # else the last run's decision
+            made = Decision(name, False, str(status))
+        rejected.append(made)
+    return tuple(selected + rejected)
+
+
+def _selected(old: Sequence[Decision], result: BindingSet, names: set[str]) -> list[Decision]:
+    """Every current binding's decision by name: the last ones with `names` replaced."""
+    selected = list(old)
     for name in sorted(names):
         lo = bisect_left(selected, name, key=_cluster_of)
         hi = bisect_right(selected, name, key=_cluster_of)
         b = result.current.get(name)
         selected[lo:hi] = [binding_decision(b)] if b is not None else []
-    known = {d.cluster: d for d in last.outcome.decisions[count:]}
-    before = last.final.filtered if last.final is not None else {}
-    rejected = []
-    for name in heapq.nsmallest(MAX_UNSELECTED_DECISIONS, final.filtered):
-        if name in result.current:
-            continue
-        status, made = final.filtered[name], known.get(name)
-        if made is None or before.get(name) is not status:
-            made = Decision(name, False, str(status))
-        rejected.append(made)
-    return tuple(selected + rejected)
+    return selected
+
+
+def _capped(old: Sequence[Decision], result: BindingSet, names: set[str]) -> list[Decision]:
+    """The first 1000 current bindings' decisions by name (the last run's where the binding
+    is the same)."""
+    known = {d.cluster: d for d in old}
+    out = []
+    for name in sorted(result.current)[:MAX_DECISIONS]:
+        made = known.get(name)
+        out.append(
+            made
+            if made is not None and name not in names
+            else binding_decision(result.current[name])
+        )
+    return out
