@@ -5,11 +5,12 @@ selected, scheduled or overridden again.
 selects, the overrides serving it and a few pass-wide facts. `PlaceMemo.place` keys one
 placement's work by exactly those (issue 18, item 4):
 
-- the cluster views as this placement reads them (`PassKey.views_for`): every cluster's name,
-  eligibility verdict and MemberCluster without its agent heartbeats and labels, plus the values
-  of only the label keys the placement can read (`label_keys`: its affinity and spread terms, the
-  selectors and variables of the overrides serving it, and every Tenant's cluster selector), so a
-  relabel recomputes only the placements that read that key;
+- the cluster views as this placement reads them (`_same_views`, compared with the rows the
+  plan was made from for only the clusters changed since): every cluster's name, eligibility
+  verdict and MemberCluster without its agent heartbeats and labels, plus the values of only
+  the label keys the placement can read (`label_keys`: its affinity and spread terms, the
+  selectors and variables of the overrides serving it, and every Tenant's cluster selector), so
+  a relabel recomputes only the placements that read that key;
 - the pass-wide part (`pass_key`): the CRD scope table, the governance inputs, the per-placement
   object limit and the files that failed to load;
 - the placement as declared (canonical JSON of the whole object);
@@ -37,7 +38,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
@@ -85,37 +86,12 @@ def _sha(text: str) -> str:
 
 @dataclass(frozen=True, eq=False)
 class PassKey:
-    """The pass-wide part of every placement's key, and the cluster views to narrow per
-    placement (`views_for`, computed once per distinct set of label keys). `stable`: the
-    resources, the overrides and `rest` are the last pass's (`_inputs_token`), so a placement
-    declared by the same object selects and is served as last pass (`_fingerprint` takes the
-    parts it made then)."""
+    """The pass-wide part of every placement's key. `stable`: the resources, the overrides and
+    `rest` are the last pass's (`_inputs_token`), so a placement declared by the same object
+    selects and is served as last pass (`_fingerprint` takes the parts it made then)."""
 
     rest: tuple[Any, ...]
-    clusters: tuple[tuple[str, str | None, str, Mapping[str, str]], ...]
-    _views: dict[LabelKeys, str] = field(default_factory=dict)
     stable: bool = False
-
-    def views_for(self, keys: LabelKeys) -> str:
-        """A digest of every cluster view with only the label values of `keys` (None: all)."""
-        found = self._views.get(keys)
-        if found is None:
-            found = _VIEWS.get(keys, (self.clusters,))  # an earlier pass, the same clusters
-        if found is None:
-            order = sorted(keys) if keys is not None else None
-            rows = [
-                (name, reason, digest, _labels(labels, order))
-                for name, reason, digest, labels in self.clusters
-            ]
-            found = _sha(repr(rows))
-            _VIEWS.put(keys, (self.clusters,), found)
-        self._views[keys] = found
-        return found
-
-
-_VIEWS: StageMemo[str] = StageMemo()
-"""Label keys -> `views_for` digest, with the clusters it was made from (a pass whose cluster
-views are unchanged reuses the last pass's digests)."""
 
 
 def _labels(labels: Mapping[str, str], keys: list[str] | None) -> tuple[Any, ...]:
@@ -158,14 +134,13 @@ def pass_key(views: Mapping[str, ClusterView], index: ResourceIndex, inputs: Pas
     try:
         return _pass_key(views, index, inputs)
     except Exception:
-        return PassKey((object(),), ())
+        return PassKey((object(),))
 
 
 def _pass_key(
     views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
 ) -> PassKey:
     _declared_texts.next_round()
-    clusters = tuple((name, *row) for name, row in fleet_facts(views).rows.items())
     # The whole governance value, repr'd: a field it gains later is part of the key by itself
     # (a repr that differs between equal values only costs reuse, never correctness).
     governance = repr(inputs.governance)
@@ -178,7 +153,7 @@ def _pass_key(
     token = _inputs_token(rest, index, inputs)
     last = _TOKENS.last("pass")
     _TOKENS.put("pass", (), token)
-    return PassKey(rest, clusters, stable=last is not None and last[1] == token)
+    return PassKey(rest, stable=last is not None and last[1] == token)
 
 
 _TOKENS: StageMemo[tuple[Any, ...]] = StageMemo()
@@ -234,8 +209,7 @@ def _fingerprint(
     latest = prior.latest_resources()
     new_snapshot = latest is None or latest.hash != selection.hash
     commit = inputs.commit if new_snapshot else None
-    views = whole_pass.views_for(parts.keys)
-    return (whole_pass.rest, views, *parts.declared, commit), selection, parts.keys
+    return (whole_pass.rest, *parts.declared, commit), selection, parts.keys
 
 
 @dataclass(frozen=True)
@@ -308,7 +282,10 @@ def place_reusing(
     known = (fingerprint, prior)  # the prior compared by identity first, like every StageMemo
     last = _PLANS.last(key) if fingerprint is not None else None
     if last is not None:
-        if last[0] == known:
+        facts = fleet_facts(views)
+        if last[0] == known and _same_views(last[1], facts):
+            if last[1].facts is not facts:  # later passes compare with this pass's rows
+                _PLANS.put(key, known, _Kept(last[1].plan, facts, keys))
             return copy_plan(last[1].plan)
         again = _rescheduled(key, placement, prior, views, known, last)
         if again is not None:
@@ -336,7 +313,7 @@ def _rescheduled(
     fingerprint, _ = known
     if before_prior is not prior and before_prior != prior:
         return None
-    if before[0] != fingerprint[0] or before[2:] != fingerprint[2:] or kept.plan.held:
+    if before != fingerprint or kept.plan.held:
         return None
     index = kept.plan.state.policy_snapshots[-1].index  # equal placement and prior: same header
     outcome = schedule_placement(key, placement, prior.bindings, views, index)
@@ -353,6 +330,14 @@ def _rescheduled(
     plan.decisions, plan.explanations = outcome.decisions, outcome.explanations
     plan.scheduled = outcome.condition() or kept.plan.scheduled
     return plan
+
+
+def _same_views(kept: _Kept, facts: FleetFacts) -> bool:
+    """Every cluster reads the same to the placement as when its plan was made: no cluster
+    added or removed, and none changed in eligibility, MemberCluster digest or the values of
+    the label keys the placement reads."""
+    changed = facts.changed_since(kept.facts)
+    return all(_row(kept.facts, n, kept.keys) == _row(facts, n, kept.keys) for n in changed)
 
 
 def _row(facts: FleetFacts, name: str, keys: LabelKeys) -> tuple[Any, ...] | None:

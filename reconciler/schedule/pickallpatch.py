@@ -113,16 +113,14 @@ def patch_pick_all(
 
 
 def _patchable(last: LastRun) -> bool:
-    """PickAll without spread constraints, from a run of the incremental path, no orphans,
-    and a final evaluation that passed no cluster."""
+    """PickAll without spread constraints, from a run of the incremental path (after which
+    no binding is obsolete and the final evaluation passes no cluster: all are picked)."""
     policy = last.policy
     return (
         getattr(policy, "placement_type", None) == "PickAll"
         and not ordered_specs(policy)
         and last.statics is not None
         and last.final is not None
-        and not last.final.passed
-        and not last.result.orphans
         and not last.result.obsolete
     )
 
@@ -227,13 +225,14 @@ def _cluster_of(b: Binding | Decision) -> str:
 def _patched_bindings(
     old: Sequence[Binding], result: BindingSet, names: Collection[str]
 ) -> tuple[Binding, ...]:
-    """The last output bindings (sorted by cluster, then state) with `names` replaced."""
+    """The last output bindings (sorted by cluster: one binding per cluster) with `names`
+    replaced."""
     out = list(old)
     for name in sorted(names):
         lo = bisect_left(out, name, key=_cluster_of)
         hi = bisect_right(out, name, key=_cluster_of)
-        mine = [b for b in (result.current.get(name), result.unscheduled.get(name)) if b]
-        out[lo:hi] = sorted(mine, key=lambda b: b.state)
+        mine = result.current.get(name) or result.unscheduled.get(name)
+        out[lo:hi] = [mine] if mine is not None else []
     return tuple(out)
 
 

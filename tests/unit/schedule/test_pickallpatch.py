@@ -49,13 +49,17 @@ def _retired(rng: random.Random, views: Views) -> Views:
 
 
 def _unbound(rng: random.Random, bindings: tuple[Binding, ...]) -> tuple[Binding, ...]:
-    """What else may happen to bindings between passes: one dropped, one marked Unscheduled."""
+    """What else may happen to bindings between passes: one dropped, one marked Unscheduled,
+    one of an older policy snapshot."""
     out = list(bindings)
     if out and rng.random() < 0.2:
         out.pop(rng.randrange(len(out)))
     if out and rng.random() < 0.2:
         at = rng.randrange(len(out))
         out[at] = replace(out[at], state="Unscheduled", previous_state=out[at].state)
+    if out and rng.random() < 0.2:
+        at = rng.randrange(len(out))
+        out[at] = replace(out[at], policy_index=0)
     return tuple(out)
 
 

@@ -225,6 +225,13 @@ SPREAD_N = policy_of(
 )
 GREEDY_N = policy_of(crp("PickN", numberOfClusters=9, affinity=required(PROD)))
 SORTED_N = policy_of(crp("PickN", numberOfClusters=2, affinity=preferred((10, sorter(NODES)))))
+TEAM_N = policy_of(
+    crp(
+        "PickN",
+        numberOfClusters=2,
+        affinity=preferred((10, {"labelSelector": {"matchLabels": {"team": "x"}}})),
+    )
+)
 FIXED = PlacementPolicy.model_validate(
     {"placementType": "PickFixed", "clusterNames": ["c01", "c02"]}
 )
@@ -244,7 +251,7 @@ CASES: list[tuple[str, Any, Callable[[Views], Views], str]] = [
         lambda v: _add(v, "c99", {"env": "prod"}),
         "patched",
     ),
-    ("unread label changed", ALL_PROD, lambda v: _relabel(v, "c00", team="x"), "reused"),
+    ("unread label changed", ALL_PROD, lambda v: _relabel(v, "c00", team="x"), "again"),
     ("unread label of a bound cluster", ALL_PROD, lambda v: _relabel(v, "c01", team="x"), "reused"),
     ("bound cluster leaves prod", ALL_PROD, lambda v: _relabel(v, "c01", env="dev"), "patched"),
     ("dev cluster removed", ALL_PROD, lambda v: _drop(v, "c00"), "patched"),
@@ -290,6 +297,12 @@ CASES: list[tuple[str, Any, Callable[[Views], Views], str]] = [
         GREEDY_N,
         lambda v: _add(v, "c99", {"env": "prod", "region": "r1"}),
         "updated",
+    ),
+    (
+        "preferred label of a PickN's cluster",
+        TEAM_N,
+        lambda v: _relabel(v, "c00", team="x"),
+        "again",
     ),
     ("fleet min/max moved", SORTED_N, lambda v: _add(v, "c99", {}, props={NODES: "0"}), "updated"),
     ("unlisted cluster added to PickFixed", FIXED, lambda v: _add(v, "c99", {}), "reused-fixed"),
