@@ -251,7 +251,7 @@ CASES: list[tuple[str, Any, Callable[[Views], Views], str]] = [
         lambda v: _add(v, "c99", {"env": "prod"}),
         "patched",
     ),
-    ("unread label changed", ALL_PROD, lambda v: _relabel(v, "c00", team="x"), "again"),
+    ("unread label changed", ALL_PROD, lambda v: _relabel(v, "c00", team="x"), "reused"),
     ("unread label of a bound cluster", ALL_PROD, lambda v: _relabel(v, "c01", team="x"), "reused"),
     ("bound cluster leaves prod", ALL_PROD, lambda v: _relabel(v, "c01", env="dev"), "patched"),
     ("dev cluster removed", ALL_PROD, lambda v: _drop(v, "c00"), "patched"),
