@@ -165,11 +165,10 @@ def _inputs_token(
 ) -> tuple[Any, ...]:
     """What every placement's selection and serving overrides are made from besides the
     placement: the index entries (the very objects: `select.index` keeps an unchanged
-    object's entry), the skipped namespaces, each override's key, spec hash, snapshot and
-    origin, the snapshot names, and `rest`."""
+    object's entry), the skipped namespaces, each override's key, spec hash, snapshot name
+    and origin, and `rest`."""
     overrides = tuple((o.key, o.hash, o.snapshot, o.origin) for o in inputs.overrides.overrides)
-    names = tuple(sorted(inputs.override_names.items()))
-    return (rest, index.entries, index.skipped_namespaces, overrides, names)
+    return (rest, index.entries, index.skipped_namespaces, overrides)
 
 
 def _declared(placement: AnyPlacement) -> str:

@@ -1,0 +1,129 @@
+"""Random sequences of passes that add, remove and relabel clusters (read and unread label keys,
+bound and unbound clusters), each pass from the state the one before left, give exactly what
+a fresh full computation of every placement gives for the same input: every output file,
+error, wakeup and trailer, and every placement's decisions, Scheduled condition and
+explanations. Reuse (`placememo`, `schedule.reuse`, `schedule.pickallpatch`) must also carry
+most placements through such passes without running `place`."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from benchmarks.generate import FleetSize, build_fleet, write_fleet
+from gitfleet.load.model import FleetSnapshot
+from gitfleet.repo.workdir import WorkdirTree
+from reconciler import placememo
+from reconciler.override import OverrideIndex, build_override_index
+from reconciler.pass_ import PassResult, reconcile
+from reconciler.select import build_index
+from reconciler.state import State, read_state
+from renderers import load_fleet
+from tests.unit.reconciler.test_place_memo import _same
+
+NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
+VALUES = {
+    "region": ["eastus", "westus", "westeurope", "x-new"],
+    "env": ["prod", "dev", "staging"],
+    "tier": ["gold", "silver", "bronze"],
+    "team": ["a", "b"],  # read by nothing
+}
+
+
+def _relabelled(fleet: FleetSnapshot, rng: random.Random) -> FleetSnapshot:
+    name = rng.choice(sorted(fleet.clusters))
+    old = fleet.clusters[name]
+    labels = dict(old.metadata.labels or {})
+    key = rng.choice(sorted(VALUES))
+    if key in labels and rng.random() < 0.2:
+        del labels[key]
+    else:
+        labels[key] = rng.choice(VALUES[key])
+    meta = old.metadata.model_copy(update={"labels": labels})
+    clusters = {**fleet.clusters, name: old.model_copy(update={"metadata": meta})}
+    return dataclasses.replace(fleet, clusters=clusters)
+
+
+def _added(fleet: FleetSnapshot, rng: random.Random, step: int) -> FleetSnapshot:
+    source = fleet.clusters[rng.choice(sorted(fleet.clusters))]
+    name = f"{rng.choice(['aaa', 'mmm', 'zzz'])}-added-{step}"
+    labels = {k: rng.choice(v) for k, v in VALUES.items() if rng.random() < 0.9}
+    meta = source.metadata.model_copy(update={"name": name, "labels": labels})
+    clusters = {**fleet.clusters, name: source.model_copy(update={"metadata": meta})}
+    return dataclasses.replace(fleet, clusters=clusters)
+
+
+def _removed(fleet: FleetSnapshot, rng: random.Random) -> FleetSnapshot:
+    name = rng.choice(sorted(fleet.clusters))
+    return dataclasses.replace(
+        fleet, clusters={k: v for k, v in fleet.clusters.items() if k != name}
+    )
+
+
+def _edited(fleet: FleetSnapshot, rng: random.Random, step: int) -> FleetSnapshot:
+    roll = rng.random()
+    if roll < 0.4:
+        return _relabelled(fleet, rng)
+    if roll < 0.7 or len(fleet.clusters) < 8:
+        return _added(fleet, rng, step)
+    if roll < 0.95:
+        return _removed(fleet, rng)
+    return fleet
+
+
+def _decided(result: PassResult) -> dict[str, Any]:
+    return {
+        key: (plan.decisions, plan.scheduled, [plan.explanations[n] for n in plan.explanations])
+        for key, plan in result.plans.items()
+    }
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cluster_change_sequences_equal_fresh_passes(
+    seed: int, tmp_path: Path, computed: list[str]
+) -> None:
+    write_fleet(build_fleet(FleetSize(20, 14, 50, 8), seed=seed), tmp_path)
+    fleet = load_fleet(WorkdirTree(tmp_path))
+    rng = random.Random(seed)
+    prior = read_state(reconcile(fleet, State(), None, NOW).files)[0]
+    passes = []
+    ran = []
+    for step in range(10):
+        fleet = _edited(fleet, rng, step)
+        now = NOW + timedelta(minutes=step + 1)
+        computed.clear()
+        result = reconcile(fleet, prior, None, now)
+        ran.append(len(computed))
+        passes.append((fleet, prior, now, result, _decided(result)))
+        prior = read_state(result.files)[0]
+    for step, (fleet, prior, now, result, decided) in enumerate(passes):
+        placememo.forget()
+        fresh = reconcile(fleet, prior, None, now)
+        _same(result, fresh)
+        assert decided == _decided(fresh), f"step {step}"
+    total = len(fleet.placements) + len(fleet.resource_placements)
+    assert sum(ran[1:]) < total * (len(ran) - 1) / 2, ran
+
+
+def test_the_inputs_token_changes_with_each_part(tmp_path: Path) -> None:
+    write_fleet(build_fleet(FleetSize(6, 4, 12, 4), seed=1), tmp_path)
+    fleet = load_fleet(WorkdirTree(tmp_path))
+    index = build_index(fleet.resources)
+    overrides, _ = build_override_index(fleet)
+    inputs = cast(Any, SimpleNamespace(overrides=overrides))
+    token = placememo._inputs_token(("rest",), index, inputs)
+    assert token == placememo._inputs_token(("rest",), index, inputs)
+    others = [
+        (("other",), index, inputs),
+        (("rest",), build_index(fleet.resources[1:]), inputs),
+        (("rest",), build_index(fleet.resources, skipped_namespaces=["x"]), inputs),
+        (("rest",), index, SimpleNamespace(overrides=OverrideIndex(overrides.overrides[1:]))),
+    ]
+    for args in others:
+        assert placememo._inputs_token(*args) != token
