@@ -106,7 +106,7 @@ def patch_pick_all(
         decisions=_decisions(last, result, final, names),
         fulfilled=True,
         message=fulfilled_message(len(result.current)),
-        explanations=explain(facts.clusters, result, final, False, facts.names),
+        explanations=explain(facts.clusters, result, final, False, (facts.names, facts.name_set)),
         cycles=1,
     )
     return Patched(now, result, final, outcome, by_cluster)

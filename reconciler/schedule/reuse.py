@@ -198,7 +198,7 @@ def _fixed_again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -> _
     info = PlacementInfo(entry.policy, entry.namespace)
     run = cycle._Run(info, facts.views, entry.result, DEFAULT_PROFILE, clusters=facts.clusters)
     names = list(entry.policy.cluster_names or [])
-    explanations = cycle._fixed_explanations(run, names)
+    explanations = cycle._fixed_explanations(run, names, (facts.names, facts.name_set))
     return replace(entry, facts=facts, outcome=replace(entry.outcome, explanations=explanations))
 
 
@@ -279,5 +279,5 @@ def _outcome(entry: _Entry, final: Evaluation, facts: FleetFacts) -> ScheduleOut
     slots = MAX_DECISIONS - len(result.current)
     decisions = entry.outcome.decisions[:selected] + tuple(unselected_decisions(final, seen, slots))
     ranked = entry.policy.placement_type == "PickN"
-    explanations = explain(facts.clusters, result, final, ranked, facts.names)
+    explanations = explain(facts.clusters, result, final, ranked, (facts.names, facts.name_set))
     return replace(entry.outcome, decisions=decisions, explanations=explanations)

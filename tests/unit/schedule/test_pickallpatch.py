@@ -50,7 +50,7 @@ def _retired(rng: random.Random, views: Views) -> Views:
 
 def _unbound(rng: random.Random, bindings: tuple[Binding, ...]) -> tuple[Binding, ...]:
     """What else may happen to bindings between passes: one dropped, one marked Unscheduled,
-    one of an older policy snapshot."""
+    one of an older policy snapshot, one without its recorded decision."""
     out = list(bindings)
     if out and rng.random() < 0.2:
         out.pop(rng.randrange(len(out)))
@@ -60,6 +60,9 @@ def _unbound(rng: random.Random, bindings: tuple[Binding, ...]) -> tuple[Binding
     if out and rng.random() < 0.2:
         at = rng.randrange(len(out))
         out[at] = replace(out[at], policy_index=0)
+    if out and rng.random() < 0.3:
+        at = rng.randrange(len(out))
+        out[at] = replace(out[at], decision=None)
     return tuple(out)
 
 
