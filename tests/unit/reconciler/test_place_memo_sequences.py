@@ -66,14 +66,40 @@ def _removed(fleet: FleetSnapshot, rng: random.Random) -> FleetSnapshot:
     )
 
 
+def _resource_edited(fleet: FleetSnapshot, rng: random.Random, step: int) -> FleetSnapshot:
+    """One ConfigMap's data changed (the other objects, and every placement object, stay)."""
+    at = rng.choice([i for i, r in enumerate(fleet.resources) if r.kind == "ConfigMap"])
+    old = fleet.resources[at]
+    obj = {**old.obj, "data": {"edited": str(step)}}
+    resources = [
+        *fleet.resources[:at],
+        dataclasses.replace(old, obj=obj),
+        *fleet.resources[at + 1 :],
+    ]
+    return dataclasses.replace(fleet, resources=resources, commit=f"commit-{step}")
+
+
+def _placement_edited(fleet: FleetSnapshot, rng: random.Random, step: int) -> FleetSnapshot:
+    """One placement's revision history limit changed (a new object; the others stay)."""
+    name = rng.choice(sorted(fleet.placements))
+    old = fleet.placements[name]
+    spec = old.spec.model_copy(update={"revision_history_limit": 3 + step % 5})
+    placements = {**fleet.placements, name: old.model_copy(update={"spec": spec})}
+    return dataclasses.replace(fleet, placements=placements)
+
+
 def _edited(fleet: FleetSnapshot, rng: random.Random, step: int) -> FleetSnapshot:
     roll = rng.random()
-    if roll < 0.4:
+    if roll < 0.3:
         return _relabelled(fleet, rng)
-    if roll < 0.7 or len(fleet.clusters) < 8:
+    if roll < 0.55 or len(fleet.clusters) < 8:
         return _added(fleet, rng, step)
-    if roll < 0.95:
+    if roll < 0.75:
         return _removed(fleet, rng)
+    if roll < 0.87:
+        return _resource_edited(fleet, rng, step)
+    if roll < 0.97:
+        return _placement_edited(fleet, rng, step)
     return fleet
 
 
@@ -84,7 +110,7 @@ def _decided(result: PassResult) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(6))
 def test_cluster_change_sequences_equal_fresh_passes(
     seed: int, tmp_path: Path, computed: list[str]
 ) -> None:
@@ -94,7 +120,7 @@ def test_cluster_change_sequences_equal_fresh_passes(
     prior = read_state(reconcile(fleet, State(), None, NOW).files)[0]
     passes = []
     ran = []
-    for step in range(10):
+    for step in range(12):
         fleet = _edited(fleet, rng, step)
         now = NOW + timedelta(minutes=step + 1)
         computed.clear()
@@ -114,16 +140,34 @@ def test_cluster_change_sequences_equal_fresh_passes(
 def test_the_inputs_token_changes_with_each_part(tmp_path: Path) -> None:
     write_fleet(build_fleet(FleetSize(6, 4, 12, 4), seed=1), tmp_path)
     fleet = load_fleet(WorkdirTree(tmp_path))
-    index = build_index(fleet.resources)
     overrides, _ = build_override_index(fleet)
     inputs = cast(Any, SimpleNamespace(overrides=overrides))
-    token = placememo._inputs_token(("rest",), index, inputs)
-    assert token == placememo._inputs_token(("rest",), index, inputs)
+    fewer = cast(Any, SimpleNamespace(overrides=OverrideIndex(overrides.overrides[1:])))
     others = [
-        (("other",), index, inputs),
-        (("rest",), build_index(fleet.resources[1:]), inputs),
-        (("rest",), build_index(fleet.resources, skipped_namespaces=["x"]), inputs),
-        (("rest",), index, SimpleNamespace(overrides=OverrideIndex(overrides.overrides[1:]))),
+        lambda index: (("other",), index, inputs),
+        lambda index: (("rest",), build_index(fleet.resources[1:]), inputs),
+        lambda index: (("rest",), build_index(fleet.resources, skipped_namespaces=["x"]), inputs),
+        lambda index: (("rest",), index, fewer),
     ]
-    for args in others:
-        assert placememo._inputs_token(*args) != token
+    for other in others:
+        index = build_index(fleet.resources)  # the entries are the last index's objects
+        token = placememo._inputs_token(("rest",), index, inputs)
+        assert token == placememo._inputs_token(("rest",), build_index(fleet.resources), inputs)
+        assert placememo._inputs_token(*other(index)) != token
+
+
+def test_a_placement_behind_its_selection_records_each_pass_commit(
+    tmp_path: Path, computed: list[str]
+) -> None:
+    """From the same prior (its latest snapshot not the selection's), two passes of other
+    commits record each its own commit: the commit is part of the key then."""
+    write_fleet(build_fleet(FleetSize(8, 6, 20, 2), seed=2), tmp_path)
+    fleet = dataclasses.replace(load_fleet(WorkdirTree(tmp_path)), commit="commit-a")
+    prior = read_state(reconcile(fleet, State(), None, NOW).files)[0]
+    edited = _resource_edited(fleet, random.Random(1), 1)
+    first = reconcile(dataclasses.replace(edited, commit="commit-b"), prior, None, NOW)
+    later = dataclasses.replace(edited, commit="commit-c")
+    reused = reconcile(later, prior, None, NOW)
+    placememo.forget()
+    _same(reused, reconcile(later, prior, None, NOW))
+    assert reused.files != first.files
