@@ -38,7 +38,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
@@ -86,12 +86,14 @@ def _sha(text: str) -> str:
 
 @dataclass(frozen=True, eq=False)
 class PassKey:
-    """The pass-wide part of every placement's key. `stable`: the resources, the overrides and
-    `rest` are the last pass's (`_inputs_token`), so a placement declared by the same object
-    selects and is served as last pass (`_fingerprint` takes the parts it made then)."""
+    """The pass-wide part of every placement's key. `token`: what every selection and serving
+    override set is made from (`_inputs_token`); `previous`: the last pass's token object when
+    it equals this one (None otherwise): a placement declared by the same object then selects
+    and is served as when its `_Parts` were made under that token (`_fingerprint`)."""
 
     rest: tuple[Any, ...]
-    stable: bool = False
+    token: tuple[Any, ...] | None = None
+    previous: tuple[Any, ...] | None = None
 
 
 def _labels(labels: Mapping[str, str], keys: list[str] | None) -> tuple[Any, ...]:
@@ -153,7 +155,8 @@ def _pass_key(
     token = _inputs_token(rest, index, inputs)
     last = _TOKENS.last("pass")
     _TOKENS.put("pass", (), token)
-    return PassKey(rest, stable=last is not None and last[1] == token)
+    previous = last[1] if last is not None and last[1] == token else None
+    return PassKey(rest, token, previous)
 
 
 _TOKENS: StageMemo[tuple[Any, ...]] = StageMemo()
@@ -196,14 +199,19 @@ def _fingerprint(
     if inputs.history.for_placement(key):
         return None, None, None
     made = _PARTS.last(key)
-    if whole_pass.stable and made is not None and made[1].placement is placement:
+    if (
+        made is not None
+        and whole_pass.previous is not None
+        and made[1].token is whole_pass.previous
+        and made[1].placement is placement
+    ):
         parts = made[1]
     else:
         parts = _parts(placement, index, inputs)
         if parts.selection.error is not None:
             _PARTS.drop(key)
             return None, parts.selection, None
-        _PARTS.put(key, (), parts)
+    _PARTS.put(key, (), replace(parts, token=whole_pass.token))
     selection = parts.selection
     latest = prior.latest_resources()
     new_snapshot = latest is None or latest.hash != selection.hash
@@ -214,16 +222,18 @@ def _fingerprint(
 @dataclass(frozen=True)
 class _Parts:
     """What a placement's key is made of besides the pass, the cluster views and the commit:
-    its declared JSON, its selection and the overrides serving it, and the label keys read."""
+    its declared JSON, its selection and the overrides serving it, and the label keys read;
+    and the `PassKey.token` of the last pass they were made or taken under."""
 
     placement: AnyPlacement
     selection: Selection
     declared: tuple[Any, ...]
     keys: LabelKeys
+    token: tuple[Any, ...] | None = None
 
 
 _PARTS: StageMemo[_Parts] = StageMemo()
-"""Placement key -> the `_Parts` made last (taken as they are in a `PassKey.stable` pass)."""
+"""Placement key -> the `_Parts` made last (taken as they are while the token stays)."""
 
 
 def _parts(placement: AnyPlacement, index: ResourceIndex, inputs: PassInputs) -> _Parts:

@@ -171,3 +171,28 @@ def test_a_placement_behind_its_selection_records_each_pass_commit(
     placememo.forget()
     _same(reused, reconcile(later, prior, None, NOW))
     assert reused.files != first.files
+
+
+def test_a_placement_back_after_a_pass_without_it_selects_again(
+    tmp_path: Path, computed: list[str]
+) -> None:
+    """A placement absent from a pass that changed the resources, back (the same object) in
+    a pass with the same resources: what it selected before that change is not taken."""
+    write_fleet(build_fleet(FleetSize(8, 6, 20, 2), seed=3), tmp_path)
+    fleet = load_fleet(WorkdirTree(tmp_path))
+    prior = read_state(reconcile(fleet, State(), None, NOW).files)[0]
+    resources = [  # every ConfigMap edited, so the absent placement's are too
+        dataclasses.replace(r, obj={**r.obj, "data": {"edited": "yes"}})
+        if r.kind == "ConfigMap"
+        else r
+        for r in fleet.resources
+    ]
+    edited = dataclasses.replace(fleet, resources=resources)
+    name = sorted(fleet.placements)[0]
+    without = dataclasses.replace(
+        edited, placements={k: v for k, v in edited.placements.items() if k != name}
+    )
+    prior = read_state(reconcile(without, prior, None, NOW).files)[0]
+    back = reconcile(edited, prior, None, NOW)
+    placememo.forget()
+    _same(back, reconcile(edited, prior, None, NOW))
