@@ -16,8 +16,7 @@ spread constraints, a cluster bound twice, a plugin error. Called by
 
 from __future__ import annotations
 
-import heapq
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -69,17 +68,23 @@ class LastRun(Protocol):
     def by_cluster(self) -> Mapping[str, Binding] | None:
         """The input bindings by cluster, when the last run was patched."""
 
+    @property
+    def rejected(self) -> list[str] | None:
+        """The final evaluation's rejected clusters sorted, when the last run was patched."""
+
 
 @dataclass(frozen=True)
 class Patched:
     """The run for this pass: its static results, converged bindings, final evaluation,
-    outcome, and its input bindings by cluster (the next patch compares with them)."""
+    outcome, its input bindings by cluster (the next patch compares with them) and the final
+    evaluation's rejected clusters sorted (the next patch updates them)."""
 
     statics: Statics
     result: BindingSet
     final: Evaluation
     outcome: ScheduleOutcome
     by_cluster: Mapping[str, Binding]
+    rejected: list[str]
 
 
 def patch_pick_all(
@@ -101,15 +106,34 @@ def patch_pick_all(
         return None
     assert last.final is not None
     final = _final(last.final, now, changed, facts.views)
+    rejected = _rejected(last, final, changed)
     outcome = ScheduleOutcome(
         bindings=_patched_bindings(last.outcome.bindings, result, names),
-        decisions=_decisions(last, result, final, names),
+        decisions=_decisions(last, result, final, names, rejected),
         fulfilled=True,
         message=fulfilled_message(len(result.current)),
         explanations=explain(facts.clusters, result, final, False, (facts.names, facts.name_set)),
         cycles=1,
     )
-    return Patched(now, result, final, outcome, by_cluster)
+    return Patched(now, result, final, outcome, by_cluster, rejected)
+
+
+def _rejected(last: LastRun, final: Evaluation, changed: Collection[str]) -> list[str]:
+    """`final`'s rejected clusters sorted: the last run's list updated for the changed ones."""
+    before = last.rejected
+    if before is None:
+        assert last.final is not None
+        before = sorted(last.final.filtered)
+    if not changed:
+        return before
+    out = list(before)
+    for name in changed:
+        at = bisect_left(out, name)
+        if at < len(out) and out[at] == name:
+            del out[at]
+        if name in final.filtered:
+            insort(out, name)
+    return out
 
 
 def _patchable(last: LastRun) -> bool:
@@ -237,7 +261,7 @@ def _patched_bindings(
 
 
 def _decisions(
-    last: LastRun, result: BindingSet, final: Evaluation, names: set[str]
+    last: LastRun, result: BindingSet, final: Evaluation, names: set[str], rejected: list[str]
 ) -> tuple[Decision, ...]:
     """The current bindings' decisions by name (the first 1000), then the first rejected
     clusters by name that are not current, within what is left of the 20."""
@@ -249,15 +273,15 @@ def _decisions(
     budget = max(min(MAX_UNSELECTED_DECISIONS, MAX_DECISIONS - len(result.current)), 0)
     known = {d.cluster: d for d in last.outcome.decisions[count:]}
     before = last.final.filtered if last.final is not None else {}
-    rejected = []
-    for name in heapq.nsmallest(budget, final.filtered) if budget else ():
+    unselected = []
+    for name in rejected[:budget]:
         if name in result.current:
             continue
         status, made = final.filtered[name], known.get(name)
         if made is None or before.get(name) is not status:  # else the last run's decision
             made = Decision(name, False, str(status))
-        rejected.append(made)
-    return tuple(selected + rejected)
+        unselected.append(made)
+    return tuple(selected + unselected)
 
 
 def _selected(old: Sequence[Decision], result: BindingSet, names: set[str]) -> list[Decision]:

@@ -71,6 +71,8 @@ class _Entry:
     candidates (the same bindings keep it so)."""
     by_cluster: Mapping[str, Binding] | None = None
     """`bindings` by cluster, when a PickAll patch made them (`pickallpatch`)."""
+    rejected: list[str] | None = None
+    """The final evaluation's rejected clusters sorted, when a PickAll patch made them."""
 
 
 _ENTRIES: StageMemo[_Entry] = StageMemo()
