@@ -102,8 +102,6 @@ def patch_pick_all(
     result = _copy(last.result)
     names = moved.union(changed)
     _redecide(result, names, by_cluster, facts.views, now)
-    if result.obsolete:
-        return None
     assert last.final is not None
     final = _final(last.final, now, changed, facts.views)
     rejected = _rejected(last, final, changed)
