@@ -24,10 +24,11 @@ remember a result that read the pass's clock. Called by `statusdocs`, `statusent
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 MAX_KEYS = 50_000
 """Keys a memo remembers; beyond it the memo starts afresh."""
 
@@ -75,6 +76,16 @@ class StageMemo(Generic[T]):
     def clear(self) -> None:
         with _lock:
             self._entries.clear()
+
+
+def changed_keys(old: Mapping[K, Any], new: Mapping[K, Any]) -> set[K]:
+    """The keys whose value in `new` is another object than in `old`, or that only one of them
+    has: two set operations in C, no Python step per key (a memo diffs a placement's 1,000
+    rows this way and redoes only the changed ones). Sound because both mappings hold their
+    values while it runs, so no value's id can be another live object's."""
+    before = set(zip(old, map(id, old.values()), strict=True))
+    after = set(zip(new, map(id, new.values()), strict=True))
+    return {key for key, _ in before ^ after}
 
 
 def forget_stages() -> None:
