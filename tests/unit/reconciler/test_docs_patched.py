@@ -47,7 +47,8 @@ def _binding(cluster: str, content: int) -> Binding:
 def _index_file(cluster: str, content: str) -> bytes:
     """A PlacementIndex whose objects follow the row's content hash (as the pass writes it)."""
     obj = {"apiVersion": "v1", "kind": "ConfigMap", "name": content[-6:], "file": "x_a.yaml"}
-    doc = {"apiVersion": "gitfleet.io/v1alpha2", "kind": "PlacementIndex", "objects": [obj]}
+    doc: dict[str, Any] = {"apiVersion": "gitfleet.io/v1alpha2", "kind": "PlacementIndex"}
+    doc["objects"] = [obj]
     doc["metadata"] = {"name": "web"}
     return dump_yaml(doc).encode()
 
