@@ -17,8 +17,11 @@ Called by `reconciler.pass_`.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from gitfleet.load.yamlio import dump_yaml
@@ -33,6 +36,7 @@ from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import paths_under
 from reconciler.schedule.clusters import ClusterView
+from reconciler.schedule.outcome import UNSCHEDULED
 from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import State
 from reconciler.yamlparts import ItemTexts
@@ -44,8 +48,8 @@ def _revision(clusters: list[str]) -> str:
 
 _DECISIONS: StageMemo[dict[str, bytes]] = StageMemo()
 """Placement key -> its decision files, with the bindings and decisions they were made from."""
-_PUBLISHED: StageMemo[dict[str, bytes]] = StageMemo()
-"""Placement key -> its decision files, with exactly what they read (`_published`)."""
+_KEPT: StageMemo[_Kept] = StageMemo()
+"""Placement key -> its decision files with what they were written from (`_published`)."""
 _ENTRY_TEXTS = ItemTexts()
 """(cluster, reason) -> the text of its ClusterDecision entry, for this pass and the last."""
 
@@ -70,47 +74,152 @@ def decision_files(plans: Mapping[str, PlacementPlan], prior: State) -> dict[str
                 continue
             except Exception as exc:  # one placement's fault fails it alone
                 _DECISIONS.drop(key)
-                _PUBLISHED.drop(key)
+                _KEPT.drop(key)
                 hold(plan, "writing the scheduling decisions of", exc)
         prefix = f"decisions/{key}-"
         files.update({p: prior.output[p] for p in paths_under(prior.output, prefix)})
     return files
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """A placement's decision files and what they were written from: the state of its binding
+    to each cluster (one a cluster), its (cluster, selected, reason) decisions (one a cluster),
+    the targeted clusters in order with each one's entry text, and the selected ones' reasons."""
+
+    key: str
+    name: str
+    namespace: str
+    states: dict[str, str]
+    decided: set[tuple[str, bool, str]]
+    clusters: list[str]
+    texts: list[str | None]
+    reasons: dict[str, str]
+    files: dict[str, bytes]
+
+
+_PAIR = attrgetter("cluster", "state")
+_CLUSTER = attrgetter("cluster")
+_DECIDED = attrgetter("cluster", "selected", "reason")
+MAX_PATCHED = 0.25
+"""Above this share of changed clusters a placement's decisions are written afresh."""
+
+
 def _published(key: str, plan: PlacementPlan) -> dict[str, bytes]:
-    """The placement's decision files, last pass's when its name, namespace, targeted
-    clusters and their reasons are unchanged; else assembled from each cluster's kept entry."""
+    """The placement's decision files: last pass's when its name, namespace, targeted clusters
+    and their reasons are unchanged; else its kept entry texts patched where a binding's state
+    or a decision changed (`_patched`: set differences in C, bisect into the kept order), or
+    every cluster's entry text taken again (`_afresh`). Kept only while no cluster has two
+    bindings or two decisions."""
+    bindings, decisions = plan.state.bindings, plan.decisions
+    states, decided = dict(map(_PAIR, bindings)), set(map(_DECIDED, decisions))
+    unique = len(states) == len(bindings) and len(set(map(_CLUSTER, decisions))) == len(decisions)
+    last = _KEPT.last(key)
+    before = last[1] if last is not None else None
+    kept = None
+    named = (plan.name, plan.namespace)
+    if before is not None and unique and (before.name, before.namespace) == named:
+        kept = _patched(before, states, decided)
+    if kept is None:
+        kept = _afresh(key, plan, states, decided)
+    if unique:
+        _KEPT.put(key, (), kept)
+    else:
+        _KEPT.drop(key)
+    return kept.files
+
+
+def _afresh(
+    key: str, plan: PlacementPlan, states: dict[str, str], decided: set[tuple[str, bool, str]]
+) -> _Kept:
+    """Every targeted cluster's entry text taken again (`_ENTRY_TEXTS`) and the files written."""
     clusters = plan.targeted_clusters()
     reasons = {d.cluster: d.reason for d in plan.decisions if d.selected}
-    read = (plan.name, plan.namespace, tuple((c, reasons.get(c)) for c in clusters))
-    found = _PUBLISHED.get(key, read)
-    if found is not None:
-        return found
+    ordered = sorted(set(clusters))
+    texts = [_entry_text(c, reasons.get(c)) for c in ordered]
+    files = _written(key, plan.name, plan.namespace, clusters, texts, reasons)
+    return _Kept(key, plan.name, plan.namespace, states, decided, ordered, texts, reasons, files)
+
+
+def _patched(
+    before: _Kept, states: dict[str, str], decided: set[tuple[str, bool, str]]
+) -> _Kept | None:
+    """`_afresh` made from the last files: only the clusters whose binding state or decision
+    differs are looked at (set differences in C); None when too many did."""
+    gone, new = before.decided - decided, decided - before.decided
+    touched = {p[0] for p in before.states.items() ^ states.items()}
+    touched |= {d[0] for d in gone} | {d[0] for d in new}
+    if not touched:
+        return replace(before, states=states, decided=decided)
+    if len(touched) > MAX_PATCHED * len(before.clusters) + 8:
+        return None
+    reasons = dict(before.reasons)
+    for cluster, _, _ in gone:
+        reasons.pop(cluster, None)
+    reasons.update((cluster, reason) for cluster, selected, reason in new if selected)
+    clusters, texts = list(before.clusters), list(before.texts)
+    for cluster in sorted(touched):
+        at = bisect_left(clusters, cluster)
+        present = at < len(clusters) and clusters[at] == cluster
+        if states.get(cluster, UNSCHEDULED) == UNSCHEDULED:
+            if present:
+                del clusters[at], texts[at]
+            continue
+        text = _entry_text(cluster, reasons.get(cluster))
+        if present:
+            texts[at] = text
+        else:
+            clusters.insert(at, cluster)
+            texts.insert(at, text)
+    files = before.files
+    if clusters != before.clusters or texts != before.texts:
+        files = _written(before.key, before.name, before.namespace, clusters, texts, reasons)
+    named = (before.key, before.name, before.namespace)
+    return _Kept(*named, states, decided, clusters, texts, reasons, files)
+
+
+def _entry_text(cluster: str, reason: str | None) -> str | None:
+    """The kept text of one ClusterDecision entry (per cluster and reason)."""
+    ns = PROFILE_NAMESPACE
+    return _ENTRY_TEXTS.text((cluster, reason, ns), partial(decision_entry, cluster, reason, ns))
+
+
+def _written(
+    key: str,
+    name: str,
+    namespace: str,
+    clusters: list[str],
+    texts: list[str | None],
+    reasons: Mapping[str, str],
+) -> dict[str, bytes]:
+    """The slices of the targeted `clusters` (as `targeted_clusters` gives them: the revision
+    is theirs), with `texts`: the entry text of each of them in order, duplicates once."""
     written: dict[str, bytes] = {}
-    revision = _revision(clusters)
-    for path, doc, chunk in decision_slices(key, plan.name, plan.namespace, clusters, revision):
-        written[path] = _slice_bytes(doc, chunk, reasons)
-    _PUBLISHED.put(key, read, written)
+    at = 0
+    for path, doc, chunk in decision_slices(key, name, namespace, clusters, _revision(clusters)):
+        written[path] = _slice_bytes(doc, chunk, reasons, texts[at : at + len(chunk)])
+        at += len(chunk)
     return written
 
 
-def _slice_bytes(doc: dict[str, Any], chunk: list[str], reasons: Mapping[str, str]) -> bytes:
+def _slice_bytes(
+    doc: dict[str, Any],
+    chunk: list[str],
+    reasons: Mapping[str, str],
+    texts: list[str | None] | None = None,
+) -> bytes:
     """`yaml_bytes` of the slice `doc` with the entries of `chunk`: its keys before and after
-    `decisions` emitted, the entries' texts kept per (cluster, reason)."""
-    ns = PROFILE_NAMESPACE
-    texts = []
-    for cluster in chunk:
-        reason = reasons.get(cluster)
-        text = _ENTRY_TEXTS.text(
-            (cluster, reason, ns), partial(decision_entry, cluster, reason, ns)
-        )
-        if text is None:  # an entry that cannot be padded: the whole document, emitted
-            entries = [decision_entry(c, reasons.get(c), ns) for c in chunk]
-            return yaml_bytes({**doc, "decisions": entries}, memo=False)
-        texts.append(text)
+    `decisions` emitted, the entries' texts kept per (cluster, reason) (`texts`: theirs, when
+    the caller kept them)."""
+    if texts is None:
+        texts = [_entry_text(cluster, reasons.get(cluster)) for cluster in chunk]
+    if None in texts:  # an entry that cannot be padded: the whole document, emitted
+        ns = PROFILE_NAMESPACE
+        entries = [decision_entry(c, reasons.get(c), ns) for c in chunk]
+        return yaml_bytes({**doc, "decisions": entries}, memo=False)
     before = {k: v for k, v in doc.items() if k < "decisions"}
     after = {k: v for k, v in doc.items() if k > "decisions"}
-    body = "decisions:\n" + "".join(texts) if texts else "decisions: []\n"
+    body = "decisions:\n" + "".join(texts) if texts else "decisions: []\n"  # type: ignore[arg-type]
     return (dump_yaml(before) + body + dump_yaml(after)).encode()
 
 

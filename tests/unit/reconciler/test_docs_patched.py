@@ -1,7 +1,8 @@
 """Per-placement results patched from the last pass by redoing only the clusters whose inputs
 are other objects (issue 18: on "add a cluster" ~44 placements change one row out of ~1,000)
 equal the results made from scratch, over random sequences of passes: `priorindex`'s rows of
-a placement (`_placement_rows`) and `stagememo.changed_keys`."""
+a placement (`_placement_rows`), `publish`'s PlacementDecision slices (`_published`) and
+`stagememo.changed_keys`."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ import pytest
 
 from gitfleet.api.output import placement_index_path
 from gitfleet.load.yamlio import dump_yaml
-from reconciler import priorindex
+from reconciler import priorindex, publish
+from reconciler.decisions import decision_documents
+from reconciler.output import yaml_bytes
+from reconciler.placement import PlacementPlan
 from reconciler.priorstate import IndexRecord, PlacementPrior, implied_row, implied_rows
+from reconciler.schedule.outcome import Decision
 from reconciler.stagememo import changed_keys, forget_stages
 from reconciler.state import Binding, PlacementState
+from reconciler.status import Cond
 
 CLUSTERS = [f"c{i:02d}" for i in range(12)]
 HEADERS = [
@@ -131,3 +137,91 @@ def test_a_placements_patched_rows_equal_fresh_ones(seed: int) -> None:
         again = priorindex._placement_rows(output, ps, prior)
         assert again is got
     assert patched
+
+
+STATES = ("Scheduled", "Bound", "Unscheduled")
+MANY = [f"m{i:03d}" for i in range(230)]  # three slices
+
+
+def _decisions_whole(plan: PlacementPlan) -> dict[str, bytes]:
+    """`publish._published` as it was: every document built and emitted whole."""
+    clusters = plan.targeted_clusters()
+    reasons = {d.cluster: d.reason for d in plan.decisions if d.selected}
+    revision = publish._revision(clusters)
+    docs = decision_documents("web", plan.name, plan.namespace, clusters, revision, reasons)
+    return {path: yaml_bytes(doc) for path, doc in docs}
+
+
+def _edit_decisions(rng: random.Random, states: dict[str, str], decided: dict[str, Any]) -> None:
+    cluster = rng.choice(MANY)
+    what = rng.randrange(6)
+    if what == 0:
+        states[cluster] = rng.choice(STATES)
+    elif what == 1:
+        states.pop(cluster, None)
+    elif what == 2:
+        decided[cluster] = (rng.random() < 0.8, rng.choice(["picked", "score 3", "x: y"]))
+    elif what == 3:
+        decided.pop(cluster, None)
+    elif what == 4:  # a reason that cannot be padded: that slice is emitted whole
+        decided[cluster] = (True, "one\n\ntwo")
+    else:  # a cluster added to the fleet and bound
+        states[cluster], decided[cluster] = "Scheduled", (True, "picked")
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_patched_decision_files_equal_whole_documents(seed: int) -> None:
+    rng = random.Random(seed)
+    states = {c: rng.choice(STATES[:2]) for c in rng.sample(MANY, 200)}
+    decided: dict[str, Any] = {c: (True, "picked") for c in states}
+    plan = PlacementPlan("web", PlacementState("web"), Cond("Scheduled", "True", "", ""))
+    plan.name = "web"
+    for step in range(30):
+        for _ in range(rng.randrange(1, 4)):
+            _edit_decisions(rng, states, decided)
+        bindings = [Binding(c, s, 0) for c, s in sorted(states.items())]
+        if step % 7 == 6:  # a cluster with two bindings: never patched
+            bindings.append(Binding(bindings[0].cluster, "Unscheduled", 0))
+        plan.state = PlacementState("web", bindings=tuple(bindings))
+        plan.decisions = tuple(Decision(c, *decided[c]) for c in sorted(decided))
+        if step % 5 == 4:  # a cluster with two decisions: the last one's reason, never patched
+            targeted = next(b.cluster for b in bindings if b.state != "Unscheduled")
+            plan.decisions += (Decision(targeted, True, f"again {step}"),)
+        if step % 11 == 10:
+            plan.namespace = plan.namespace + "x"
+        publish._ENTRY_TEXTS.next_round()
+        assert publish._published("web", plan) == _decisions_whole(plan), step
+
+
+def test_decision_files_are_patched_not_made_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = PlacementPlan("web", PlacementState("web"), Cond("Scheduled", "True", "", ""))
+    plan.state = PlacementState("web", bindings=tuple(Binding(c, "Bound", 0) for c in MANY))
+    plan.decisions = tuple(Decision(c, True, "picked") for c in MANY)
+    first = publish._published("web", plan)
+    monkeypatch.setattr(publish, "_afresh", None)  # a call would fail
+    plan.state = PlacementState("web", bindings=(*plan.state.bindings, Binding("n", "Bound", 0)))
+    plan.decisions = (*plan.decisions, Decision("n", True, "picked"))
+    second = publish._published("web", plan)
+    assert second == _decisions_whole(plan) and second != first
+    plan.decisions = (*plan.decisions, Decision("o", False, "not picked"))
+    assert publish._published("web", plan) is second
+
+
+def test_decision_files_of_a_placement_that_changed_much_are_made_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plan = PlacementPlan("web", PlacementState("web"), Cond("Scheduled", "True", "", ""))
+    plan.state = PlacementState("web", bindings=tuple(Binding(c, "Bound", 0) for c in MANY))
+    plan.decisions = tuple(Decision(c, True, "picked") for c in MANY)
+    publish._published("web", plan)
+    made: list[str] = []
+    real = publish._afresh
+
+    def afresh(*args: Any) -> Any:
+        made.append(args[0])
+        return real(*args)
+
+    monkeypatch.setattr(publish, "_afresh", afresh)
+    plan.decisions = tuple(Decision(c, True, "picked again") for c in MANY)
+    assert publish._published("web", plan) == _decisions_whole(plan)
+    assert made == ["web"]
