@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import yaml
@@ -193,6 +194,9 @@ def _patched(
     return out
 
 
+_CLUSTER = attrgetter("cluster")
+
+
 @dataclass(frozen=True)
 class _Rows:
     """A placement's rows as last made: from which bindings (by cluster) and record."""
@@ -218,7 +222,7 @@ def _placement_rows(
         return found.rows
     assert prior.index is not None
     record = prior.index
-    bindings = dict(zip(map(_cluster_of, ps.bindings), ps.bindings, strict=True))
+    bindings = dict(zip(map(_CLUSTER, ps.bindings), ps.bindings, strict=True))
     entries = {str(entry["cluster"]): entry for entry in record.entries}
     last = _ROWS.last(ps.key)
     before = last[1] if last is not None else None
@@ -231,10 +235,6 @@ def _placement_rows(
     rows = _rows_with_objects(output, implied, before, changed)
     _ROWS.put(ps.key, inputs, _Rows(bindings, record, entries, implied, rows))
     return rows
-
-
-def _cluster_of(binding: Any) -> str:
-    return str(binding.cluster)
 
 
 def _patched_implied(

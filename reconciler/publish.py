@@ -20,13 +20,14 @@ import hashlib
 from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import lru_cache, partial
 from operator import attrgetter
 from typing import Any
 
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.decisions import (
     PROFILE_NAMESPACE,
+    REVISION_ANNOTATION,
     cluster_profile_documents,
     decision_entry,
     decision_slices,
@@ -34,10 +35,10 @@ from reconciler.decisions import (
 from reconciler.isolate import hold
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
-from reconciler.priorparse import paths_under
+from reconciler.priorparse import freeze, paths_under
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.outcome import UNSCHEDULED
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import IdentityMemo, RoundMemo, StageMemo
 from reconciler.state import State
 from reconciler.yamlparts import ItemTexts
 
@@ -59,6 +60,7 @@ def decision_files(plans: Mapping[str, PlacementPlan], prior: State) -> dict[str
     pass's very objects gets that pass's bytes, and so does one whose targeted clusters and
     their reasons are unchanged (a cluster it does not select came or went)."""
     _ENTRY_TEXTS.next_round()
+    _AROUND.next_round()
     files: dict[str, bytes] = {}
     for key, plan in sorted(plans.items()):
         if not plan.held:
@@ -217,10 +219,47 @@ def _slice_bytes(
         ns = PROFILE_NAMESPACE
         entries = [decision_entry(c, reasons.get(c), ns) for c in chunk]
         return yaml_bytes({**doc, "decisions": entries}, memo=False)
-    before = {k: v for k, v in doc.items() if k < "decisions"}
-    after = {k: v for k, v in doc.items() if k > "decisions"}
     body = "decisions:\n" + "".join(texts) if texts else "decisions: []\n"  # type: ignore[arg-type]
-    return (dump_yaml(before) + body + dump_yaml(after)).encode()
+    return (_around(doc, "decisions", body)).encode()
+
+
+_AROUND: RoundMemo[tuple[str, str] | None] = RoundMemo()
+"""A slice without its decisions and revision -> its text before and after `decisions`, with
+`REVISION_TOKEN` for the revision (None: the token is not written plain)."""
+REVISION_TOKEN = "gitfleet-revision-5e1f"
+"""Stands for the revision in a kept slice text (a plain scalar no document holds)."""
+
+
+def _around(doc: dict[str, Any], field: str, body: str) -> str:
+    """`dump_yaml` of `doc` with `field`'s text `body`: the keys before and after it emitted
+    once per slice shape and kept (`_AROUND`), the revision put in where the token stands
+    (when both are plain scalars: every revision of a slice then gives its own bytes)."""
+    annotations = doc["metadata"]["annotations"]
+    revision = annotations[REVISION_ANNOTATION]
+    shape = {**doc, "metadata": {**doc["metadata"], "annotations": {**annotations}}}
+    shape["metadata"]["annotations"][REVISION_ANNOTATION] = REVISION_TOKEN
+    shape.pop(field, None)
+    kept = _AROUND.get(freeze(shape), partial(_around_texts, shape, field))
+    if kept is None or not _plain(revision):
+        before = {k: v for k, v in doc.items() if k < field}
+        after = {k: v for k, v in doc.items() if k > field}
+        return dump_yaml(before) + body + dump_yaml(after)
+    before, after = (part.replace(REVISION_TOKEN, revision) for part in kept)
+    return before + body + after
+
+
+def _around_texts(shape: dict[str, Any], field: str) -> tuple[str, str] | None:
+    before = dump_yaml({k: v for k, v in shape.items() if k < field})
+    after = dump_yaml({k: v for k, v in shape.items() if k > field})
+    if (before + after).count(REVISION_TOKEN) != 1 or not _plain(REVISION_TOKEN):
+        return None
+    return before, after
+
+
+@lru_cache(maxsize=4096)
+def _plain(value: str) -> bool:
+    """`value` is written as itself (a plain scalar) where a mapping holds it."""
+    return dump_yaml({"v": value}, memo=False) == f"v: {value}\n"
 
 
 _PROFILES: IdentityMemo[tuple[str, str, bytes]] = IdentityMemo()

@@ -15,7 +15,7 @@ import pytest
 from gitfleet.api.output import placement_index_path
 from gitfleet.load.yamlio import dump_yaml
 from reconciler import priorindex, publish
-from reconciler.decisions import decision_documents
+from reconciler.decisions import decision_documents, decision_slices
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorstate import IndexRecord, PlacementPrior, implied_row, implied_rows
@@ -225,3 +225,31 @@ def test_decision_files_of_a_placement_that_changed_much_are_made_afresh(
     plan.decisions = tuple(Decision(c, True, "picked again") for c in MANY)
     assert publish._published("web", plan) == _decisions_whole(plan)
     assert made == ["web"]
+
+
+@pytest.mark.parametrize(
+    "revision", ["0123456789012345", "abcdef0123456789", "1234567890abcdef", "12345678901234e5"]
+)
+def test_slices_from_kept_texts_take_any_revision(revision: str) -> None:
+    clusters = MANY[:150]
+    reasons = {c: "picked" for c in clusters}
+    whole = {
+        path: yaml_bytes(doc)
+        for path, doc in decision_documents("web", "web", "", clusters, revision, reasons)
+    }
+    for other in ("fedcba9876543210", revision):  # the second time from the kept texts
+        for path, doc, chunk in decision_slices("web", "web", "", clusters, other):
+            got = publish._slice_bytes(doc, chunk, reasons)
+            assert (got == whole[path]) == (other == revision), path
+
+
+def test_a_slice_text_without_the_revision_token_is_not_kept() -> None:
+    assert publish._around_texts({"apiVersion": "v", "metadata": {"name": "x"}}, "z") is None
+    token = publish.REVISION_TOKEN
+    twice = {"apiVersion": token, "metadata": {"annotations": {"a": token}}}
+    assert publish._around_texts(twice, "decisions") is None
+    once = {"apiVersion": "v", "kind": "K", "metadata": {"annotations": {"a": token}}}
+    assert publish._around_texts(once, "decisions") == (
+        "apiVersion: v\n",
+        f"kind: K\nmetadata:\n  annotations:\n    a: {token}\n",
+    )
