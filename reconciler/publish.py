@@ -244,8 +244,8 @@ def _around(doc: dict[str, Any], field: str, body: str) -> str:
         before = {k: v for k, v in doc.items() if k < field}
         after = {k: v for k, v in doc.items() if k > field}
         return dump_yaml(before) + body + dump_yaml(after)
-    before, after = (part.replace(REVISION_TOKEN, revision) for part in kept)
-    return before + body + after
+    head, tail = (part.replace(REVISION_TOKEN, revision) for part in kept)
+    return head + body + tail
 
 
 def _around_texts(shape: dict[str, Any], field: str) -> tuple[str, str] | None:
