@@ -1,7 +1,7 @@
 """Per-placement results patched from the last pass by redoing only the clusters whose inputs
 are other objects (issue 18: on "add a cluster" ~44 placements change one row out of ~1,000)
 equal the results made from scratch, over random sequences of passes: `priorindex`'s rows of
-a placement (`_placement_rows`), `publish`'s PlacementDecision slices (`_published`) and
+a placement (`_placement_rows`), `publish`'s PlacementDecision slices (`_published`), `state`'s state files (`keptgroups`) and
 `stagememo.changed_keys`."""
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
-from gitfleet.api.output import placement_index_path
-from gitfleet.load.yamlio import dump_yaml
-from reconciler import priorindex, publish
+from gitfleet.api.output import group_named, placement_index_path
+from gitfleet.load.yamlio import dump_yaml, pyyaml_dump
+from reconciler import priorindex, publish, state
+from reconciler.binding import BindingDecision, binding_to_yaml
 from reconciler.decisions import decision_documents, decision_slices
+from reconciler.keptgroups import KeptGroups
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorstate import IndexRecord, PlacementPrior, implied_row, implied_rows
@@ -23,6 +25,7 @@ from reconciler.schedule.outcome import Decision
 from reconciler.stagememo import changed_keys, forget_stages
 from reconciler.state import Binding, PlacementState
 from reconciler.status import Cond
+from reconciler.yamlparts import Spliced, items_block
 
 CLUSTERS = [f"c{i:02d}" for i in range(12)]
 HEADERS = [
@@ -253,3 +256,73 @@ def test_a_slice_text_without_the_revision_token_is_not_kept() -> None:
         "apiVersion: v\n",
         f"kind: K\nmetadata:\n  annotations:\n    a: {token}\n",
     )
+
+
+NAMES = ["a", "b", "c-1", "yes", "1.5", "on", "zz", "m", "n", "o", "p", "q"]
+
+
+def _state_binding(rng: random.Random, cluster: str) -> Binding:
+    """A binding whose entry groups with others (the same but for the quoted name), or not."""
+    kind = rng.randrange(4)
+    reason = f'picked "{cluster}"' if kind < 2 else f"picked {kind}"
+    content = f"sha256:{(kind == 3) * rng.randrange(2):064d}"
+    decision = BindingDecision(reason, 0 if kind else None, 0 if kind else None)
+    return Binding(cluster, "Bound", 0, 1, decision=decision, content=content)
+
+
+def _reference_state(ps: PlacementState) -> str:
+    """A state file as grouped and emitted whole (PyYAML itself)."""
+    rows = [binding_to_yaml(b) for b in ps.bindings]
+    keys = [(b.cluster, b.state) for b in ps.bindings]
+    if keys != sorted(set(keys)):
+        return pyyaml_dump(state.placement_state_doc(ps, grouped={"bindings": rows}))
+    singles, groups = group_named(rows, "cluster", "clusters")
+    grouped = {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
+    return pyyaml_dump(state.placement_state_doc(ps, grouped=grouped))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_patched_state_files_equal_whole_ones(seed: int) -> None:
+    rng = random.Random(seed)
+    bindings = {c: _state_binding(rng, c) for c in rng.sample(NAMES, 6)}
+    for step in range(30):
+        for _ in range(rng.randrange(1, 3)):
+            cluster = rng.choice(NAMES)
+            if rng.random() < 0.4:
+                bindings.pop(cluster, None)
+            else:
+                bindings[cluster] = _state_binding(rng, cluster)
+        ordered = tuple(bindings[c] for c in sorted(bindings))
+        if step % 9 == 8 and ordered:  # the scheduler's order, or a cluster twice
+            ordered = (*ordered[1:], ordered[0]) if step % 2 else (ordered[0], *ordered)
+        selected = (("/ConfigMap/x/y", "a.yaml"),) * (step % 3)
+        ps = PlacementState("web", generation=step % 4, bindings=ordered, selected=selected)
+        state._emitted.clear()
+        assert state._state_bytes(ps).decode() == _reference_state(ps), step
+
+
+def test_an_update_leaves_the_kept_groups_it_started_from_unchanged() -> None:
+    rng = random.Random(7)
+    bindings = {c: _state_binding(rng, c) for c in NAMES}
+    kept = KeptGroups("cluster", "clusters", lambda _row: False).update(bindings, binding_to_yaml)
+
+    def text(groups: KeptGroups) -> str:
+        spliced = Spliced()
+        singles, parts = groups.parts(spliced)
+        return spliced.dump({"bindings": singles, "groups": parts})
+
+    before = text(kept)
+    for cluster in NAMES[::2]:
+        bindings = {**bindings, cluster: _state_binding(rng, cluster)}
+        kept.update({k: v for k, v in bindings.items() if k != "m"}, binding_to_yaml)
+        assert text(kept) == before
+
+
+def test_keys_between_the_grouped_ones_give_the_whole_document() -> None:
+    doc: dict[str, Any] = {"a": 1, "b": [{"x": 1}], "c": [2], "d": [{"y": 2}]}
+    spliced = Spliced()
+    grouped = {
+        "b": spliced.part(doc["b"], items_block(doc["b"], {})),
+        "d": spliced.part(doc["d"], items_block(doc["d"], {})),
+    }
+    assert state._keyed_text({**doc, **grouped}, grouped, spliced) == dump_yaml(doc)
