@@ -21,7 +21,7 @@ from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import Any
 
 from gitfleet.load.yamlio import dump_yaml
@@ -98,6 +98,8 @@ class _Kept:
     texts: list[str | None]
     reasons: dict[str, str]
     files: dict[str, bytes]
+    bindings: tuple[Any, ...] = ()
+    decisions: tuple[Any, ...] = ()
 
 
 _PAIR = attrgetter("cluster", "state")
@@ -114,10 +116,9 @@ def _published(key: str, plan: PlacementPlan) -> dict[str, bytes]:
     every cluster's entry text taken again (`_afresh`). Kept only while no cluster has two
     bindings or two decisions."""
     bindings, decisions = plan.state.bindings, plan.decisions
-    states, decided = dict(map(_PAIR, bindings)), set(map(_DECIDED, decisions))
-    unique = len(states) == len(bindings) and len(set(map(_CLUSTER, decisions))) == len(decisions)
     last = _KEPT.last(key)
     before = last[1] if last is not None else None
+    states, decided, unique = _read(before, bindings, decisions)
     kept = None
     named = (plan.name, plan.namespace)
     if before is not None and unique and (before.name, before.namespace) == named:
@@ -125,10 +126,31 @@ def _published(key: str, plan: PlacementPlan) -> dict[str, bytes]:
     if kept is None:
         kept = _afresh(key, plan, states, decided)
     if unique:
-        _KEPT.put(key, (), kept)
+        _KEPT.put(key, (), replace(kept, bindings=bindings, decisions=decisions))
     else:
         _KEPT.drop(key)
     return kept.files
+
+
+def _read(
+    before: _Kept | None, bindings: tuple[Any, ...], decisions: tuple[Any, ...]
+) -> tuple[dict[str, str], set[tuple[str, bool, str]], bool]:
+    """(each cluster's binding state, the (cluster, selected, reason) decisions, whether no
+    cluster has two of either): last pass's when the bindings or decisions are its objects."""
+    if before is not None and bindings is before.bindings:
+        states = before.states
+    else:
+        states = dict(map(_PAIR, bindings))
+    unique = len(states) == len(bindings)
+    if before is not None and _same(decisions, before.decisions):
+        return states, before.decided, unique
+    decided = set(map(_DECIDED, decisions))
+    return states, decided, unique and len(set(map(_CLUSTER, decisions))) == len(decisions)
+
+
+def _same(items: tuple[Any, ...], kept: tuple[Any, ...]) -> bool:
+    """The very objects, in order (compared in C)."""
+    return items is kept or (len(items) == len(kept) and all(map(is_, items, kept)))
 
 
 def _afresh(
@@ -148,8 +170,14 @@ def _patched(
 ) -> _Kept | None:
     """`_afresh` made from the last files: only the clusters whose binding state or decision
     differs are looked at (set differences in C); None when too many did."""
-    gone, new = before.decided - decided, decided - before.decided
-    touched = {p[0] for p in before.states.items() ^ states.items()}
+    gone, new = (
+        (set(), set())
+        if decided is before.decided
+        else (before.decided - decided, decided - before.decided)
+    )
+    touched = (
+        set() if states is before.states else {p[0] for p in before.states.items() ^ states.items()}
+    )
     touched |= {d[0] for d in gone} | {d[0] for d in new}
     if not touched:
         return replace(before, states=states, decided=decided)

@@ -172,6 +172,11 @@ def _edit_decisions(rng: random.Random, states: dict[str, str], decided: dict[st
         states[cluster], decided[cluster] = "Scheduled", (True, "picked")
 
 
+def _kept(made: dict[Any, Any], item: Any) -> Any:
+    """The object made before for an equal one (the scheduler keeps unchanged objects)."""
+    return made.setdefault(item, item)
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_patched_decision_files_equal_whole_documents(seed: int) -> None:
     rng = random.Random(seed)
@@ -179,14 +184,15 @@ def test_patched_decision_files_equal_whole_documents(seed: int) -> None:
     decided: dict[str, Any] = {c: (True, "picked") for c in states}
     plan = PlacementPlan("web", PlacementState("web"), Cond("Scheduled", "True", "", ""))
     plan.name = "web"
+    made: dict[Any, Any] = {}  # unchanged bindings and decisions are the same objects
     for step in range(30):
         for _ in range(rng.randrange(1, 4)):
             _edit_decisions(rng, states, decided)
-        bindings = [Binding(c, s, 0) for c, s in sorted(states.items())]
+        bindings = [_kept(made, Binding(c, s, 0)) for c, s in sorted(states.items())]
         if step % 7 == 6:  # a cluster with two bindings: never patched
             bindings.append(Binding(bindings[0].cluster, "Unscheduled", 0))
         plan.state = PlacementState("web", bindings=tuple(bindings))
-        plan.decisions = tuple(Decision(c, *decided[c]) for c in sorted(decided))
+        plan.decisions = tuple(_kept(made, Decision(c, *decided[c])) for c in sorted(decided))
         if step % 5 == 4:  # a cluster with two decisions: the last one's reason, never patched
             targeted = next(b.cluster for b in bindings if b.state != "Unscheduled")
             plan.decisions += (Decision(targeted, True, f"again {step}"),)
