@@ -30,13 +30,41 @@ Row = Mapping[str, Any]
 
 
 @dataclass
-class _Group:
-    """Rows sharing a group key: their names in order, (an indent, each name's line at it),
-    and the group's entry without its names (None: made again from the first name's row).
-    Both are set whole, once made, so a group shared by two passes stays consistent."""
+class Names:
+    """A list of names in order with (an indent, each name's line at it), set whole once
+    made, so a list shared by two passes stays consistent; `copy` before changing it."""
 
     names: list[str]
     lined: tuple[int, list[str | None]]
+
+    def insert(self, name: str) -> int:
+        """Put `name` in its place (by bisect); its index."""
+        at = bisect_left(self.names, name)
+        self.names.insert(at, name)
+        self.lined[1].insert(at, _name_line(name, self.lined[0]))
+        return at
+
+    def remove(self, name: str) -> int:
+        """Take `name` (present) out; the index it had."""
+        at = bisect_left(self.names, name)
+        del self.names[at], self.lined[1][at]
+        return at
+
+    def block(self, indent: int) -> str | None:
+        """The list's text at `indent` (for `Spliced.part`; None: a name cannot be padded)."""
+        if indent != self.lined[0]:
+            self.lined = (indent, [_name_line(name, indent) for name in self.names])
+        lines = self.lined[1]
+        if None in lines:
+            return None
+        return "".join(lines)  # type: ignore[arg-type]
+
+
+@dataclass
+class _Group(Names):
+    """Rows sharing a group key: their names, and the group's entry without its names (None:
+    made again from the first name's row)."""
+
     body: dict[str, Any] | None = None
 
     def copy(self) -> _Group:
@@ -78,8 +106,7 @@ class KeptGroups:
             (g for g in self.groups.values() if len(g.names) > 1), key=lambda g: g.names[0]
         ):
             body = group.body if group.body is not None else self._body(group)
-            block = _names_block(group)
-            groups.append({self.names_field: spliced.part(group.names, block), **body})
+            groups.append({self.names_field: spliced.part(group.names, group.block), **body})
         return singles, groups
 
     def _singles_block(self, indent: int) -> str | None:
@@ -91,18 +118,6 @@ class KeptGroups:
     def _body(self, group: _Group) -> dict[str, Any]:
         group.body = group_body(self.items[group.names[0]][0], self.name_field)
         return group.body
-
-
-def _names_block(group: _Group) -> Callable[[int], str | None]:
-    def block(indent: int) -> str | None:
-        if indent != group.lined[0]:
-            group.lined = (indent, [_name_line(name, indent) for name in group.names])
-        lines = group.lined[1]
-        if None in lines:
-            return None
-        return "".join(lines)  # type: ignore[arg-type]
-
-    return block
 
 
 def _name_line(name: str, indent: int) -> str | None:
@@ -138,8 +153,7 @@ class _Update:
         if key is None:
             return
         group = self._group(key)
-        at = bisect_left(group.names, name)
-        del group.names[at], group.lined[1][at]
+        at = group.remove(name)
         if not group.names:
             del self.groups[key]
             return
@@ -161,10 +175,7 @@ class _Update:
         group = self._group(key)
         if len(group.names) == 1:
             self._unsingle(group.names[0])
-        at = bisect_left(group.names, name)
-        group.names.insert(at, name)
-        group.lined[1].insert(at, _name_line(name, group.lined[0]))
-        if at == 0:
+        if group.insert(name) == 0:
             group.body = None
         if len(group.names) == 1:
             self._single(name)

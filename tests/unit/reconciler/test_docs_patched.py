@@ -1,8 +1,8 @@
 """Per-placement results patched from the last pass by redoing only the clusters whose inputs
 are other objects (issue 18: on "add a cluster" ~44 placements change one row out of ~1,000)
 equal the results made from scratch, over random sequences of passes: `priorindex`'s rows of
-a placement (`_placement_rows`), `publish`'s PlacementDecision slices (`_published`), `state`'s state files (`keptgroups`) and
-`stagememo.changed_keys`."""
+a placement (`_placement_rows`), `publish`'s PlacementDecision slices (`_published`), `state`'s state files (`keptgroups`), the
+`index` part of `state/prior/` records (`priorsection`) and `stagememo.changed_keys`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from gitfleet.api.output import group_named, placement_index_path
 from gitfleet.load.yamlio import dump_yaml, pyyaml_dump
-from reconciler import priorindex, publish, state
+from reconciler import priorindex, priorsection, priorstate, publish, state
 from reconciler.binding import BindingDecision, binding_to_yaml
 from reconciler.decisions import decision_documents, decision_slices
 from reconciler.keptgroups import KeptGroups
@@ -332,3 +332,43 @@ def test_keys_between_the_grouped_ones_give_the_whole_document() -> None:
         "d": spliced.part(doc["d"], items_block(doc["d"], {})),
     }
     assert state._keyed_text({**doc, **grouped}, grouped, spliced) == dump_yaml(doc)
+
+
+def _prior_step(
+    rng: random.Random, bindings: dict[str, Binding], rows: dict[str, dict[str, Any]]
+) -> None:
+    """One cluster's binding or index row changed (rows implied under either header, moved,
+    written whole, gone; bindings rebound or gone; an equal row as another object)."""
+    cluster = rng.choice(NAMES)
+    what = rng.randrange(6)
+    if what == 0:
+        bindings[cluster] = _binding(cluster, rng.randrange(3))
+    elif what == 1:
+        bindings.pop(cluster, None)
+    elif what in (2, 3) and cluster in bindings:
+        header = HEADERS[0] if what == 2 or rng.random() < 0.5 else HEADERS[1]
+        rows[cluster] = implied_row("web", header, bindings[cluster]) or {}
+    elif what == 4:
+        rows.pop(cluster, None)
+    elif cluster in rows:
+        rows[cluster] = dict(rows[cluster])
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_patched_prior_index_sections_equal_fresh_ones(seed: int) -> None:
+    rng = random.Random(seed)
+    bindings = {c: _binding(c, rng.randrange(3)) for c in rng.sample(NAMES, 8)}
+    rows = {c: implied_row("web", HEADERS[0], b) or {} for c, b in bindings.items()}
+    for step in range(40):
+        _prior_step(rng, bindings, rows)
+        given = tuple(bindings[c] for c in sorted(bindings))
+        pieces: dict[int, list[Any]] = {}
+        section, names = priorsection.index_section("web", dict(rows), given, pieces)
+        text = priorstate._spliced_part("index", dict(section), pieces, names)
+        last = priorsection._CELLS.last("web")
+        assert last is not None
+        priorsection._CELLS.drop("web")
+        fresh, _ = priorsection.index_section("web", dict(rows), given, {})
+        priorsection._CELLS.put("web", (), last[1])
+        assert section == fresh, step
+        assert text == pyyaml_dump({"index": fresh}), step
