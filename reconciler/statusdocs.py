@@ -24,6 +24,7 @@ import yaml
 from gitfleet.api.output import (
     GROUPS_FIELD,
     PER_CLUSTER_FIELD,
+    REPORTED_FIELDS,
     group_cluster_statuses,
     placement_status_path,
 )
@@ -33,6 +34,7 @@ from gitfleet.load.yamlio import dump_yaml
 from reconciler.govern.deletion import CONDITION as DELETION_HELD
 from reconciler.govern.deletion import REASON as DELETION_REASON
 from reconciler.isolate import hold
+from reconciler.keptgroups import KeptGroups
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorconds import PriorConditions, dump_conditions
@@ -105,10 +107,12 @@ def placement_status_doc(
     prior: PriorConditions,
     reports: Mapping[str, AgentReport],
     now: datetime,
+    spliced: Spliced | None = None,
 ) -> tuple[dict[str, Any], PriorConditions, Pieces]:
     """The status document of one placement (spec §8), its conditions as
     `prior_placement_conditions` reads them back next pass, and the line slots of its kept
-    per-cluster entries (`dump_yaml`'s `pieces`)."""
+    per-cluster entries (`dump_yaml`'s `pieces`). With `spliced`, the per-cluster lists may
+    stand as its parts, patched from the placement's last ones (`_grouped`)."""
     gen = plan.state.generation
     made = Entries([], [], Counter(), {}, {})
     if plan.held:
@@ -125,7 +129,7 @@ def placement_status_doc(
         status["observedResourceIndex"] = str(latest.index)
     if plan.selection is not None and not plan.held:
         status["selectedResources"] = [r.identifier() for r in plan.selection.resources]
-    singles, groups = group_cluster_statuses(made.entries, made.texts)
+    singles, groups = _grouped(plan, made, spliced)
     if singles:
         status[PER_CLUSTER_FIELD] = singles
     if groups:
@@ -138,6 +142,36 @@ def placement_status_doc(
     doc = dict(plan.declared)
     doc["metadata"] = {**_declared_metadata(doc.get("metadata", {})), "generation": gen}
     return {**doc, "status": status}, (top, made.by_name), made.pieces
+
+
+_GROUPS: StageMemo[KeptGroups] = StageMemo()
+"""Placement key -> its per-cluster entries grouped, with their texts (`keptgroups`)."""
+
+
+def _grouped(
+    plan: PlacementPlan, made: Entries, spliced: Spliced | None
+) -> tuple[list[Any], list[dict[str, Any]]]:
+    """`group_cluster_statuses` of the entries: as `spliced` parts patched where an entry is
+    another object (`keptgroups.KeptGroups`) when every entry names its cluster, once, in name
+    order; else grouped afresh."""
+    names = list(made.by_name)  # unnamed entries (`UNNAMED`: PickFixed) come last: unsorted
+    if spliced is None or len(names) != len(made.entries) or names != sorted(set(names)):
+        _GROUPS.drop(plan.key)
+        return group_cluster_statuses(made.entries, made.texts)
+    last = _GROUPS.last(plan.key)
+    kept = last[1] if last is not None else KeptGroups("clusterName", "clusterNames", _reported)
+    kept = kept.update(dict(zip(names, made.entries, strict=True)), _itself)
+    _GROUPS.put(plan.key, (), kept)
+    return kept.parts(spliced)
+
+
+def _reported(entry: Mapping[str, Any]) -> bool:
+    """An entry naming failed, drifted or diffed objects is never grouped."""
+    return any(entry.get(f) for f in REPORTED_FIELDS)
+
+
+def _itself(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    return entry
 
 
 def _failed_status_doc(
@@ -274,14 +308,15 @@ def _status_file(
     now: datetime,
     inputs: tuple[Any, ...],
 ) -> tuple[bytes, PriorConditions]:
+    spliced = Spliced()
     try:
-        doc, written, pieces = placement_status_doc(plan, conditions, reports, now)
+        doc, written, pieces = placement_status_doc(plan, conditions, reports, now, spliced)
     except Exception as exc:  # one placement's fault fails it alone
         hold(plan, "writing the status of", exc)
         doc = _failed_status_doc(plan, conditions, now)
         _STATUSES.drop(key)
         return yaml_bytes(doc, memo=False), _placement_conditions(_status_of(doc))
-    data = _status_bytes(doc, pieces).encode()
+    data = (spliced.dump(doc) if spliced.used() else _status_bytes(doc, pieces)).encode()
     if _kept_times(written, conditions):
         _STATUSES.put(key, inputs, (data, written))
     else:
