@@ -11,8 +11,9 @@ the kept ordered lists (bisect). Every row, group key and text is kept with its 
 same bytes as grouping and emitting the whole document again. It needs rows named uniquely and
 handed over in name order (`group_named` groups in order of first appearance, so groups are
 then ordered by their first name); callers check that and otherwise group afresh. An update
-copies what it changes: a kept value is never changed, so it may be shared by passes.
-Called by `reconciler.state`.
+copies what it changes: a kept value is never changed, so it may be shared by passes. `Names`
+is one such ordered list of names with its lines. Called by `reconciler.state`, `statusdocs` and
+`priorsection`.
 """
 
 from __future__ import annotations

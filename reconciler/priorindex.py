@@ -8,7 +8,8 @@ content (`reconciler.priorparse`); an older-shape (gitfleet.io/v1alpha1) cluster
 lists the objects itself is read too, so the next pass migrates the branch. The PlacementIndex
 files are read by blob id, once per distinct content. The index made from `state/` is patched
 from the last one: only the clusters where some placement's rows changed get a new mapping
-(`RowsIndex`, which also keeps each placement's rows for `rollmemo`). Called by `pass_`,
+(`RowsIndex`, which also keeps each placement's rows for `rollmemo`), and a placement whose state
+or record changed redoes only the clusters whose binding, name or entry changed. Called by `pass_`,
 `assemble` and the rollout stage.
 """
 

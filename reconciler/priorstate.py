@@ -17,7 +17,8 @@ writes one PlacementPrior a placement:
 `implied_rows` read them back. A part that is missing (an output written before these files, or
 a row the record cannot hold) makes the readers parse the index or status files as before.
 A part's lists of cluster names and its kept entries are spliced in from kept texts
-(`reconciler.yamlparts.Spliced`), the same bytes as emitting the part whole.
+(`reconciler.yamlparts.Spliced`), the same bytes as emitting the part whole; the `index` part is
+`reconciler.priorsection`'s (patched where a cluster's row or binding changed).
 Called by `state`, `priorindex` and `statusdocs`.
 """
 

@@ -6,7 +6,9 @@ derived from the decision so an unchanged decision rewrites nothing); a held pla
 previous decision files. A recomputed placement whose targeted clusters and reasons are
 unchanged (a cluster it does not select came or went) keeps its files; otherwise its slices are
 assembled from each (cluster, reason)'s kept ClusterDecision text (`reconciler.yamlparts`), so
-no slice is emitted whole again. A decision is the scheduler's output: every cluster with a
+no slice is emitted whole again: the kept texts are patched where a binding's state or a
+decision changed, and a slice's text around its decisions is kept with a token for the
+revision. A decision is the scheduler's output: every cluster with a
 Scheduled or Bound binding, including clusters the rollout has not reached yet (a rolling
 update's later waves, an External placement's held clusters); Unscheduled bindings are not
 listed. `profile_files` writes one ClusterProfile per member cluster (each

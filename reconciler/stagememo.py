@@ -14,11 +14,12 @@ cluster with the object it was made from (compared by identity, safe because the
 and the other facts it read (compared by value): a placement recomputed because one cluster was
 added, removed or changed redoes that cluster's part only; a round (`start` ... `end`) rebuilds
 the placement's entries from the ones it looked up or made, so clusters that left drop out (the
-rollout stage looks a placement up in bulk instead: `reconciler.rollcells`). Callers never
-remember a result that read the pass's clock. Called by `statusdocs`, `statusentries`,
+rollout stage looks a placement up in bulk instead: `reconciler.rollcells`). `changed_keys`
+diffs two mappings by identity in C, so a placement's 1,000 rows cost no Python step each when
+one changed. Callers never remember a result that read the pass's clock. Called by `statusdocs`, `statusentries`,
 `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`,
-`rollmemo`, `rollview`, `rollcells`, `placememo`, `manifestmemo`, `sealing`, `select` and
-`yamlparts`.
+`rollmemo`, `rollview`, `rollcells`, `placememo`, `manifestmemo`, `sealing`, `select`,
+`yamlparts`, `keptgroups`, `priorsection` and `publish`.
 """
 
 from __future__ import annotations

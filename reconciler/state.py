@@ -7,7 +7,9 @@ and from the output tree's `state/placements/<key>.yaml` files; given the new ou
 times a restarted hub would otherwise parse from every index and status file). A placement's
 bindings and their YAML entries are `reconciler.binding`'s (re-exported here); a state file is
 written with its binding entries and its groups' cluster names spliced in from kept texts
-(`reconciler.yamlparts.Spliced`).
+(`reconciler.yamlparts.Spliced`): a placement whose bindings changed on a few clusters patches
+its kept rows, groups and texts there (`reconciler.keptgroups`), and its other keys' blocks are
+kept by value.
 Called by `reconciler.pass_` and the CLI.
 """
 

@@ -9,7 +9,8 @@ previous pass. A recomputed status file costs in proportion to the clusters that
 cluster's entry, grouping key, condition summary and emitted text are kept with it
 (`reconciler.statusentries`), and the file is the rest of the document with the entries and the
 groups' cluster names spliced in from kept texts (`reconciler.yamlparts.Spliced`; the same bytes
-as emitting it whole). Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
+as emitting it whole); the grouping itself is patched where an entry changed
+(`reconciler.keptgroups`). Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ def _grouped(
     """`group_cluster_statuses` of the entries: as `spliced` parts patched where an entry is
     another object (`keptgroups.KeptGroups`) when every entry names its cluster, once, in name
     order; else grouped afresh."""
-    names = list(made.by_name)  # unnamed entries (`UNNAMED`: PickFixed) come last: unsorted
+    names = list(made.by_name)  # PickFixed's unnamed entries are keyed `#unselected-<i>`
     if spliced is None or len(names) != len(made.entries) or names != sorted(set(names)):
         _GROUPS.drop(plan.key)
         return group_cluster_statuses(made.entries, made.texts)
