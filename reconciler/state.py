@@ -44,7 +44,7 @@ from reconciler.priorparse import derive_own, freeze, paths_under, remember, rem
 from reconciler.priorrows import placement_rows
 from reconciler.priorstate import prior_files
 from reconciler.stagememo import RoundMemo, StageMemo
-from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block, keyed_dump
 
 STATE_API_VERSION = OUTPUT_API_VERSION
 PLACEMENT_STATE_KIND = "PlacementState"
@@ -246,21 +246,13 @@ _KEY_TEXTS: RoundMemo[str] = RoundMemo()
 
 
 def _keyed_text(doc: dict[str, Any], grouped: dict[str, Any], spliced: Spliced) -> str:
-    """`dump_yaml(doc)`: a top-level block mapping is its keys' blocks one after the other
-    (sorted), so each key's block is kept by its value (`_KEY_TEXTS`), and the `grouped` keys
-    (next to each other in that order) are emitted together with their kept parts."""
-    keys = sorted(doc)
-    at = [i for i, key in enumerate(keys) if key in grouped]
-    if at != list(range(at[0], at[0] + len(at))):
-        return spliced.dump(doc)
-    out = []
-    for key in [*keys[: at[0]], None, *keys[at[-1] + 1 :]]:
-        if key is None:
-            out.append(spliced.dump(grouped))
-            continue
-        value = doc[key]
-        out.append(_KEY_TEXTS.get((key, freeze(value)), partial(dump_yaml, {key: value})))
-    return "".join(out)
+    """`dump_yaml(doc)` with each key's block kept by its value (`_KEY_TEXTS`) but for the
+    `grouped` keys, emitted with their kept parts (`yamlparts.keyed_dump`)."""
+    return keyed_dump(doc, grouped, spliced, _key_text)
+
+
+def _key_text(key: str, value: Any) -> str:
+    return _KEY_TEXTS.get((key, freeze(value)), partial(dump_yaml, {key: value}))
 
 
 def _never(_row: Mapping[str, Any]) -> bool:

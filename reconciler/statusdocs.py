@@ -43,7 +43,7 @@ from reconciler.priorconds import placement_conditions_of as _placement_conditio
 from reconciler.priorconds import status_of as _status_of
 from reconciler.priorparse import derive_own, remember_at
 from reconciler.priorstate import read_placement_prior, status_conditions
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import State
 from reconciler.status import (
     Cond,
@@ -57,7 +57,7 @@ from reconciler.statusentries import (
     kept_times,
     report_diff,
 )
-from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block, keyed_dump
 
 T = TypeVar("T")
 
@@ -145,6 +145,20 @@ def placement_status_doc(
     return {**doc, "status": status}, (top, made.by_name), made.pieces
 
 
+_KEY_TEXTS: IdentityMemo[tuple[str, str]] = IdentityMemo()
+"""A status document's top-level value (the declared spec, ...) -> (its key, its block), for
+this pass and the last: a placement's declared parts are the same objects while unchanged."""
+
+
+def _key_text(key: str, value: Any) -> str:
+    """The block of `key` in a status document, kept while `value` is the same object."""
+    found = _KEY_TEXTS.get(value)
+    if found is None or found[0] != key:
+        found = (key, dump_yaml({key: value}))
+        _KEY_TEXTS.put(value, found)
+    return found[1]
+
+
 _GROUPS: StageMemo[KeptGroups] = StageMemo()
 """Placement key -> its per-cluster entries grouped, with their texts (`keptgroups`)."""
 
@@ -220,6 +234,7 @@ def placement_status_files(
     that kept their times then, is that pass's bytes (`_STATUSES`)."""
     files: dict[str, bytes] = {}
     _BLOCKS.next_round()
+    _KEY_TEXTS.next_round()
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
         inputs = (*_status_inputs(plan), conditions)
@@ -317,7 +332,10 @@ def _status_file(
         doc = _failed_status_doc(plan, conditions, now)
         _STATUSES.drop(key)
         return yaml_bytes(doc, memo=False), _placement_conditions(_status_of(doc))
-    data = (spliced.dump(doc) if spliced.used() else _status_bytes(doc, pieces)).encode()
+    if spliced.used():
+        data = keyed_dump(doc, {"status": None}, spliced, _key_text).encode()
+    else:
+        data = _status_bytes(doc, pieces).encode()
     if _kept_times(written, conditions):
         _STATUSES.put(key, inputs, (data, written))
     else:

@@ -178,3 +178,26 @@ def grouped_parts(
             group = {**group, names_field: spliced.part(names, blocks.names(names))}
         out.append(group)
     return out
+
+
+def keyed_dump(
+    doc: Mapping[str, Any],
+    spliced_keys: Mapping[str, Any],
+    spliced: Spliced,
+    block: Callable[[str, Any], str],
+) -> str:
+    """`spliced.dump(doc)`, made of its keys' blocks: a top-level block mapping is its keys'
+    blocks one after the other (sorted), so each key's block is `block(key, value)` (a caller
+    keeps them), but for the keys of `spliced_keys` (the ones holding `spliced`'s parts, next
+    to each other in that order), emitted together with their parts (else the whole)."""
+    keys = sorted(doc)
+    at = [i for i, key in enumerate(keys) if key in spliced_keys]
+    if not at or at != list(range(at[0], at[0] + len(at))):
+        return spliced.dump(doc)
+    out = []
+    for key in [*keys[: at[0]], None, *keys[at[-1] + 1 :]]:
+        if key is None:
+            out.append(spliced.dump({k: doc[k] for k in keys[at[0] : at[-1] + 1]}))
+        else:
+            out.append(block(key, doc[key]))
+    return "".join(out)

@@ -416,3 +416,10 @@ def test_patched_status_groups_equal_grouping_afresh(seed: int) -> None:
         doc = _status_text(*statusdocs._grouped(plan, made, spliced))
         want = pyyaml_dump(_status_text(*group_cluster_statuses(listed)))
         assert spliced.dump(doc) == want, step
+
+
+def test_a_status_key_block_follows_its_key_and_value_object() -> None:
+    value: dict[str, Any] = {"a": [1, 2]}
+    assert statusdocs._key_text("spec", value) == dump_yaml({"spec": value})
+    assert statusdocs._key_text("other", value) == dump_yaml({"other": value})
+    assert statusdocs._key_text("spec", dict(value, b=1)) == dump_yaml({"spec": {**value, "b": 1}})
