@@ -188,11 +188,11 @@ def keyed_dump(
 ) -> str:
     """`spliced.dump(doc)`, made of its keys' blocks: a top-level block mapping is its keys'
     blocks one after the other (sorted), so each key's block is `block(key, value)` (a caller
-    keeps them), but for the keys of `spliced_keys` (the ones holding `spliced`'s parts, next
-    to each other in that order), emitted together with their parts (else the whole)."""
+    keeps them), but from the first to the last key of `spliced_keys` (the ones holding
+    `spliced`'s parts), emitted together with their parts."""
     keys = sorted(doc)
     at = [i for i, key in enumerate(keys) if key in spliced_keys]
-    if not at or at != list(range(at[0], at[0] + len(at))):
+    if not at:
         return spliced.dump(doc)
     out = []
     for key in [*keys[: at[0]], None, *keys[at[-1] + 1 :]]:
