@@ -50,7 +50,9 @@ SOURCE_TRAILER = "Gitfleet-Source"
 REPORTS_TRAILER = "Gitfleet-Reports"
 WAKEUP_TRAILER = "Gitfleet-Wakeup"
 """When a rollout timer of this output is due (the hub passes again then, even without input)."""
-STATUS_PREFIX = "refs/remotes/origin/gitfleet/status/"
+_TRACKING = "refs/remotes/origin/"
+"""Where the hub's mirror keeps the remote's branches (`_refspecs`)."""
+STATUS_PREFIX = f"{_TRACKING}gitfleet/status/"
 MAX_PUSH_ATTEMPTS = 64
 """Push attempts per pass. A rejection means another writer moved the output branch (it only
 moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
@@ -125,9 +127,10 @@ class Hub:
             f"+refs/heads/gitfleet/status/*:{STATUS_PREFIX}*",
         ]
 
-    def _status_refs(self) -> tuple[dict[str, str], str]:
-        """The status branches' tips, and a digest of them."""
-        refs = self.mirror.list_refs(STATUS_PREFIX)
+    @staticmethod
+    def _status_refs(tips: Mapping[str, tuple[str, str]]) -> tuple[dict[str, str], str]:
+        """The status branches' tips (from the pass's listing), and a digest of them."""
+        refs = {name: oid for name, (oid, _) in tips.items() if name.startswith(STATUS_PREFIX)}
         text = "\n".join(f"{name} {oid}" for name, oid in refs.items())
         return refs, hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -201,10 +204,11 @@ class Hub:
         self.mirror.fetch(self._refspecs())
         self._lap("fetch")
         src, out = self.config.source_branch, self.config.output_branch
-        source = self.mirror.resolve(f"refs/remotes/origin/{src}")
+        tips = self.mirror.list_tips(_TRACKING)  # source, output and status tips in one call
+        source = self.mirror.tip_commit(tips, f"{_TRACKING}{src}")
         if source is None:
             return PassReport("no-source", message=f"source branch {src} does not exist")
-        output = self.mirror.resolve(f"refs/remotes/origin/{out}")
+        output = self.mirror.tip_commit(tips, f"{_TRACKING}{out}")
         recorded = self._recorded(output)
         last = _last(recorded, SOURCE_TRAILER)
         problem = self._check_history(source, recorded)
@@ -216,7 +220,7 @@ class Hub:
         if not verdict.ok:
             refusal = Refusal.of(source, last, verdict.message)
             return self._refuse(refusal, output, "source-verification-failed", verdict.message)
-        refs, digest = self._status_refs()
+        refs, digest = self._status_refs(tips)
         recorded_inputs = (_last(recorded, SOURCE_TRAILER), _last(recorded, REPORTS_TRAILER))
         unchanged = (source, digest, output) == self._last_inputs or recorded_inputs == (
             source,

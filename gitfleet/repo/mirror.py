@@ -3,14 +3,15 @@
 `Mirror.open(cache_dir, url)` admits the URL (`remote.check_url`), creates or reopens a bare
 repository at `cache_dir` (refusing one made for another remote) and then offers: `fetch`
 (explicit refspecs, no tags, no submodules, pruned), `resolve`, `is_ancestor`, `list_refs`,
-`update_ref` (compare-and-swap), `maintain` (auto gc), `log` (commits with parsed trailers, for `gitfleet history`)
-and `push_fast_forward` (lease on the expected old value plus a local ancestry check, never a
-plain force; a moved branch is reported as `rejected`, not raised). Like `git push` to a
-configured remote, a successful push moves the local ref an earlier `fetch` refspec maps the
-branch to (the remote-tracking ref), so the next fetch neither downloads the pushed objects
-again nor re-checks their connectivity against the previous tip (a walk of its whole tree, see
-benchmarks/README.md "Push cost at fleet-1k"). Every call runs with
-`GIT_DIR` pinned to the mirror, network calls with the remote's single allowed protocol and
+`list_tips` (every ref under a prefix with its object type, in one call) and `tip_commit`,
+`update_ref` (compare-and-swap), `maintain` (auto gc), `log` (commits with parsed trailers,
+for `gitfleet history`) and `push_fast_forward` (lease on the expected old value plus a local
+ancestry check, never a plain force; a moved branch is reported as `rejected`, not raised).
+Like `git push` to a configured remote, a successful push moves the local ref an earlier
+`fetch` refspec maps the branch to (the remote-tracking ref), so the next fetch neither
+downloads the pushed objects again nor re-checks their connectivity against the previous tip
+(a walk of its whole tree, see benchmarks/README.md "Push cost at fleet-1k"). Every call runs
+with `GIT_DIR` pinned to the mirror, network calls with the remote's single allowed protocol and
 `-c protocol.allow=never` hardening; all messages are redacted. Writes of trees and commits go
 through `gitwrite.commit_files`/`replace_tree` on `Mirror.path`. Called by the reconciler loop,
 the agent and the CLI.
@@ -170,14 +171,29 @@ class Mirror:
 
     def list_refs(self, prefix: str) -> dict[str, str]:
         """Refs under `prefix` (e.g. `refs/remotes/origin/gitfleet/status/`) -> commit, sorted."""
+        return {name: oid for name, (oid, _kind) in self.list_tips(prefix).items()}
+
+    def list_tips(self, prefix: str) -> dict[str, tuple[str, str]]:
+        """Refs under `prefix` -> (object id, object type) from one `for-each-ref`, sorted by
+        name: the hub lists every remote-tracking ref of a pass at once (`reconciler.loop`)."""
         if not prefix.startswith("refs/") or any(ch in prefix for ch in "*?[\\ \t\n"):
             raise GitError(f"invalid ref prefix {prefix!r}")
-        out = self._git(["for-each-ref", "--format=%(objectname) %(refname)", "--", prefix])
-        refs: dict[str, str] = {}
+        fmt = "--format=%(objectname) %(objecttype) %(refname)"
+        out = self._git(["for-each-ref", fmt, "--", prefix])
+        refs: dict[str, tuple[str, str]] = {}
         for line in out.stdout.decode("utf-8", "replace").splitlines():
-            oid, _, name = line.partition(" ")
-            refs[name] = oid
+            oid, _, rest = line.partition(" ")
+            kind, _, name = rest.partition(" ")
+            refs[name] = (oid, kind)
         return dict(sorted(refs.items()))
+
+    def tip_commit(self, tips: Mapping[str, tuple[str, str]], ref: str) -> str | None:
+        """The commit `ref` names, from a `list_tips` listing; git peels it only when it names
+        another kind of object (None: no such ref, or no commit)."""
+        oid, kind = tips.get(ref, ("", ""))
+        if kind == "commit":
+            return oid
+        return self.resolve(ref) if oid else None
 
     def update_ref(self, ref: str, new: str | None, old: str | None) -> None:
         """Set (or delete, `new=None`) `ref` only if it currently equals `old` (None: absent)."""

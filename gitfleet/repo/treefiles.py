@@ -7,6 +7,7 @@ output commit the hub wrote last with its files and listing. Called by `reconcil
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from itertools import compress
 from operator import is_not
@@ -208,10 +209,21 @@ def resorted(
 ) -> list[str]:
     """The sorted paths of `files`, from `ordered` (those of `before`) and the paths that may
     differ (`maybe`, as `BlobIdMemo.listing_since` gives them): the very list when no path came
-    or went, else a merge of the kept paths with the new ones."""
-    new = sorted(p for p in maybe if p not in before)
-    gone = {p for p in maybe if p not in files}
+    or went, else `ordered` cut at each path that came or went (found by bisection) and joined
+    again, so the cost follows the paths that changed, not the size of the tree."""
+    new = sorted({p for p in maybe if p not in before and p in files})
+    gone = sorted({p for p in maybe if p not in files and p in before})
     if not new and not gone:
         return ordered
-    kept = [p for p in ordered if p not in gone] if gone else ordered
-    return list(heapq.merge(kept, new))
+    out: list[str] = []
+    start = 0
+    for path in heapq.merge(new, gone):
+        at = bisect_left(ordered, path, start)
+        out += ordered[start:at]
+        start = at
+        if path in files:
+            out.append(path)
+        else:
+            start += 1  # a path that went is at `at` in `ordered`
+    out += ordered[start:]
+    return out

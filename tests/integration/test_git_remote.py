@@ -5,11 +5,13 @@ log with trailers, reopen rules, refused URLs and redacted credentials."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +195,35 @@ def test_missing_and_pruned_refs(remote_url: str, tmp_path: Path) -> None:
     assert reader.fetch([MAIN, STATUS]).missing == ("refs/heads/main",)
     assert list(reader.list_refs("refs/remotes/")) == [f"{prefix}east"]
     assert reader.resolve(TRACKING) is None
+
+
+def test_tips_name_each_refs_commit_and_peel_only_other_objects(
+    remote_url: str, tmp_path: Path
+) -> None:
+    """One listing gives every tracking ref's object and type; `tip_commit` takes a commit as
+    listed, peels an annotated tag to its commit, and gives None for a tree or a missing ref."""
+    writer = Mirror.open(tmp_path / "w", remote_url)
+    root = commit_files(writer.path, None, {"a.yaml": b"1"}, "root", BOT)
+    assert writer.push_fast_forward(root.commit, "main", None).ok
+    reader = Mirror.open(tmp_path / "r", remote_url)
+    reader.fetch(["+refs/heads/*:refs/remotes/origin/*"])
+    env = {**os.environ, "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    run = partial(subprocess.run, check=True, env=env, capture_output=True)
+    git = ["git", "--git-dir", str(reader.path)]
+    run([*git, "tag", "-a", "-m", "t", "v1", root.commit])  # a remote refuses these on a branch
+    for src, branch in (("refs/tags/v1", "tagged"), (f"{root.commit}^{{tree}}", "tree")):
+        oid = run([*git, "rev-parse", src], text=True).stdout.strip()
+        run([*git, "update-ref", f"refs/remotes/origin/{branch}", oid])
+    tips = reader.list_tips("refs/remotes/origin/")
+    assert list(tips) == [f"refs/remotes/origin/{b}" for b in ("main", "tagged", "tree")]
+    assert [kind for _, kind in tips.values()] == ["commit", "tag", "tree"]
+    assert tips["refs/remotes/origin/main"][0] == root.commit
+    assert reader.list_refs("refs/remotes/origin/") == {n: oid for n, (oid, _) in tips.items()}
+    commit_of = partial(reader.tip_commit, tips)
+    assert commit_of("refs/remotes/origin/main") == root.commit
+    assert commit_of("refs/remotes/origin/tagged") == root.commit
+    assert commit_of("refs/remotes/origin/tree") is None
+    assert commit_of("refs/remotes/origin/none") is None
 
 
 @pytest.fixture

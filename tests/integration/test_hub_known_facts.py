@@ -1,7 +1,8 @@
 """What the hub knows of its own writes instead of asking git, on a real remote: the trailers
 of the output commit it pushed equal the ones read back from git, and the ancestry and peels
 of a commit it wrote save the processes that would ask (a pass after an edit starts fewer git
-processes than it did before these were known, and commits the same tree as a fresh hub)."""
+processes than it did before these were known, and commits the same tree as a fresh hub);
+the tips of the source, output and status branches come from one listing."""
 
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ def test_a_pass_asks_git_nothing_it_wrote_itself(
     assert not [a for a in asked if a.startswith("log") and "--max-count=1" in a and pushed in a]
     assert not [a for a in asked if a.startswith("gc")]  # below gc --auto's thresholds
     assert not [a for a in asked if a.startswith("rev-parse") and f"{first}^{{tree}}" in a]
+    assert not [a for a in asked if a.startswith("rev-parse") and "refs/remotes/" in a], asked
+    assert len([a for a in asked if a.startswith("for-each-ref")]) == 1, asked  # every tip
     fresh = world.hub("fresh", clock)
     world.edit(3)
     assert hub.run_once().outcome == "committed"

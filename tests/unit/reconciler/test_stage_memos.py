@@ -6,6 +6,7 @@ the one from blob ids; a settled pass observes no rollout and emits no status or
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ from gitfleet.api.output import (
     placement_index_path,
 )
 from gitfleet.repo.gitwrite import blob_id
-from gitfleet.repo.treefiles import BlobIdMemo, WrittenOutput
+from gitfleet.repo.treefiles import BlobIdMemo, WrittenOutput, resorted
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import indexfiles, placememo, publish, rollstage, statusdocs
 from reconciler.commitmsg import describe_changes
@@ -201,6 +202,22 @@ def test_the_written_output_reads_back_from_memory() -> None:
     assert mine is not None and dict(mine) == files and mine["a.yaml"] is files["a.yaml"]
     assert mine.sorted_paths() == ["a.yaml", "b/a.yaml", "b/x.yaml"]
     assert all(mine.oid(p) == blob_id(d) for p, d in files.items())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_resorted_equals_a_fresh_sort(seed: int) -> None:
+    """The kept order patched with the paths that came and went equals sorting afresh, with
+    paths added and removed at the ends, side by side and together, unchanged paths among the
+    ones that may differ, a path asked about twice and one in neither tree."""
+    rng = random.Random(seed)
+    pool = [f"{d}/{n}.yaml" for d in "abcz" for n in range(30)]
+    before = {p: b"x" for p in rng.sample(pool, rng.randint(0, 60))}
+    files = {p: b"y" for p in before if rng.random() < 0.8}
+    files.update({p: b"z" for p in rng.sample(pool, rng.randint(0, 20))})
+    maybe = [p for p in set(before) | set(files) if rng.random() < 0.3]
+    maybe += [p for p in set(before) ^ set(files)] + maybe[:2] + ["b/in-neither.yaml"]
+    rng.shuffle(maybe)
+    assert resorted(sorted(before), before, files, maybe) == sorted(files)
 
 
 def test_the_written_sorted_paths_follow_each_pass() -> None:
