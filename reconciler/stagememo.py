@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable, Mapping
+from operator import and_, eq, is_
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -81,12 +82,29 @@ class StageMemo(Generic[T]):
 
 def changed_keys(old: Mapping[K, Any], new: Mapping[K, Any]) -> set[K]:
     """The keys whose value in `new` is another object than in `old`, or that only one of them
-    has: two set operations in C, no Python step per key (a memo diffs a placement's 1,000
-    rows this way and redoes only the changed ones). Sound because both mappings hold their
-    values while it runs, so no value's id can be another live object's."""
-    before = set(zip(old, map(id, old.values()), strict=True))
-    after = set(zip(new, map(id, new.values()), strict=True))
-    return {key for key, _ in before ^ after}
+    has. The items both have in the same place at the start and at the end (same key, the
+    very value) are skipped in C (`_same_run`); only the keys between are looked at, so a
+    placement's 1,000 rows with one inserted, removed or replaced cost no Python step each."""
+    keys, new_keys = list(old), list(new)
+    values, new_values = list(old.values()), list(new.values())
+    head = _same_run(keys, new_keys, values, new_values)
+    tail = _same_run(  # from the end, before the head (keys are unique: the runs never meet)
+        keys[: head - 1 : -1] if head else keys[::-1],
+        new_keys[: head - 1 : -1] if head else new_keys[::-1],
+        values[: head - 1 : -1] if head else values[::-1],
+        new_values[: head - 1 : -1] if head else new_values[::-1],
+    )
+    between = {*keys[head : len(keys) - tail], *new_keys[head : len(new_keys) - tail]}
+    missing = object()
+    return {k for k in between if old.get(k, missing) is not new.get(k, missing)}
+
+
+def _same_run(
+    keys: list[Any], new_keys: list[Any], values: list[Any], new_values: list[Any]
+) -> int:
+    """How many items from the start have equal keys and the very same values (in C)."""
+    same = list(map(and_, map(eq, keys, new_keys), map(is_, values, new_values)))
+    return same.index(False) if False in same else len(same)
 
 
 def forget_stages() -> None:

@@ -9,8 +9,7 @@ previous pass. A recomputed status file costs in proportion to the clusters that
 cluster's entry, grouping key, condition summary and emitted text are kept with it
 (`reconciler.statusentries`), and the file is the rest of the document with the entries and the
 groups' cluster names spliced in from kept texts (`reconciler.yamlparts.Spliced`; the same bytes
-as emitting it whole); the grouping itself is patched where an entry changed
-(`reconciler.keptgroups`). Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
+as emitting it whole). Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ import yaml
 from gitfleet.api.output import (
     GROUPS_FIELD,
     PER_CLUSTER_FIELD,
-    REPORTED_FIELDS,
     group_cluster_statuses,
     placement_status_path,
 )
@@ -35,7 +33,6 @@ from gitfleet.load.yamlio import dump_yaml
 from reconciler.govern.deletion import CONDITION as DELETION_HELD
 from reconciler.govern.deletion import REASON as DELETION_REASON
 from reconciler.isolate import hold
-from reconciler.keptgroups import KeptGroups
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorconds import PriorConditions, dump_conditions
@@ -43,7 +40,7 @@ from reconciler.priorconds import placement_conditions_of as _placement_conditio
 from reconciler.priorconds import status_of as _status_of
 from reconciler.priorparse import derive_own, remember_at
 from reconciler.priorstate import read_placement_prior, status_conditions
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import StageMemo
 from reconciler.state import State
 from reconciler.status import (
     Cond,
@@ -57,7 +54,7 @@ from reconciler.statusentries import (
     kept_times,
     report_diff,
 )
-from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block, keyed_dump
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
 T = TypeVar("T")
 
@@ -108,12 +105,10 @@ def placement_status_doc(
     prior: PriorConditions,
     reports: Mapping[str, AgentReport],
     now: datetime,
-    spliced: Spliced | None = None,
 ) -> tuple[dict[str, Any], PriorConditions, Pieces]:
     """The status document of one placement (spec §8), its conditions as
     `prior_placement_conditions` reads them back next pass, and the line slots of its kept
-    per-cluster entries (`dump_yaml`'s `pieces`). With `spliced`, the per-cluster lists may
-    stand as its parts, patched from the placement's last ones (`_grouped`)."""
+    per-cluster entries (`dump_yaml`'s `pieces`)."""
     gen = plan.state.generation
     made = Entries([], [], Counter(), {}, {})
     if plan.held:
@@ -130,7 +125,7 @@ def placement_status_doc(
         status["observedResourceIndex"] = str(latest.index)
     if plan.selection is not None and not plan.held:
         status["selectedResources"] = [r.identifier() for r in plan.selection.resources]
-    singles, groups = _grouped(plan, made, spliced)
+    singles, groups = group_cluster_statuses(made.entries, made.texts)
     if singles:
         status[PER_CLUSTER_FIELD] = singles
     if groups:
@@ -143,50 +138,6 @@ def placement_status_doc(
     doc = dict(plan.declared)
     doc["metadata"] = {**_declared_metadata(doc.get("metadata", {})), "generation": gen}
     return {**doc, "status": status}, (top, made.by_name), made.pieces
-
-
-_KEY_TEXTS: IdentityMemo[tuple[str, str]] = IdentityMemo()
-"""A status document's top-level value (the declared spec, ...) -> (its key, its block), for
-this pass and the last: a placement's declared parts are the same objects while unchanged."""
-
-
-def _key_text(key: str, value: Any) -> str:
-    """The block of `key` in a status document, kept while `value` is the same object."""
-    found = _KEY_TEXTS.get(value)
-    if found is None or found[0] != key:
-        found = (key, dump_yaml({key: value}))
-        _KEY_TEXTS.put(value, found)
-    return found[1]
-
-
-_GROUPS: StageMemo[KeptGroups] = StageMemo()
-"""Placement key -> its per-cluster entries grouped, with their texts (`keptgroups`)."""
-
-
-def _grouped(
-    plan: PlacementPlan, made: Entries, spliced: Spliced | None
-) -> tuple[list[Any], list[dict[str, Any]]]:
-    """`group_cluster_statuses` of the entries: as `spliced` parts patched where an entry is
-    another object (`keptgroups.KeptGroups`) when every entry names its cluster, once, in name
-    order; else grouped afresh."""
-    names = list(made.by_name)  # PickFixed's unnamed entries are keyed `#unselected-<i>`
-    if spliced is None or len(names) != len(made.entries) or names != sorted(set(names)):
-        _GROUPS.drop(plan.key)
-        return group_cluster_statuses(made.entries, made.texts)
-    last = _GROUPS.last(plan.key)
-    kept = last[1] if last is not None else KeptGroups("clusterName", "clusterNames", _reported)
-    kept = kept.update(dict(zip(names, made.entries, strict=True)), _itself)
-    _GROUPS.put(plan.key, (), kept)
-    return kept.parts(spliced)
-
-
-def _reported(entry: Mapping[str, Any]) -> bool:
-    """An entry naming failed, drifted or diffed objects is never grouped."""
-    return any(entry.get(f) for f in REPORTED_FIELDS)
-
-
-def _itself(entry: Mapping[str, Any]) -> Mapping[str, Any]:
-    return entry
 
 
 def _failed_status_doc(
@@ -234,7 +185,6 @@ def placement_status_files(
     that kept their times then, is that pass's bytes (`_STATUSES`)."""
     files: dict[str, bytes] = {}
     _BLOCKS.next_round()
-    _KEY_TEXTS.next_round()
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
         inputs = (*_status_inputs(plan), conditions)
@@ -324,18 +274,14 @@ def _status_file(
     now: datetime,
     inputs: tuple[Any, ...],
 ) -> tuple[bytes, PriorConditions]:
-    spliced = Spliced()
     try:
-        doc, written, pieces = placement_status_doc(plan, conditions, reports, now, spliced)
+        doc, written, pieces = placement_status_doc(plan, conditions, reports, now)
     except Exception as exc:  # one placement's fault fails it alone
         hold(plan, "writing the status of", exc)
         doc = _failed_status_doc(plan, conditions, now)
         _STATUSES.drop(key)
         return yaml_bytes(doc, memo=False), _placement_conditions(_status_of(doc))
-    if spliced.used():
-        data = keyed_dump(doc, {"status": None}, spliced, _key_text).encode()
-    else:
-        data = _status_bytes(doc, pieces).encode()
+    data = _status_bytes(doc, pieces).encode()
     if _kept_times(written, conditions):
         _STATUSES.put(key, inputs, (data, written))
     else:

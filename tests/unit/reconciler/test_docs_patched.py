@@ -2,21 +2,20 @@
 are other objects (issue 18: on "add a cluster" ~44 placements change one row out of ~1,000)
 equal the results made from scratch, over random sequences of passes: `priorindex`'s rows of
 a placement (`_placement_rows`), `publish`'s PlacementDecision slices (`_published`), `state`'s state files (`keptgroups`), the
-`index` part of `state/prior/` records (`priorsection`), the status files' per-cluster groups
-(`statusdocs._grouped`) and `stagememo.changed_keys`."""
+`index` part of `state/prior/` records (`priorsection`) and
+`stagememo.changed_keys`."""
 
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from gitfleet.api.output import group_cluster_statuses, group_named, placement_index_path
+from gitfleet.api.output import group_named, placement_index_path
 from gitfleet.load.yamlio import dump_yaml, pyyaml_dump
-from reconciler import priorindex, priorsection, priorstate, publish, state, statusdocs
+from reconciler import priorindex, priorsection, priorstate, publish, state
 from reconciler.binding import BindingDecision, binding_to_yaml
 from reconciler.decisions import decision_documents, decision_slices
 from reconciler.keptgroups import KeptGroups
@@ -27,7 +26,6 @@ from reconciler.schedule.outcome import Decision
 from reconciler.stagememo import changed_keys, forget_stages
 from reconciler.state import Binding, PlacementState
 from reconciler.status import Cond
-from reconciler.statusentries import Entries
 from reconciler.yamlparts import Spliced, items_block
 
 CLUSTERS = [f"c{i:02d}" for i in range(12)]
@@ -42,6 +40,26 @@ def _fresh() -> Iterator[None]:
     forget_stages()
     yield
     forget_stages()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_changed_keys_equal_looking_at_every_key(seed: int) -> None:
+    rng = random.Random(seed)
+    objects = [object() for _ in range(5)]
+    for _ in range(300):
+        old = {k: rng.choice(objects) for k in rng.sample("abcdefgh", rng.randrange(7))}
+        new = dict(old)
+        for _ in range(rng.randrange(3)):
+            key = rng.choice("abcdefgh")
+            if rng.random() < 0.3:
+                new.pop(key, None)
+            else:
+                new[key] = rng.choice(objects)
+        if rng.random() < 0.3:
+            new = dict(sorted(new.items()))
+        missing = object()
+        want = {k for k in {*old, *new} if old.get(k, missing) is not new.get(k, missing)}
+        assert changed_keys(old, new) == want
 
 
 def test_changed_keys_are_the_keys_with_another_object() -> None:
@@ -375,51 +393,3 @@ def test_patched_prior_index_sections_equal_fresh_ones(seed: int) -> None:
         priorsection._CELLS.put("web", (), last[1])
         assert section == fresh, step
         assert text == pyyaml_dump({"index": fresh}), step
-
-
-def _status_entry(rng: random.Random, cluster: str) -> dict[str, Any]:
-    kind = rng.randrange(5)
-    entry: dict[str, Any] = {"clusterName": cluster, "observedResourceIndex": str(kind % 2)}
-    entry["conditions"] = [{"type": "Applied", "message": f'applied in "{cluster}"'}]
-    if kind == 4:
-        entry["failedPlacements"] = [{"name": "x", "kind": "ConfigMap"}]
-    return entry
-
-
-def _status_text(singles: list[Any], groups: list[Any]) -> dict[str, Any]:
-    doc: dict[str, Any] = {"status": {"conditions": []}}
-    if singles:
-        doc["status"]["perClusterPlacementStatuses"] = singles
-    if groups:
-        doc["status"]["perClusterPlacementStatusGroups"] = groups
-    return doc
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_patched_status_groups_equal_grouping_afresh(seed: int) -> None:
-    rng = random.Random(seed)
-    plan = PlacementPlan("web", PlacementState("web"), Cond("Scheduled", "True", "", ""))
-    entries = {c: _status_entry(rng, c) for c in rng.sample(NAMES, 7)}
-    for step in range(30):
-        for _ in range(rng.randrange(1, 3)):
-            cluster = rng.choice(NAMES)
-            if rng.random() < 0.3:
-                entries.pop(cluster, None)
-            else:
-                entries[cluster] = _status_entry(rng, cluster)
-        names = sorted(entries)
-        if step % 7 == 6:  # not in name order, or an unnamed entry (PickFixed): afresh
-            names = names[1:] + names[:1] if step % 2 else [*names, "#unselected-0"]
-        listed = [entries.get(n, {"conditions": []}) for n in names]
-        made = Entries(listed, [[] for _ in listed], Counter(), dict.fromkeys(names, ()), {})
-        spliced = Spliced()
-        doc = _status_text(*statusdocs._grouped(plan, made, spliced))
-        want = pyyaml_dump(_status_text(*group_cluster_statuses(listed)))
-        assert spliced.dump(doc) == want, step
-
-
-def test_a_status_key_block_follows_its_key_and_value_object() -> None:
-    value: dict[str, Any] = {"a": [1, 2]}
-    assert statusdocs._key_text("spec", value) == dump_yaml({"spec": value})
-    assert statusdocs._key_text("other", value) == dump_yaml({"other": value})
-    assert statusdocs._key_text("spec", dict(value, b=1)) == dump_yaml({"spec": {**value, "b": 1}})
