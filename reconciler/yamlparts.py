@@ -106,10 +106,6 @@ class Spliced:
         self._parts[token] = (items, block)
         return [token]
 
-    def used(self) -> bool:
-        """Some list stands as a part."""
-        return bool(self._parts)
-
     def dump(self, doc: Any) -> str:
         """`dump_yaml` of `doc` with every part's items in place of its placeholder."""
         text = dump_yaml(doc, memo=False)
