@@ -11,7 +11,7 @@ first by name; the other gets a WorkSynchronized failure naming both. Called by 
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from gitfleet.api.canonical import content_hash, placement_content_hash
 from gitfleet.api.limits import DEFAULT_LIMITS, Limits
 from gitfleet.api.output import cluster_dir, object_path
+from reconciler.clustersizes import Parts, summed
 from reconciler.conflicts import Claim, find_owners, ident_key
 from reconciler.indexfiles import write_indexes
 from reconciler.isolate import hold
@@ -92,22 +93,24 @@ def _write_held(
     prior: State,
     units: Units,
     index: dict[str, list[dict[str, Any]]],
-    sizes: Counter[str],
+    sizes: Parts,
     unit: str = "held/",
 ) -> None:
     """Held placements keep exactly the files and index entries of the previous output (one
-    unit per placement, named `unit` + its key)."""
+    unit per placement, named `unit` + its key, and its bytes per cluster in `sizes`)."""
     for key, per_cluster in sorted(held.items()):
         files: dict[str, bytes] = {}
+        mine: dict[str, int] = {}
         for cluster, entry in per_cluster.items():
             for obj in entry.get("objects") or []:
                 path = object_path(cluster, key, str(obj["file"]))
                 if path in prior.output:
                     data = files[path] = prior.output[path]
-                    sizes[cluster] += len(data)
+                    mine[cluster] = mine.get(cluster, 0) + len(data)
             index[cluster].append(entry)
         if files:
             units[unit + key] = files
+            sizes[unit + key] = mine
 
 
 def _describe(identity: Mapping[str, str]) -> str:
@@ -146,10 +149,10 @@ def _write_live(
     units: Units,
     index: dict[str, list[dict[str, Any]]],
     limits: Limits,
-    sizes: Counter[str],
+    sizes: Parts,
 ) -> dict[tuple[str, str, str], list[str]]:
     """Files (one unit per placement, `live/<key>`) and index entries of placements that render
-    now (their bytes per cluster added to `sizes`); returns the conflicts lost. A placement
+    now (their bytes per cluster in `sizes`, per unit); returns the conflicts lost. A placement
     whose layout raises is held instead (`reconciler.isolate`)."""
     lost: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for _, plan in sorted(plans.items()):
@@ -167,7 +170,7 @@ def _write_live(
                 units["live/" + plan.key] = found[0]
             for cluster, rows in found[1].items():
                 index[cluster] += rows
-            sizes.update(found[2])
+            sizes["live/" + plan.key] = found[2]
             continue
         mine: dict[str, bytes] = {}
         entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -192,7 +195,7 @@ def _write_live(
             forget_layout(plan.key)
         if mine:
             units["live/" + plan.key] = mine
-        sizes.update(written)
+        sizes["live/" + plan.key] = written
         for cluster, rows in entries.items():
             index[cluster] += rows
         for what, clusters in losses.items():
@@ -311,7 +314,7 @@ def assemble_clusters(
     owners = find_owners(plans, held, prior_index)
     units: Units = {}  # disjoint parts of `clusters/`, in the order they were once written
     index: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    sizes: Counter[str] = Counter()  # bytes per cluster, summed as the parts are laid out
+    sizes: Parts = {}  # bytes per cluster of each unit, summed below
     _write_held(held, prior, units, index, sizes)
     lost = _write_live(plans, owners, prior, prior_index, units, index, limits, sizes)
     _report_conflicts(plans, lost)
@@ -321,16 +324,17 @@ def assemble_clusters(
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
     clusters = sorted(set(index) | set(views))
-    sizes.update(write_indexes(clusters, index, units))
+    sizes["index"] = write_indexes(clusters, index, units)
+    totals = summed(sizes)
     composed = compose(units)
-    over = [c for c in clusters if cluster_over_cap(sizes.get(c, 0), c, limits) is not None]
+    over = [c for c in clusters if cluster_over_cap(totals.get(c, 0), c, limits) is not None]
     if not over:
         keep_base(composed, units)
         return AssembledClusters(composed.files, clusters, composed.since)
     drop_base()  # the files differ from the units' union: never a base
     files = dict(composed.files)
     for cluster in over:
-        _enforce_cap(cluster, sizes.get(cluster, 0), files, prior, plans, limits)
+        _enforce_cap(cluster, totals.get(cluster, 0), files, prior, plans, limits)
     return AssembledClusters(files, clusters, None)
 
 

@@ -2,15 +2,21 @@
 and, per placement on it, its PlacementIndex (`clusters/<c>/<key>/index.yaml`).
 
 A placement index is serialised once per distinct object list in a pass (most clusters of a
-placement share one). A cluster whose index rows are the very rows of the last pass (the
-assembly reuses an unchanged placement's rows, `reconciler.assemble`) gets that pass's bytes
-without serialising anything (`reconciler.stagememo`); in a cluster where some rows changed, only
-those rows are serialised. Called by `assemble`.
+placement share one). Each cluster keeps last pass's pieces per placement key: the row it was
+made from, the row's ClusterIndex list item and its PlacementIndex bytes. A row equal to the
+remembered one (the very object when the assembly reuses an unchanged placement's rows,
+`reconciler.assemble`; an equal copy when a rollout keeps a cluster's previous entry, or when
+the rows arrive in another order) reuses its pieces; a cluster whose rows are all reused keeps
+last pass's very files (nothing serialised, nothing compared when composing). Otherwise only
+the changed rows are serialised, the ClusterIndex is joined again from its pieces, and the new
+files unit names the paths that changed (`unitfiles.patched_unit`). A cluster with two rows of
+one placement key (never made by the assembly) is laid out afresh. Called by `assemble`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitfleet.api.output import (
@@ -24,11 +30,41 @@ from reconciler.output import yaml_bytes
 from reconciler.priorindex import placement_objects
 from reconciler.priorparse import remember
 from reconciler.stagememo import StageMemo
+from reconciler.unitfiles import patched_unit
 
-Pieces = dict[int, tuple[bytes, bytes]]
-"""id(row) -> (its ClusterIndex list item, its PlacementIndex file), for the rows of one call."""
-_CLUSTERS: StageMemo[tuple[dict[str, bytes], Pieces]] = StageMemo()
-"""Cluster -> its index files and each row's pieces, with the rows they were made from."""
+
+@dataclass(frozen=True)
+class Piece:
+    """One placement's row on one cluster, with what the index files hold of it."""
+
+    entry: dict[str, Any]
+    """The row it was made from (kept alive: compared by identity first, then by value)."""
+    order: tuple[str, str]
+    """Where the ClusterIndex lists it (namespace, name)."""
+    row: dict[str, Any]
+    """The row without its objects (what the ClusterIndex lists)."""
+    item: bytes
+    """The row's ClusterIndex list item."""
+    listing: bytes
+    """The row's PlacementIndex file."""
+    ident: tuple[Any, ...]
+    """What the PlacementIndex file is made of: the key and each object's identity fields."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """One cluster's index files, with the pieces they were joined from and their bytes."""
+
+    files: dict[str, bytes]
+    entries: tuple[dict[str, Any], ...]
+    """The rows they were made from (kept alive: compared by identity first)."""
+    pieces: dict[str, Piece] | None
+    """None: laid out afresh (rows repeating a placement key), never patched."""
+    size: int
+
+
+_CLUSTERS: StageMemo[Written] = StageMemo()
+"""Cluster -> its last index files and pieces."""
 
 
 class _Listings:
@@ -38,11 +74,17 @@ class _Listings:
         self.emitted: dict[tuple[Any, ...], bytes] = {}
         self.idents: dict[tuple[str, int], tuple[Any, ...]] = {}  # object lists clusters share
 
-    def listing(self, key: str, objects: list[dict[str, Any]]) -> bytes:
+    def ident(self, key: str, objects: list[dict[str, Any]]) -> tuple[Any, ...]:
+        """The placement key and each object's identity fields (all a listing depends on)."""
         ident = self.idents.get((key, id(objects))) if objects else None
         if ident is None:
             ident = (key, *(tuple(o.get(f) for f in IDENTITY_FIELDS) for o in objects))
-            self.idents[(key, id(objects))] = ident
+            if objects:  # alive all pass (its row holds it): its id stays its own
+                self.idents[(key, id(objects))] = ident
+        return ident
+
+    def listing(self, key: str, objects: list[dict[str, Any]]) -> bytes:
+        ident = self.ident(key, objects)
         listed = self.emitted.get(ident)
         if listed is None:
             doc = placement_index_doc(key, objects)
@@ -51,43 +93,101 @@ class _Listings:
         return listed
 
 
-def _pieces(entry: dict[str, Any], row: dict[str, Any], listings: _Listings) -> tuple[bytes, bytes]:
-    """The YAML list item of one ClusterIndex row (`row`: `entry` without its objects) and
-    the row's PlacementIndex file."""
-    return yaml_bytes([row]), listings.listing(str(entry["key"]), entry.get("objects") or [])
+def _piece(entry: dict[str, Any], listings: _Listings) -> Piece:
+    """The pieces of one row: its ClusterIndex list item (the row without its objects) and its
+    PlacementIndex file."""
+    row = _header(entry)
+    order = (str(entry.get("namespace", "")), str(entry["name"]))
+    key, objects = str(entry["key"]), entry.get("objects") or []
+    listing = listings.listing(key, objects)
+    return Piece(entry, order, row, yaml_bytes([row]), listing, listings.ident(key, objects))
+
+
+def _header(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The row without its objects (what the ClusterIndex lists)."""
+    return {k: v for k, v in entry.items() if k != "objects"}
+
+
+def _same(found: Piece, entry: dict[str, Any], listings: _Listings) -> bool:
+    """Whether `entry` makes the very pieces `found` holds: the same object or an equal row,
+    or (a row whose objects carry other fields, e.g. a rollout's kept row read back from the
+    output) the same row without its objects and the same object identities."""
+    if found.entry is entry or found.entry == entry:
+        return True
+    objects = entry.get("objects") or []
+    return found.row == _header(entry) and found.ident == listings.ident(found.ident[0], objects)
+
+
+def _index_bytes(cluster: str, pieces: Iterable[Piece]) -> bytes:
+    """The ClusterIndex file (`cluster_index_doc`'s bytes). Block YAML of a mapping is its keys'
+    blocks in order and a block list is its items one after the other, so the file is the
+    header's YAML, `placements:` and each row's list item in the document's order: the same
+    bytes as emitting the document whole (the golden fleets and the unit tests check it)."""
+    header = cluster_index_doc(cluster, [])
+    ordered = sorted(pieces, key=lambda p: p.order)  # stable: equal places keep their order
+    if not ordered:
+        data = yaml_bytes(header)
+    else:
+        del header["placements"]  # the last key: the emitter sorts them
+        items = b"".join(p.item for p in ordered)
+        data = yaml_bytes(header) + b"placements:\n" + items
+    remember(data, "cluster-index", {str(p.entry["key"]): p.row for p in ordered})
+    return data
+
+
+def _reused(
+    entries: list[dict[str, Any]], before: Mapping[str, Piece], listings: _Listings
+) -> dict[str, Piece]:
+    """Last pass's piece of each row that makes the same pieces."""
+    out: dict[str, Piece] = {}
+    for entry in entries:
+        key = entry["key"]
+        found = before.get(key)
+        if found is not None and (found.entry is entry or _same(found, entry, listings)):
+            out[key] = found
+    return out
 
 
 def _cluster_files(
-    cluster: str, entries: list[dict[str, Any]], listings: _Listings, before: Pieces
-) -> tuple[dict[str, bytes], Pieces]:
-    """The ClusterIndex file (`cluster_index_doc`'s bytes) and its PlacementIndex files. Block
-    YAML of a mapping is its keys' blocks in order and a block list is its items one after the
-    other, so the file is the header's YAML, `placements:` and each row's list item: the same
-    bytes as emitting the document whole (the golden fleets check it). Rows that are last
-    pass's very rows (`before`; unchanged placements hand them over) are not emitted again."""
-    header = cluster_index_doc(cluster, [])
-    del header["placements"]  # the last key: the emitter sorts them
-    order = sorted(range(len(entries)), key=lambda i: _order(entries[i]))  # as the doc sorts
-    rows = [{k: v for k, v in entries[i].items() if k != "objects"} for i in order]
-    pieces: Pieces = {}
-    for i, row in zip(order, rows, strict=True):
-        entry = entries[i]
-        found = before.get(id(entry))
-        pieces[id(entry)] = found if found is not None else _pieces(entry, row, listings)
-    if rows:
-        items = b"".join(pieces[id(entries[i])][0] for i in order)
-        data = yaml_bytes(header) + b"placements:\n" + items
-    else:
-        data = yaml_bytes({**header, "placements": []})
-    remember(data, "cluster-index", {str(e["key"]): e for e in rows})
-    out = {cluster_index_path(cluster): data}
-    for entry in entries:
-        out[placement_index_path(cluster, str(entry["key"]))] = pieces[id(entry)][1]
-    return out, pieces
+    cluster: str, entries: list[dict[str, Any]], listings: _Listings, last: Written | None
+) -> Written:
+    """The cluster's index files, patched from `last` (its files of the last pass)."""
+    if last is not None and last.pieces is None:
+        last = None
+    now = tuple(entries)
+    if last is not None and last.entries == now:  # mostly identity checks, at C speed
+        return last
+    before = last.pieces if last is not None and last.pieces is not None else {}
+    reused = _reused(entries, before, listings)
+    if last is not None and len(reused) == len(entries) == len(before):
+        return replace(last, entries=now)  # the same files: compared by identity next pass
+    made = {e["key"]: _piece(e, listings) for e in entries if e["key"] not in reused}
+    pieces = {**reused, **made}
+    if len(pieces) != len(entries):  # rows repeating a key (never made by the assembly)
+        return _afresh(cluster, entries, listings)
+    changes: dict[str, bytes | None] = {
+        cluster_index_path(cluster): _index_bytes(cluster, pieces.values())
+    }
+    for key, piece in made.items():
+        changes[placement_index_path(cluster, key)] = piece.listing
+    gone = [placement_index_path(cluster, k) for k in before if k not in pieces]
+    changes.update(dict.fromkeys(gone))
+    files = patched_unit(last.files, changes) if last is not None else _fresh(changes)
+    return Written(files, now, pieces, sum(map(len, files.values())))
 
 
-def _order(entry: Mapping[str, Any]) -> tuple[str, str]:
-    return (entry.get("namespace", ""), entry["name"])
+def _fresh(changes: Mapping[str, bytes | None]) -> dict[str, bytes]:
+    return {path: data for path, data in changes.items() if data is not None}
+
+
+def _afresh(cluster: str, entries: list[dict[str, Any]], listings: _Listings) -> Written:
+    """Index files of rows that may repeat a placement key (the later row's PlacementIndex
+    file wins, every row is listed)."""
+    made = [_piece(e, listings) for e in entries]
+    files = {cluster_index_path(cluster): _index_bytes(cluster, made)}
+    for piece in made:
+        files[placement_index_path(cluster, str(piece.entry["key"]))] = piece.listing
+    return Written(files, tuple(entries), None, sum(map(len, files.values())))
 
 
 def write_indexes(
@@ -100,14 +200,11 @@ def write_indexes(
     listings = _Listings()
     sizes = {}
     for cluster in clusters:
-        entries = index.get(cluster, [])
-        inputs = tuple(entries)  # the rows themselves: compared by identity when reused
         last = _CLUSTERS.last(cluster)
-        if last is not None and last[0] == inputs:
-            written = last[1][0]
-        else:  # the last rows are alive in `last`, so their ids are not reused
-            written, pieces = _cluster_files(cluster, entries, listings, last[1][1] if last else {})
-            _CLUSTERS.put(cluster, inputs, (written, pieces))
-        units["index/" + cluster] = written
-        sizes[cluster] = sum(map(len, written.values()))
+        entries = index.get(cluster, [])
+        written = _cluster_files(cluster, entries, listings, last[1] if last else None)
+        if last is None or written is not last[1]:
+            _CLUSTERS.put(cluster, (), written)
+        units["index/" + cluster] = written.files
+        sizes[cluster] = written.size
     return sizes

@@ -19,10 +19,12 @@ caller checks), so it never meets user text; it never reaches the output. Called
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
@@ -48,25 +50,43 @@ class NameTemplate:
     stay so)."""
 
 
+@lru_cache(maxsize=1 << 16)
 def safe_name(name: str) -> bool:
-    """Whether `name` can replace `TOKEN` in serialised text without re-serialising."""
+    """Whether `name` can replace `TOKEN` in serialised text without re-serialising (asked
+    once per object and cluster: remembered per name)."""
     return _NAME.fullmatch(name) is not None
 
 
 def template_of(obj: Mapping[str, Any]) -> NameTemplate | None:
     """The template of an object applied with `TOKEN` as the cluster name (None when the
     stand-in is in a key, the file name or the identity)."""
-    strings: list[str] = []
-    for key_or_value, is_key in _strings(obj):
-        if TOKEN in key_or_value:
-            if is_key:
-                return None
-            strings.append(key_or_value)
+    text = canonical_json(obj)
+    strings = _holding(text)
+    if strings is None:
+        return None
     file, identity = object_file_name(obj), object_identity(obj)
     if TOKEN in file or any(TOKEN in v for v in identity.values()):
         return None
     quoted = tuple((s, needs_quotes(s)) for s in strings)
-    return NameTemplate(file, identity, dump_yaml(obj), canonical_json(obj), quoted)
+    return NameTemplate(file, identity, dump_yaml(obj), text, quoted)
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+"""One JSON string literal."""
+
+
+def _holding(text: str) -> list[str] | None:
+    """The strings of canonical JSON `text` that hold `TOKEN`, or None when a mapping key does.
+    Scanned left to right, each match is a whole string literal (the text between literals is
+    structure, numbers and literals: no quotes); a key is the literal right before a `:`."""
+    strings = []
+    for found in _STRING.finditer(text):
+        literal = found.group()
+        if TOKEN in literal:  # TOKEN is plain ASCII: the same escaped or not
+            if text.startswith(":", found.end()):
+                return None
+            strings.append(json.loads(literal))
+    return strings
 
 
 def instantiate(template: NameTemplate, name: str) -> tuple[str, bytes, str] | None:
@@ -74,22 +94,24 @@ def instantiate(template: NameTemplate, name: str) -> tuple[str, bytes, str] | N
     name would change how a string is written."""
     if not safe_name(name):
         return None
-    if any(needs_quotes(s.replace(TOKEN, name)) != quoted for s, quoted in template.strings):
+    if any(_quoted(s.replace(TOKEN, name)) != quoted for s, quoted in template.strings):
         return None
     data = template.data.replace(TOKEN, name).encode()
     digest = hashlib.sha256(template.json.replace(TOKEN, name).encode()).hexdigest()
     return template.file, data, "sha256:" + digest
 
 
-def _strings(value: Any) -> Iterator[tuple[str, bool]]:
-    """Every string in `value`: (text, whether it is a mapping key)."""
-    if isinstance(value, str):
-        yield value, False
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            if isinstance(key, str):
-                yield key, True
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
+_QUOTED: dict[str, bool] = {}
+"""String -> `needs_quotes(string)`, for the strings instantiated lately (the objects of one
+placement on one cluster mostly hold the same strings: labels naming the cluster)."""
+MAX_QUOTED = 100_000
+
+
+def _quoted(text: str) -> bool:
+    """`needs_quotes(text)`, remembered."""
+    found = _QUOTED.get(text)
+    if found is None:
+        if len(_QUOTED) >= MAX_QUOTED:
+            _QUOTED.clear()
+        found = _QUOTED[text] = needs_quotes(text)
+    return found

@@ -5,11 +5,12 @@ selected, scheduled or overridden again.
 selects, the overrides serving it and a few pass-wide facts. `PlaceMemo.place` keys one
 placement's work by exactly those (issue 18, item 4):
 
-- the cluster views as this placement reads them (`PassKey.views_for`): every cluster's name,
-  eligibility verdict and MemberCluster without its agent heartbeats and labels, plus the values
-  of only the label keys the placement can read (`label_keys`: its affinity and spread terms, the
-  selectors and variables of the overrides serving it, and every Tenant's cluster selector), so a
-  relabel recomputes only the placements that read that key;
+- the cluster views as this placement reads them (`_same_views`, compared with the rows the
+  plan was made from for only the clusters changed since): every cluster's name, eligibility
+  verdict and MemberCluster without its agent heartbeats and labels, plus the values of only
+  the label keys the placement can read (`label_keys`: its affinity and spread terms, the
+  selectors and variables of the overrides serving it, and every Tenant's cluster selector), so
+  a relabel recomputes only the placements that read that key;
 - the pass-wide part (`pass_key`): the CRD scope table, the governance inputs, the per-placement
   object limit and the files that failed to load;
 - the placement as declared (canonical JSON of the whole object);
@@ -37,7 +38,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
@@ -85,33 +86,14 @@ def _sha(text: str) -> str:
 
 @dataclass(frozen=True, eq=False)
 class PassKey:
-    """The pass-wide part of every placement's key, and the cluster views to narrow per
-    placement (`views_for`, computed once per distinct set of label keys)."""
+    """The pass-wide part of every placement's key. `token`: what every selection and serving
+    override set is made from (`_inputs_token`); `previous`: the last pass's token object when
+    it equals this one (None otherwise): a placement declared by the same object then selects
+    and is served as when its `_Parts` were made under that token (`_fingerprint`)."""
 
     rest: tuple[Any, ...]
-    clusters: tuple[tuple[str, str | None, str, Mapping[str, str]], ...]
-    _views: dict[LabelKeys, str] = field(default_factory=dict)
-
-    def views_for(self, keys: LabelKeys) -> str:
-        """A digest of every cluster view with only the label values of `keys` (None: all)."""
-        found = self._views.get(keys)
-        if found is None:
-            found = _VIEWS.get(keys, (self.clusters,))  # an earlier pass, the same clusters
-        if found is None:
-            order = sorted(keys) if keys is not None else None
-            rows = [
-                (name, reason, digest, _labels(labels, order))
-                for name, reason, digest, labels in self.clusters
-            ]
-            found = _sha(repr(rows))
-            _VIEWS.put(keys, (self.clusters,), found)
-        self._views[keys] = found
-        return found
-
-
-_VIEWS: StageMemo[str] = StageMemo()
-"""Label keys -> `views_for` digest, with the clusters it was made from (a pass whose cluster
-views are unchanged reuses the last pass's digests)."""
+    token: tuple[Any, ...] | None = None
+    previous: tuple[Any, ...] | None = None
 
 
 def _labels(labels: Mapping[str, str], keys: list[str] | None) -> tuple[Any, ...]:
@@ -154,14 +136,13 @@ def pass_key(views: Mapping[str, ClusterView], index: ResourceIndex, inputs: Pas
     try:
         return _pass_key(views, index, inputs)
     except Exception:
-        return PassKey((object(),), ())
+        return PassKey((object(),))
 
 
 def _pass_key(
     views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
 ) -> PassKey:
     _declared_texts.next_round()
-    clusters = tuple((name, *row) for name, row in fleet_facts(views).rows.items())
     # The whole governance value, repr'd: a field it gains later is part of the key by itself
     # (a repr that differs between equal values only costs reuse, never correctness).
     governance = repr(inputs.governance)
@@ -171,7 +152,26 @@ def _pass_key(
         inputs.max_objects,
         tuple(sorted(inputs.broken_files)),
     )
-    return PassKey(rest, clusters)
+    token = _inputs_token(rest, index, inputs)
+    last = _TOKENS.last("pass")
+    _TOKENS.put("pass", (), token)
+    previous = last[1] if last is not None and last[1] == token else None
+    return PassKey(rest, token, previous)
+
+
+_TOKENS: StageMemo[tuple[Any, ...]] = StageMemo()
+"""The last pass's `_inputs_token`."""
+
+
+def _inputs_token(
+    rest: tuple[Any, ...], index: ResourceIndex, inputs: PassInputs
+) -> tuple[Any, ...]:
+    """What every placement's selection and serving overrides are made from besides the
+    placement: the index entries (the very objects: `select.index` keeps an unchanged
+    object's entry), the skipped namespaces, each override's key, spec hash, snapshot name
+    and origin, and `rest`."""
+    overrides = tuple((o.key, o.hash, o.snapshot, o.origin) for o in inputs.overrides.overrides)
+    return (rest, index.entries, index.skipped_namespaces, overrides)
 
 
 def _declared(placement: AnyPlacement) -> str:
@@ -198,31 +198,60 @@ def _fingerprint(
     keys it reads."""
     if inputs.history.for_placement(key):
         return None, None, None
-    selection = select(placement, index)
-    if selection.error is not None:
-        return None, selection, None
-    serving = inputs.overrides.for_placement(placement, selection.resources).overrides
+    made = _PARTS.last(key)
+    if (
+        made is not None
+        and whole_pass.previous is not None
+        and made[1].token is whole_pass.previous
+        and made[1].placement is placement
+    ):
+        parts = made[1]
+    else:
+        parts = _parts(placement, index, inputs)
+        if parts.selection.error is not None:
+            _PARTS.drop(key)
+            return None, parts.selection, None
+    _PARTS.put(key, (), replace(parts, token=whole_pass.token))
+    selection = parts.selection
     latest = prior.latest_resources()
     new_snapshot = latest is None or latest.hash != selection.hash
-    keys = label_keys(placement, serving, inputs.governance)
-    return (
-        (
-            whole_pass.rest,
-            whole_pass.views_for(keys),
-            _declared(placement),
-            selection.hash,
-            tuple(
-                (r.group, r.version, r.kind, r.namespace, r.name, r.origin)
-                for r in selection.resources
-            ),
-            tuple((resource_id(i.resource), i.origin) for i in selection.invalid),
-            tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
-            tuple(inputs.override_names.get(o.key) for o in serving),
-            inputs.commit if new_snapshot else None,
+    commit = inputs.commit if new_snapshot else None
+    return (whole_pass.rest, *parts.declared, commit), selection, parts.keys
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What a placement's key is made of besides the pass, the cluster views and the commit:
+    its declared JSON, its selection and the overrides serving it, and the label keys read;
+    and the `PassKey.token` of the last pass they were made or taken under."""
+
+    placement: AnyPlacement
+    selection: Selection
+    declared: tuple[Any, ...]
+    keys: LabelKeys
+    token: tuple[Any, ...] | None = None
+
+
+_PARTS: StageMemo[_Parts] = StageMemo()
+"""Placement key -> the `_Parts` made last (taken as they are while the token stays)."""
+
+
+def _parts(placement: AnyPlacement, index: ResourceIndex, inputs: PassInputs) -> _Parts:
+    selection = select(placement, index)
+    if selection.error is not None:
+        return _Parts(placement, selection, (), None)
+    serving = inputs.overrides.for_placement(placement, selection.resources).overrides
+    declared = (
+        _declared(placement),
+        selection.hash,
+        tuple(
+            (r.group, r.version, r.kind, r.namespace, r.name, r.origin) for r in selection.resources
         ),
-        selection,
-        keys,
+        tuple((resource_id(i.resource), i.origin) for i in selection.invalid),
+        tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
+        tuple(inputs.override_names.get(o.key) for o in serving),
     )
+    return _Parts(placement, selection, declared, label_keys(placement, serving, inputs.governance))
 
 
 def copy_plan(plan: PlacementPlan) -> PlacementPlan:
@@ -262,7 +291,10 @@ def place_reusing(
     known = (fingerprint, prior)  # the prior compared by identity first, like every StageMemo
     last = _PLANS.last(key) if fingerprint is not None else None
     if last is not None:
-        if last[0] == known:
+        facts = fleet_facts(views)
+        if last[0] == known and _same_views(last[1], facts):
+            if last[1].facts is not facts:  # later passes compare with this pass's rows
+                _PLANS.put(key, known, _Kept(last[1].plan, facts, keys))
             return copy_plan(last[1].plan)
         again = _rescheduled(key, placement, prior, views, known, last)
         if again is not None:
@@ -290,7 +322,7 @@ def _rescheduled(
     fingerprint, _ = known
     if before_prior is not prior and before_prior != prior:
         return None
-    if before[0] != fingerprint[0] or before[2:] != fingerprint[2:] or kept.plan.held:
+    if before != fingerprint or kept.plan.held:
         return None
     index = kept.plan.state.policy_snapshots[-1].index  # equal placement and prior: same header
     outcome = schedule_placement(key, placement, prior.bindings, views, index)
@@ -307,6 +339,14 @@ def _rescheduled(
     plan.decisions, plan.explanations = outcome.decisions, outcome.explanations
     plan.scheduled = outcome.condition() or kept.plan.scheduled
     return plan
+
+
+def _same_views(kept: _Kept, facts: FleetFacts) -> bool:
+    """Every cluster reads the same to the placement as when its plan was made: no cluster
+    added or removed, and none changed in eligibility, MemberCluster digest or the values of
+    the label keys the placement reads."""
+    changed = facts.changed_since(kept.facts)
+    return all(_row(kept.facts, n, kept.keys) == _row(facts, n, kept.keys) for n in changed)
 
 
 def _row(facts: FleetFacts, name: str, keys: LabelKeys) -> tuple[Any, ...] | None:

@@ -8,13 +8,16 @@ content (`reconciler.priorparse`); an older-shape (gitfleet.io/v1alpha1) cluster
 lists the objects itself is read too, so the next pass migrates the branch. The PlacementIndex
 files are read by blob id, once per distinct content. The index made from `state/` is patched
 from the last one: only the clusters where some placement's rows changed get a new mapping
-(`RowsIndex`, which also keeps each placement's rows for `rollmemo`). Called by `pass_`,
+(`RowsIndex`, which also keeps each placement's rows for `rollmemo`), and a placement whose state
+or record changed redoes only the clusters whose binding, name or entry changed. Called by `pass_`,
 `assemble` and the rollout stage.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import yaml
@@ -30,13 +33,15 @@ from gitfleet.api.output import (
 from reconciler.priorparse import derive_own, paths_under
 from reconciler.priorstate import (
     READ_ERRORS,
+    IndexRecord,
     PlacementPrior,
+    implied_row,
     implied_rows,
     read_placement_prior,
     shared_object,
 )
 from reconciler.priorstate import index_entries as _index_entries
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import StageMemo, changed_keys
 from reconciler.state import PlacementState, parse_placement_state
 
 PriorIndex = dict[str, dict[str, dict[str, Any]]]
@@ -90,8 +95,8 @@ def recorded_prior_index(output: Mapping[str, bytes]) -> PriorIndex | None:
 
 _INDEXES: StageMemo[PriorIndex] = StageMemo()
 """The last prior index, with the (state, record) pairs it was made from."""
-_ROWS: StageMemo[tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]] = StageMemo()
-"""Placement key -> (its implied rows, its rows with objects), with the (state, record) they
+_ROWS: StageMemo[_Rows] = StageMemo()
+"""Placement key -> its implied rows and its rows with objects, with the (state, record) they
 came from."""
 
 
@@ -149,8 +154,9 @@ def _patched(
     last: RowsIndex, by_placement: dict[str, dict[str, dict[str, Any]]]
 ) -> RowsIndex | None:
     """`_full_merge(by_placement)` made from `last` by redoing only the clusters where a
-    placement's rows changed (rows by identity: unchanged placements give the same objects);
-    None when too much changed or a row does not name its placement."""
+    placement's row changed (rows by identity, `changed_keys`: unchanged placements give the
+    same objects, a changed one mostly the same rows); None when too much changed or a
+    replaced row does not name its placement."""
     before = last.by_placement
     changed = [k for k, rows in by_placement.items() if before.get(k) is not rows]
     changed += [k for k in before if k not in by_placement]
@@ -159,9 +165,9 @@ def _patched(
     touched: dict[str, list[str]] = {}
     for key in changed:
         old = before.get(key, {})
-        if any(str(row["key"]) != key for row in old.values()):
-            return None
-        for cluster in {*old, *by_placement.get(key, {})}:
+        for cluster in changed_keys(old, by_placement.get(key, {})):
+            if cluster in old and str(old[cluster]["key"]) != key:
+                return None
             touched.setdefault(cluster, []).append(key)
     out = RowsIndex(last)
     reorder = False
@@ -189,28 +195,100 @@ def _patched(
     return out
 
 
+_CLUSTER = attrgetter("cluster")
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A placement's rows as last made: from which bindings (by cluster) and record."""
+
+    bindings: dict[str, Any]
+    record: IndexRecord
+    entries: dict[str, Mapping[str, Any]]
+    implied: dict[str, dict[str, Any]]
+    rows: dict[str, dict[str, Any]]
+
+
 def _placement_rows(
     output: Mapping[str, bytes], ps: PlacementState, prior: PlacementPrior
 ) -> dict[str, dict[str, Any]]:
     """cluster -> the placement's row with its objects. The same state and record imply the
     same rows, and a row's content hash fixes its PlacementIndex (the pass writes both from one
     object list), so they are reused across passes; when the state or record changed (a
-    cluster bound or unbound), a cluster whose implied row is equal keeps its row object."""
+    cluster bound or unbound), only the clusters whose binding, record name or entry changed
+    are looked at (`_patched_rows`), and one whose implied row is equal keeps its row object."""
     inputs = (ps, prior)
     found = _ROWS.get(ps.key, inputs)
     if found is not None:
-        return found[1]
+        return found.rows
     assert prior.index is not None
+    record = prior.index
+    bindings = dict(zip(map(_CLUSTER, ps.bindings), ps.bindings, strict=True))
+    entries = {str(entry["cluster"]): entry for entry in record.entries}
     last = _ROWS.last(ps.key)
-    implied_before, rows_before = last[1] if last is not None else ({}, {})
-    implied = implied_rows(ps.key, prior.index, ps.bindings)
-    rows: dict[str, dict[str, Any]] = {}
-    for cluster, row in implied.items():
+    before = last[1] if last is not None else None
+    if before is not None and before.record.header == record.header:
+        changed = changed_keys(before.bindings, bindings) | changed_keys(before.entries, entries)
+        changed |= set(before.record.clusters).symmetric_difference(record.clusters)
+        implied = _patched_implied(ps.key, record, bindings, entries, before.implied, changed)
+    else:
+        implied, changed = implied_rows(ps.key, record, ps.bindings), None
+    rows = _rows_with_objects(output, implied, before, changed)
+    _ROWS.put(ps.key, inputs, _Rows(bindings, record, entries, implied, rows))
+    return rows
+
+
+def _patched_implied(
+    key: str,
+    record: IndexRecord,
+    bindings: Mapping[str, Any],
+    entries: Mapping[str, Mapping[str, Any]],
+    implied_before: Mapping[str, dict[str, Any]],
+    changed: set[str],
+) -> dict[str, dict[str, Any]]:
+    """`implied_rows(key, record, bindings)` made from the last one by redoing the `changed`
+    clusters only (an entry wins over the cluster's name, as there). Raises as it does."""
+    implied = dict(implied_before)
+    named = set(record.clusters) & changed
+    header = record.header or {}
+    for cluster in sorted(changed):
+        entry = entries.get(cluster)
+        if entry is not None:
+            row = {k: v for k, v in entry.items() if k != "cluster"}
+            implied[cluster] = dict(sorted({**row, "key": key}.items()))
+        elif cluster in named:
+            made = implied_row(key, header, bindings[cluster])
+            if made is None or record.header is None:
+                raise ValueError(f"cluster {cluster}: its binding names no content")
+            implied[cluster] = made
+        else:
+            implied.pop(cluster, None)
+    return implied
+
+
+def _rows_with_objects(
+    output: Mapping[str, bytes],
+    implied: Mapping[str, dict[str, Any]],
+    before: _Rows | None,
+    changed: set[str] | None,
+) -> dict[str, dict[str, Any]]:
+    """The implied rows with their objects: the last rows where the implied row is equal,
+    looked at only for the `changed` clusters (None: all)."""
+    implied_before, rows_before = (before.implied, before.rows) if before else ({}, {})
+    if changed is None:
+        rows: dict[str, dict[str, Any]] = {}
+        looked: Any = implied
+    else:
+        rows = dict(rows_before)
+        for cluster in changed:
+            rows.pop(cluster, None)
+        looked = [c for c in sorted(changed) if c in implied]
+    for cluster in looked:
+        row = implied[cluster]
         kept = rows_before.get(cluster)
         if kept is None or implied_before.get(cluster) != row:
             kept = _with_objects(output, cluster, row)
         rows[cluster] = kept
-    _ROWS.put(ps.key, inputs, (implied, rows))
     return rows
 
 

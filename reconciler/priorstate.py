@@ -17,22 +17,20 @@ writes one PlacementPrior a placement:
 `implied_rows` read them back. A part that is missing (an output written before these files, or
 a row the record cannot hold) makes the readers parse the index or status files as before.
 A part's lists of cluster names and its kept entries are spliced in from kept texts
-(`reconciler.yamlparts.Spliced`), the same bytes as emitting the part whole.
+(`reconciler.yamlparts.Spliced`), the same bytes as emitting the part whole; the `index` part is
+`reconciler.priorsection`'s (patched where a cluster's row or binding changed).
 Called by `state`, `priorindex` and `statusdocs`.
 """
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 
-from gitfleet.api.canonical import canonical_json
 from gitfleet.api.output import (
     OUTPUT_API_VERSION,
     placement_prior_path,
@@ -48,27 +46,16 @@ from reconciler.priorconds import (
     status_of,
 )
 from reconciler.priorparse import blob_key, derive_own, freeze, remember, remember_at, shared
+from reconciler.priorsection import BindingLike as BindingLike
+from reconciler.priorsection import implied_row as implied_row
+from reconciler.priorsection import index_section
 from reconciler.stagememo import StageMemo
 from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
 PRIOR_KIND = "PlacementPrior"
 PRIOR_TAG = "placement-prior"
 CONDITIONS_TAG = "placement-conditions"
-HEADER_FIELDS = ("name", "namespace", "applyStrategy")
 READ_ERRORS = (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError)
-
-
-class BindingLike(Protocol):
-    """What a row implied by a binding reads of it (`reconciler.state.Binding`)."""
-
-    @property
-    def cluster(self) -> str: ...
-    @property
-    def policy_index(self) -> int: ...
-    @property
-    def resource_index(self) -> int | None: ...
-    @property
-    def content(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -89,20 +76,6 @@ class PlacementPrior:
     conditions: PriorConditions | None
 
 
-def implied_row(key: str, header: Mapping[str, Any], b: BindingLike) -> dict[str, Any] | None:
-    """The ClusterIndex row the binding `b` implies (None: it names no content)."""
-    if b.content is None or b.resource_index is None:
-        return None
-    row = {
-        **header,
-        "key": key,
-        "resourceSnapshotIndex": b.resource_index,
-        "policySnapshotIndex": b.policy_index,
-        "contentHash": b.content,
-    }
-    return dict(sorted(row.items()))
-
-
 def implied_rows(
     key: str, record: IndexRecord, bindings: Iterable[BindingLike]
 ) -> dict[str, dict[str, Any]]:
@@ -119,76 +92,6 @@ def implied_rows(
         row = {k: v for k, v in entry.items() if k != "cluster"}
         rows[str(entry["cluster"])] = dict(sorted({**row, "key": key}.items()))
     return rows
-
-
-def _header_text(row: Mapping[str, Any]) -> str:
-    """The canonical JSON of a row's (name, namespace, apply strategy)."""
-    return canonical_json({f: row[f] for f in HEADER_FIELDS if f in row})
-
-
-def _best(texts: Iterable[str]) -> str | None:
-    """The most common header text (ties: the first in canonical order)."""
-    counts = Counter(texts)
-    return min(counts.items(), key=lambda item: (-item[1], item[0]))[0] if counts else None
-
-
-_Cell = tuple[Mapping[str, Any], Any, str | None, str, dict[str, Any] | None, list[Any]]
-"""(row, binding, header text, the row's own header text, its entry (None: implied), the
-entry's emitted lines once written)."""
-_CELLS: StageMemo[dict[str, _Cell]] = StageMemo()
-"""Placement key -> each cluster's part of its last index section: a section whose placement
-changed on one cluster re-checks that cluster's row only (rows and bindings by identity: the
-parsed index rows are shared objects, never changed)."""
-
-
-def _index_section(
-    key: str,
-    rows: Mapping[str, Mapping[str, Any]],
-    bindings: Iterable[BindingLike],
-    pieces: Pieces,
-) -> dict[str, Any]:
-    """The `index` part of a placement's prior record: the clusters whose rows its bindings
-    imply under the most common header, and the other rows whole (their line slots go in
-    `pieces`)."""
-    last = _CELLS.last(key)
-    before = last[1] if last is not None else {}
-    own = {
-        c: found[3]
-        if (found := before.get(c)) is not None and found[0] is row
-        else _header_text(row)
-        for c, row in rows.items()
-    }
-    text = _best(own.values())
-    header = json.loads(text) if text is not None else None
-    by_cluster = {b.cluster: b for b in bindings}
-    cells: dict[str, _Cell] = {}
-    for cluster, row in sorted(rows.items()):
-        binding, found = by_cluster.get(cluster), before.get(cluster)
-        if found is None or found[0] is not row or found[1] is not binding or found[2] != text:
-            implied = (
-                None if binding is None or header is None else implied_row(key, header, binding)
-            )
-            entry = None
-            if implied is None or implied != row:
-                entry = {"cluster": cluster, **{k: v for k, v in row.items() if k != "key"}}
-            found = (row, binding, text, own[cluster], entry, [])
-        cells[cluster] = found
-    _CELLS.put(key, (), cells)
-    return _section(cells, header, pieces)
-
-
-def _section(
-    cells: Mapping[str, _Cell], header: dict[str, Any] | None, pieces: Pieces
-) -> dict[str, Any]:
-    clusters = [c for c, cell in cells.items() if cell[4] is None]
-    entries = [cell[4] for cell in cells.values() if cell[4] is not None]
-    pieces.update((id(cell[4]), cell[5]) for cell in cells.values() if cell[4] is not None)
-    section: dict[str, Any] = {"clusters": clusters}
-    if clusters and header is not None:
-        section["header"] = header
-    if entries:
-        section["entries"] = entries
-    return section
 
 
 def parse_placement_prior(doc: Any) -> PlacementPrior:
@@ -253,6 +156,7 @@ def _block(
     made_from: Any,
     make: Callable[[], Any],
     pieces: Pieces | None = None,
+    names: Callable[[int], str | None] | None = None,
 ) -> bytes:
     """The YAML of `{part: make()}`, serialised only when `made_from` differs from the last
     time. A top-level block mapping is its keys' blocks one after the other (sorted), so a
@@ -262,7 +166,7 @@ def _block(
         return last[1]
     if len(_blocks) >= MAX_KEPT:
         _blocks.clear()
-    data = _spliced_part(part, make(), pieces or {}).encode()
+    data = _spliced_part(part, make(), pieces or {}, names).encode()
     _blocks[(key, part)] = (made_from, data)
     return data
 
@@ -271,15 +175,19 @@ _BLOCKS = Blocks()
 """The texts of the records' lists of cluster names, for this pass and the last."""
 
 
-def _spliced_part(part: str, value: Any, pieces: Pieces) -> str:
-    """`dump_yaml({part: value}, pieces=pieces)`: the section's cluster names, its kept
-    entries and its groups' cluster names written from kept texts (`yamlparts.Spliced`)."""
+def _spliced_part(
+    part: str, value: Any, pieces: Pieces, names: Callable[[int], str | None] | None = None
+) -> str:
+    """`dump_yaml({part: value}, pieces=pieces)`: the section's cluster names (`names`: their
+    text, when the caller keeps it), its kept entries and its groups' cluster names written
+    from kept texts (`yamlparts.Spliced`)."""
     spliced = Spliced()
     if isinstance(value, dict):
         value = dict(value)
         clusters, entries = value.get("clusters"), value.get("entries")
         if isinstance(clusters, list) and clusters:
-            value["clusters"] = spliced.part(clusters, _BLOCKS.names(clusters))
+            block = names if names is not None else _BLOCKS.names(clusters)
+            value["clusters"] = spliced.part(clusters, block)
         if isinstance(entries, list) and entries:
             value["entries"] = spliced.part(entries, items_block(entries, pieces))
         if isinstance(value.get("perClusterGroups"), list):
@@ -337,8 +245,8 @@ def prior_files(
             parts.append(_block(key, "conditions", status[0], make))
         if rows is not None:
             pieces: Pieces = {}
-            section = _index_section(key, rows.get(key, {}), tuple(bindings), pieces)
-            parts.append(_block(key, "index", section, partial(dict, section), pieces))
+            section, names = index_section(key, rows.get(key, {}), tuple(bindings), pieces)
+            parts.append(_block(key, "index", section, partial(dict, section), pieces, names))
             record = _index_record(section)
         parts += [kind, dump_yaml({"metadata": {"name": key}}).encode()]
         data = files[placement_prior_path(key)] = b"".join(parts)

@@ -107,7 +107,7 @@ def _roll(
     else:
         views = list(binding_views(plan, assume))
         views += deleting_views(plan)
-    known = {b.cluster: (b, v) for b, v in zip(plan.state.bindings, views, strict=False)}
+    known = (plan.state.bindings, views)  # views[i] is of bindings[i] (deleting ones follow)
     fixed = plan.fixed_names or 0
     decision = pick_bindings(
         views,
@@ -140,18 +140,20 @@ def _settling(
     now: datetime,
     assume: frozenset[str],
     blocking: bool,
-    known: Mapping[str, tuple[Binding, BindingView]],
+    known: tuple[Sequence[Binding], Sequence[BindingView]],
 ) -> None:
     """Clusters with the latest content that are not ready yet: an untrackable timer always
-    shows; waiting for a report shows while other clusters wait for this one. `known`: views
-    made this pass, by cluster, with the binding each was made of."""
+    shows; waiting for a report shows while other clusters wait for this one. `known`: the
+    bindings the rollout decided on and their views, in order (the rollout maps each binding
+    to one binding, in place: a binding it did not change keeps its view)."""
     live = set(plan.live_clusters())
     period = plan.rolling.period
-    for b in plan.state.bindings:
+    before, views = known
+    for i, b in enumerate(plan.state.bindings):
         if b.cluster not in live:
             continue
-        found = known.get(b.cluster)
-        view = found[1] if found is not None and found[0] is b else binding_view(plan, b, assume)
+        same = i < len(before) and before[i] is b  # the very binding its view was made of
+        view = views[i] if same else binding_view(plan, b, assume)
         if view.failed:
             continue
         ready, wait = view.ready(now, period)

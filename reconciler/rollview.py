@@ -21,14 +21,14 @@ from itertools import repeat
 from typing import Any, cast
 
 from gitfleet.api.report import AgentReport, PlacementReport
-from reconciler.manifests import NO_OVERRIDES, manifests_content_hash
+from reconciler.manifests import manifests_content_hash
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
 from reconciler.rollcells import NEVER, Cells
+from reconciler.rollnames import override_names
 from reconciler.rollout.model import (
     BOUND,
     SCHEDULED,
-    UNSCHEDULED,
     BindingView,
     ObservedCondition,
     PlacementView,
@@ -319,28 +319,6 @@ def binding_views(plan: PlacementPlan, assume: frozenset[str]) -> tuple[BindingV
     return tuple(views)
 
 
-NO_NAMES: tuple[tuple[str, ...], tuple[str, ...]] = (
-    NO_OVERRIDES.cluster_overrides,
-    NO_OVERRIDES.resource_overrides,
-)
-
-
-def _override_names(
-    plan: PlacementPlan,
-) -> dict[int, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]]:
-    """Per renderable index and selected cluster: the override snapshot names it renders with."""
-    clusters = [b.cluster for b in plan.state.bindings if b.state != UNSCHEDULED]
-    out: dict[int, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
-    latest = plan.target()
-    if latest is not None:  # most clusters have no overrides: one shared pair of no names
-        mine = {c: (m.cluster_overrides, m.resource_overrides) for c, m in plan.per_cluster.items()}
-        names = map(mine.get, clusters, repeat(NO_NAMES))
-        out[latest.index] = dict(zip(clusters, names, strict=True))
-    for index, render in plan.renders.items():
-        out[index] = {c: render.names(c) for c in clusters}
-    return out
-
-
 def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) -> PlacementView:
     latest = plan.state.latest_resources()
     policy = plan.state.latest_policy()
@@ -362,7 +340,7 @@ def placement_view(plan: PlacementPlan, assume: frozenset[str] = frozenset()) ->
         resource_indexes=tuple(s.index for s in plan.state.resource_snapshots),
         resource_commits={s.index: s.commit for s in plan.state.resource_snapshots if s.commit},
         unavailable=dict(plan.unavailable),
-        override_snapshots=_override_names(plan),
+        override_snapshots=override_names(plan),
         bindings=(*binding_views(plan, assume), *deleting_views(plan)),
     )
 

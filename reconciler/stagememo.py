@@ -14,20 +14,23 @@ cluster with the object it was made from (compared by identity, safe because the
 and the other facts it read (compared by value): a placement recomputed because one cluster was
 added, removed or changed redoes that cluster's part only; a round (`start` ... `end`) rebuilds
 the placement's entries from the ones it looked up or made, so clusters that left drop out (the
-rollout stage looks a placement up in bulk instead: `reconciler.rollcells`). Callers never
-remember a result that read the pass's clock. Called by `statusdocs`, `statusentries`,
+rollout stage looks a placement up in bulk instead: `reconciler.rollcells`). `changed_keys`
+diffs two mappings by identity in C, so a placement's 1,000 rows cost no Python step each when
+one changed. Callers never remember a result that read the pass's clock. Called by `statusdocs`, `statusentries`,
 `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`,
-`rollmemo`, `rollview`, `rollcells`, `placememo`, `manifestmemo`, `sealing`, `select` and
-`yamlparts`.
+`rollmemo`, `rollview`, `rollcells`, `placememo`, `manifestmemo`, `sealing`, `select`,
+`yamlparts`, `keptgroups`, `priorsection` and `publish`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
+from operator import and_, eq, is_
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 MAX_KEYS = 50_000
 """Keys a memo remembers; beyond it the memo starts afresh."""
 
@@ -75,6 +78,33 @@ class StageMemo(Generic[T]):
     def clear(self) -> None:
         with _lock:
             self._entries.clear()
+
+
+def changed_keys(old: Mapping[K, Any], new: Mapping[K, Any]) -> set[K]:
+    """The keys whose value in `new` is another object than in `old`, or that only one of them
+    has. The items both have in the same place at the start and at the end (same key, the
+    very value) are skipped in C (`_same_run`); only the keys between are looked at, so a
+    placement's 1,000 rows with one inserted, removed or replaced cost no Python step each."""
+    keys, new_keys = list(old), list(new)
+    values, new_values = list(old.values()), list(new.values())
+    head = _same_run(keys, new_keys, values, new_values)
+    tail = _same_run(  # from the end, before the head (keys are unique: the runs never meet)
+        keys[: head - 1 : -1] if head else keys[::-1],
+        new_keys[: head - 1 : -1] if head else new_keys[::-1],
+        values[: head - 1 : -1] if head else values[::-1],
+        new_values[: head - 1 : -1] if head else new_values[::-1],
+    )
+    between = {*keys[head : len(keys) - tail], *new_keys[head : len(new_keys) - tail]}
+    missing = object()
+    return {k for k in between if old.get(k, missing) is not new.get(k, missing)}
+
+
+def _same_run(
+    keys: list[Any], new_keys: list[Any], values: list[Any], new_values: list[Any]
+) -> int:
+    """How many items from the start have equal keys and the very same values (in C)."""
+    same = list(map(and_, map(eq, keys, new_keys), map(is_, values, new_values)))
+    return same.index(False) if False in same else len(same)
 
 
 def forget_stages() -> None:

@@ -7,7 +7,9 @@ and from the output tree's `state/placements/<key>.yaml` files; given the new ou
 times a restarted hub would otherwise parse from every index and status file). A placement's
 bindings and their YAML entries are `reconciler.binding`'s (re-exported here); a state file is
 written with its binding entries and its groups' cluster names spliced in from kept texts
-(`reconciler.yamlparts.Spliced`).
+(`reconciler.yamlparts.Spliced`): a placement whose bindings changed on a few clusters patches
+its kept rows, groups and texts there (`reconciler.keptgroups`), and its other keys' blocks are
+kept by value.
 Called by `reconciler.pass_` and the CLI.
 """
 
@@ -17,6 +19,8 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, fields
+from functools import partial
+from operator import attrgetter
 from typing import Any
 
 import yaml
@@ -35,11 +39,12 @@ from reconciler.binding import Binding as Binding
 from reconciler.binding import BindingCondition as BindingCondition
 from reconciler.binding import BindingDecision as BindingDecision
 from reconciler.binding import binding_to_yaml, read_bindings
-from reconciler.priorparse import derive_own, paths_under, remember, remember_at
+from reconciler.keptgroups import KeptGroups
+from reconciler.priorparse import derive_own, freeze, paths_under, remember, remember_at
 from reconciler.priorrows import placement_rows
 from reconciler.priorstate import prior_files
-from reconciler.stagememo import StageMemo
-from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
+from reconciler.stagememo import RoundMemo, StageMemo
+from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block, keyed_dump
 
 STATE_API_VERSION = OUTPUT_API_VERSION
 PLACEMENT_STATE_KIND = "PlacementState"
@@ -142,9 +147,14 @@ def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) -
     return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
 
 
-def placement_state_doc(ps: PlacementState, pieces: Pieces | None = None) -> dict[str, Any]:
+def placement_state_doc(
+    ps: PlacementState, pieces: Pieces | None = None, grouped: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The YAML document for one placement's state (`pieces`: filled with its bindings' line
-    slots, for `dump_yaml`)."""
+    slots, for `dump_yaml`; `grouped`: its `bindings` and `bindingGroups` when the caller
+    made them)."""
+    if grouped is None:
+        grouped = _bindings_to_yaml(ps.key, ps.bindings, {} if pieces is None else pieces)
     doc = {
         "apiVersion": STATE_API_VERSION,
         "kind": PLACEMENT_STATE_KIND,
@@ -154,7 +164,7 @@ def placement_state_doc(ps: PlacementState, pieces: Pieces | None = None) -> dic
         "originFile": ps.origin_file,
         "policySnapshots": _snapshots_to_yaml(ps.policy_snapshots),
         "resourceSnapshots": _snapshots_to_yaml(ps.resource_snapshots),
-        **_bindings_to_yaml(ps.key, ps.bindings, {} if pieces is None else pieces),
+        **grouped,
         "selected": [{"id": rid, "file": f} for rid, f in ps.selected],
     }
     if ps.deleting:
@@ -196,10 +206,57 @@ def _state_bytes(ps: PlacementState) -> bytes:
         with suppress(KeyError):  # another hub thread may have dropped it meanwhile
             _emitted.move_to_end(ps)
         return found[1]
-    pieces: Pieces = {}
-    data = _state_text(placement_state_doc(ps, pieces), pieces).encode()
+    text = _patched_text(ps)
+    if text is None:
+        pieces: Pieces = {}
+        text = _state_text(placement_state_doc(ps, pieces), pieces)
+    data = text.encode()
     _keep(ps, (found[0] if found is not None else ps, data))
     return data
+
+
+_GROUPS: StageMemo[KeptGroups] = StageMemo()
+"""Placement key -> its bindings' rows, groups and texts as last written (`keptgroups`)."""
+_CLUSTER = attrgetter("cluster")
+
+
+def _patched_text(ps: PlacementState) -> str | None:
+    """The state file of `ps` with its bindings and groups patched from the last one written
+    for the placement where a binding is another object (`keptgroups.KeptGroups`); None when
+    its bindings are not one a cluster in cluster order (then `_bindings_to_yaml` groups
+    them, in the scheduler's order)."""
+    bindings = ps.bindings
+    clusters = list(map(_CLUSTER, bindings))
+    by_cluster = dict(zip(clusters, bindings, strict=True))
+    if len(by_cluster) != len(bindings) or clusters != sorted(clusters):
+        _GROUPS.drop(ps.key)
+        return None
+    last = _GROUPS.last(ps.key)
+    kept = last[1] if last is not None else KeptGroups("cluster", "clusters", _never)
+    kept = kept.update(by_cluster, binding_to_yaml)
+    _GROUPS.put(ps.key, (), kept)
+    spliced = Spliced()
+    singles, groups = kept.parts(spliced)
+    grouped = {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
+    return _keyed_text(placement_state_doc(ps, grouped=grouped), grouped, spliced)
+
+
+_KEY_TEXTS: RoundMemo[str] = RoundMemo()
+"""(top-level key, its frozen value) -> the key's block in a state file, this pass and last."""
+
+
+def _keyed_text(doc: dict[str, Any], grouped: dict[str, Any], spliced: Spliced) -> str:
+    """`dump_yaml(doc)` with each key's block kept by its value (`_KEY_TEXTS`) but for the
+    `grouped` keys, emitted with their kept parts (`yamlparts.keyed_dump`)."""
+    return keyed_dump(doc, grouped, spliced, _key_text)
+
+
+def _key_text(key: str, value: Any) -> str:
+    return _KEY_TEXTS.get((key, freeze(value)), partial(dump_yaml, {key: value}))
+
+
+def _never(_row: Mapping[str, Any]) -> bool:
+    return False
 
 
 _BLOCKS = Blocks()
@@ -225,6 +282,7 @@ def state_files(
     (`clusters`: those with an index file in `output`, when the caller knows them)."""
     files = {}
     _BLOCKS.next_round()
+    _KEY_TEXTS.next_round()
     for key, ps in sorted(state.placements.items()):
         path = placement_state_path(key)
         data = files[path] = _state_bytes(ps)

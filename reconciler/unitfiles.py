@@ -19,7 +19,7 @@ by `assemble`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reconciler.output import Since
@@ -108,42 +108,54 @@ def _patched(
     base: dict[str, bytes], old_units: Units, units: Units
 ) -> tuple[dict[str, bytes], set[str]]:
     """`base` (the union of `old_units`) changed into the union of `units`, and the paths
-    changed, added or removed. Paths are removed first, then added: a path may move from one
-    unit to another (a cluster the rollout has not reached moves from the placement's live
-    files to its kept ones)."""
+    changed, added or removed. A path may move from one unit to another (a cluster the rollout
+    reaches moves from the placement's kept files to its live ones): paths gone from their unit
+    are removed after the additions, unless a unit added them again, so a move costs no removal
+    (a dict that lost keys must be compacted, a second copy of the whole tree)."""
     files = base.copy()  # a dict that never lost a key copies as one block of memory
-    touched: set[str] = set()
     hints: dict[str, frozenset[str] | None] = {}
+    gone: set[str] = set()
     for name, old in old_units.items():
         new = units.get(name)
         if new is not old:
             hint = hints[name] = None if new is None else _patched_paths(new, old)
-            gone: Set[str]
             if new is None:
-                gone = old.keys()
+                gone.update(old.keys())
             elif hint is not None:
-                gone = {p for p in hint if p in old and p not in new}
+                gone.update(p for p in hint if p in old and p not in new)
             else:
-                gone = old.keys() - new.keys()
-            for path in gone:
-                del files[path]
-            touched.update(gone)
-    lost = bool(touched)
+                gone.update(old.keys() - new.keys())
+    written = _written(files, old_units, units, hints)
+    removed = gone - written
+    for path in removed:
+        del files[path]
+    if removed:  # compact it: a dict that lost keys copies ~5x slower next time
+        files = dict(files)
+    return files, gone | written
+
+
+def _written(
+    files: dict[str, bytes],
+    old_units: Units,
+    units: Units,
+    hints: Mapping[str, frozenset[str] | None],
+) -> set[str]:
+    """Writes into `files` each path of `units` that is new or differs from its unit's last
+    version (`hints`: the paths a patched unit names); returns those paths."""
+    written: set[str] = set()
     for name, new in units.items():
         before = old_units.get(name)
         if new is before:
             continue
         if before is None:
             files.update(new)
-            touched.update(new)
+            written.update(new)
             continue
-        hint = hints[name]  # every unit in both was looked at above
+        hint = hints[name]  # every unit in both was looked at by the caller
         paths = new.keys() if hint is None else hint.intersection(new)
         for path in paths:
             data, was = new[path], before.get(path)
             if was is not data and was != data:
                 files[path] = data
-                touched.add(path)
-    if lost:  # compact it: a dict that lost keys copies ~5x slower next time
-        files = dict(files)
-    return files, touched
+                written.add(path)
+    return written

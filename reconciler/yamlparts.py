@@ -174,3 +174,26 @@ def grouped_parts(
             group = {**group, names_field: spliced.part(names, blocks.names(names))}
         out.append(group)
     return out
+
+
+def keyed_dump(
+    doc: Mapping[str, Any],
+    spliced_keys: Mapping[str, Any],
+    spliced: Spliced,
+    block: Callable[[str, Any], str],
+) -> str:
+    """`spliced.dump(doc)`, made of its keys' blocks: a top-level block mapping is its keys'
+    blocks one after the other (sorted), so each key's block is `block(key, value)` (a caller
+    keeps them), but from the first to the last key of `spliced_keys` (the ones holding
+    `spliced`'s parts), emitted together with their parts."""
+    keys = sorted(doc)
+    at = [i for i, key in enumerate(keys) if key in spliced_keys]
+    if not at:
+        return spliced.dump(doc)
+    out = []
+    for key in [*keys[: at[0]], None, *keys[at[-1] + 1 :]]:
+        if key is None:
+            out.append(spliced.dump({k: doc[k] for k in keys[at[0] : at[-1] + 1]}))
+        else:
+            out.append(block(key, doc[key]))
+    return "".join(out)

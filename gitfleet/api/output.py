@@ -260,10 +260,26 @@ def group_named(
         if len(names) == 1:
             singles.append(_own(first))
             continue
-        rest = {k: v for k, v in first.items() if k != name_field}
-        out.append({names_field: names, **_renamed(rest, f'"{names[0]}"', NAME_TOKEN)})
+        out.append({names_field: names, **group_body(first, name_field)})
     named = sorted((e for e in singles if name_field in e), key=lambda e: str(e[name_field]))
     return named + [e for e in singles if name_field not in e], out
+
+
+def group_key(
+    entry: Mapping[str, Any],
+    name_field: str,
+    single: Callable[[Mapping[str, Any]], bool] = lambda _entry: False,
+) -> str | None:
+    """The text `group_named` groups `entry` by (None: it stays single)."""
+    return _group_key(entry, name_field, single, [])
+
+
+def group_body(first: Mapping[str, Any], name_field: str) -> dict[str, Any]:
+    """A group's entry without its names: its first entry (by name) without the name, the
+    quoted name written as `NAME_TOKEN` (what `group_named` writes)."""
+    rest = {k: v for k, v in first.items() if k != name_field}
+    renamed: dict[str, Any] = _renamed(rest, f'"{first[name_field]}"', NAME_TOKEN)
+    return renamed
 
 
 def _escaped(name: str) -> str:

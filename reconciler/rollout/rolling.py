@@ -95,41 +95,58 @@ def target_number(
 
 
 def classify(views: Sequence[BindingView], now: datetime, period: timedelta) -> Classes:
-    """§2.3 classification, per binding state."""
-    names = ("ready", "can_be_ready", "can_be_unavailable", "remove", "update", "apply_failed")
-    lists: dict[str, list[str]] = {k: [] for k in (*names, "bounding", "up_to_date")}
-    targeted, waits, all_ready, not_ready = 0, [], True, 0
+    """§2.3 classification, per binding state (one list per class, appended in place)."""
+    ready_: list[str] = []
+    can_be_ready: list[str] = []
+    can_be_unavailable: list[str] = []
+    remove: list[str] = []
+    update: list[str] = []
+    apply_failed: list[str] = []
+    bounding: list[str] = []
+    up_to_date: list[str] = []
+    waits: list[timedelta] = []
+    targeted, all_ready, not_ready = 0, True, 0
+    zero = timedelta(0)
     for b in views:
+        state, cluster = b.state, b.cluster
+        if state == SCHEDULED:
+            targeted += 1
+            bounding.append(cluster)
+            continue
         ready, wait = b.ready(now, period)
-        healthy = not b.failed and not b.diff_reported
-        if b.state in (UNSCHEDULED, BOUND):
+        if state in (UNSCHEDULED, BOUND):
             all_ready = all_ready and ready
-            not_ready += 0 if ready else 1
-            if not ready and wait is not None and wait > timedelta(0):
-                waits.append(wait)
-            if healthy:
-                lists["can_be_ready"].append(b.cluster)
+            if not ready:
+                not_ready += 1
+                if wait is not None and wait > zero:
+                    waits.append(wait)
+            if not b.failed and not b.diff_reported:
+                can_be_ready.append(cluster)
             if ready:
-                lists["ready"].append(b.cluster)
-            if b.deleting and ready:
-                lists["can_be_unavailable"].append(b.cluster)
-        if b.state == UNSCHEDULED:
+                ready_.append(cluster)
+                if b.deleting:
+                    can_be_unavailable.append(cluster)
+        if state == UNSCHEDULED:
             if not b.deleting:
-                lists["remove"].append(b.cluster)
-        elif b.state == SCHEDULED:
-            targeted += 1
-            lists["bounding"].append(b.cluster)
-        elif b.state == BOUND:
+                remove.append(cluster)
+        elif state == BOUND:
             targeted += 1
             if not b.deleting:
-                kind = "up_to_date" if b.up_to_date else "apply_failed" if b.failed else "update"
-                lists[kind].append(b.cluster)
+                kind = up_to_date if b.up_to_date else apply_failed if b.failed else update
+                kind.append(cluster)
     return Classes(
         scheduler_targeted=targeted,
+        ready=tuple(ready_),
+        can_be_ready=tuple(can_be_ready),
+        can_be_unavailable=tuple(can_be_unavailable),
+        remove=tuple(remove),
+        update=tuple(update),
+        apply_failed=tuple(apply_failed),
+        bounding=tuple(bounding),
+        up_to_date=tuple(up_to_date),
         waits=tuple(waits),
         all_ready=all_ready,
         not_ready=not_ready,
-        **{k: tuple(v) for k, v in lists.items()},
     )
 
 

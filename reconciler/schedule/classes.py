@@ -18,6 +18,7 @@ from typing import Any
 from .clusteraffinity import expression_holds, preferred_terms, property_value, required_terms
 from .clusters import ClusterView
 from .framework import PlacementInfo
+from .topologyspreadconstraints import constraints
 
 ClassKey = Callable[[ClusterView], Hashable]
 
@@ -29,6 +30,17 @@ def selector_keys(selector: Any) -> list[str]:
     keys = list(selector.match_labels or {})
     keys += [req.key for req in selector.match_expressions or []]
     return keys
+
+
+def schedule_label_keys(policy: Any) -> frozenset[str]:
+    """Every cluster label key the default profile reads for `policy`: the selectors of its
+    required and preferred affinity terms and its spread constraints' topology keys."""
+    keys = {k for t in required_terms(policy) for k in selector_keys(t.label_selector)}
+    keys.update(
+        k for t in preferred_terms(policy) for k in selector_keys(t.preference.label_selector)
+    )
+    keys.update(c.topology_key for c in constraints(policy))
+    return frozenset(keys)
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:

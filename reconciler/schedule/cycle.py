@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,10 +234,15 @@ def _fixed_explanation(run: _Run, names: set[str], base: ClusterExplanation) -> 
     )
 
 
-def _fixed_explanations(run: _Run, names: Sequence[str]) -> Explanations:
+def _fixed_explanations(
+    run: _Run, names: Sequence[str], listed: tuple[tuple[str, ...], AbstractSet[str]] | None = None
+) -> Explanations:
+    """`listed`: the clusters' names and their set, when the caller has them."""
     named = set(names)
-    plain = explain(run.clusters, run.bindings, None, ranked=False)
-    return Explanations(list(plain), lambda n: _fixed_explanation(run, named, plain[n]))
+    plain = explain(run.clusters, run.bindings, None, False, listed)
+    order = listed[0] if listed is not None else list(plain)
+    known = listed[1] if listed is not None else None
+    return Explanations(order, lambda n: _fixed_explanation(run, named, plain[n]), known)
 
 
 def pick_fixed(run: _Run, names: Sequence[str]) -> ScheduleOutcome:

@@ -48,11 +48,15 @@ def cluster_digest(cluster: MemberCluster) -> tuple[str, Mapping[str, str]]:
 
 
 class FleetFacts:
-    """The rows of one pass's clusters, and the clusters (views) sorted by name."""
+    """The rows of one pass's clusters, and the clusters (views) and their names sorted (and
+    as a set)."""
 
     def __init__(self, views: Mapping[str, ClusterView], previous: FleetFacts | None) -> None:
         self.views = views
         self.clusters: list[ClusterView] = [views[n] for n in sorted(views)]
+        self.names: tuple[str, ...] = tuple([v.name for v in self.clusters])
+        """The clusters' names, sorted."""
+        self.name_set: frozenset[str] = frozenset(self.names)
         self.rows: dict[str, Row] = {
             v.name: (v.ineligible_reason, *cluster_digest(v.cluster)) for v in self.clusters
         }

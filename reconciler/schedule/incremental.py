@@ -46,9 +46,22 @@ Key = tuple[int, int, int, str]
 _OBSOLETE = ClusterScore(obsolete=1)
 
 
+_SUPPORTED: dict[int, tuple[Profile, bool]] = {}
+
+
 def supports(profile: Profile) -> bool:
     """True for profiles with the default profile's plugins at every extension point (the
-    plugins whose results depend on the bindings are the ones this module updates itself)."""
+    plugins whose results depend on the bindings are the ones this module updates itself);
+    remembered per profile object (profiles are frozen)."""
+    known = _SUPPORTED.get(id(profile))
+    if known is not None and known[0] is profile:
+        return known[1]
+    found = _supports(profile)
+    _SUPPORTED[id(profile)] = (profile, found)
+    return found
+
+
+def _supports(profile: Profile) -> bool:
     default = default_profile()
     points = ("post_batch", "pre_filter", "filter", "pre_score", "score")
     return all(
@@ -91,9 +104,7 @@ class Incremental:
         self.sig = self.statics.sig
         self.domains = self.statics.domains()
         self.counts = self._count(state.current)
-        self.static_filtered = {
-            n: s for n, s in self.static_failed.items() if s.code is Code.UNSCHEDULABLE
-        }
+        self._static_filtered: dict[str, Status] | None = None
         self.statuses = [
             unschedulable(SPREAD, violation_reason(ConstraintState(k, s, d, {})))
             for k, s, d in self.specs
@@ -153,7 +164,10 @@ class Incremental:
         self, current: Collection[str], obsolete: Collection[str], with_scores: bool
     ) -> Evaluation:
         """What `framework.evaluate` returns for these bindings (same order, same values)."""
-        filtered = dict(self.static_filtered)
+        if self._static_filtered is None:  # made on first use: a reused run may never ask
+            failed = self.static_failed.items()
+            self._static_filtered = {n: s for n, s in failed if s.code is Code.UNSCHEDULABLE}
+        filtered = dict(self._static_filtered)
         already = {n for n, s in self.static_failed.items() if s.code is Code.ALREADY_SELECTED}
         table = self._table(self._count(current), {self.sig[n] for n in self.candidates})
         passed: list[str] = []

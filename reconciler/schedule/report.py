@@ -10,6 +10,7 @@ clusters by name (a filtered cluster already listed still uses up one of the 20,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from reconciler.state import Binding
@@ -46,7 +47,11 @@ def unselected_decisions(ev: Evaluation | None, seen: set[str], slots: int) -> l
         return []
     budget = max(min(MAX_UNSELECTED_DECISIONS, slots), 0)
     out: list[Decision] = []
-    listed = sum(1 for name in seen if name in ev.scores)
+    scores = ev.scores
+    if len(scores) < len(seen):
+        listed = sum(1 for name in scores if name in seen)
+    else:
+        listed = sum(1 for name in seen if name in scores)
     for name in top_scored(ev.scores, budget + listed):
         if len(out) >= budget:
             break
@@ -130,9 +135,15 @@ def explain_one(
 class Explanations(Mapping[str, ClusterExplanation]):
     """Explanations built on first access (most passes never read them), then kept."""
 
-    def __init__(self, names: Sequence[str], build: Callable[[str], ClusterExplanation]) -> None:
-        self._names = list(names)
-        self._known = set(names)
+    def __init__(
+        self,
+        names: Sequence[str],
+        build: Callable[[str], ClusterExplanation],
+        known: AbstractSet[str] | None = None,
+    ) -> None:
+        """`known`: `names` as a set, when the caller has it (shared, never changed)."""
+        self._names = names if isinstance(names, tuple) else tuple(names)
+        self._known = known if known is not None else frozenset(self._names)
         self._build = build
         self._cache: dict[str, ClusterExplanation] = {}
 
@@ -151,9 +162,14 @@ class Explanations(Mapping[str, ClusterExplanation]):
 
 
 def explain(
-    clusters: Sequence[ClusterView], bs: BindingSet, ev: Evaluation | None, ranked: bool
+    clusters: Sequence[ClusterView],
+    bs: BindingSet,
+    ev: Evaluation | None,
+    ranked: bool,
+    names: tuple[tuple[str, ...], AbstractSet[str]] | None = None,
 ) -> Explanations:
-    """One explanation per cluster of the fleet (computed lazily)."""
+    """One explanation per cluster of the fleet (computed lazily); `names`: the clusters'
+    names and their set, when the caller has them (`FleetFacts.names`, `name_set`)."""
     ranks: list[Mapping[str, int]] = []
     views: dict[str, ClusterView] = {}
 
@@ -163,4 +179,6 @@ def explain(
             views.update((v.name, v) for v in clusters)
         return explain_one(views[name], bs, ev, ranks[0])
 
-    return Explanations([v.name for v in clusters], build)
+    if names is None:
+        return Explanations([v.name for v in clusters], build)
+    return Explanations(names[0], build, names[1])

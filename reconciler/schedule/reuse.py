@@ -37,6 +37,7 @@ from reconciler.state import Binding
 
 from . import cycle
 from .bindingset import BindingSet
+from .classes import schedule_label_keys
 from .clusters import ClusterView
 from .cycle import Inputs, ScheduleOutcome, run_tracked
 from .errors import ScheduleError
@@ -44,6 +45,7 @@ from .fleetfacts import FleetFacts, fleet_facts
 from .framework import Code, CycleState, Evaluation, PlacementInfo
 from .incremental import Incremental, supports
 from .outcome import MAX_DECISIONS
+from .pickallpatch import patch_pick_all
 from .profile import DEFAULT_PROFILE
 from .report import explain, unselected_decisions
 from .statics import Statics
@@ -67,6 +69,10 @@ class _Entry:
     idle: bool
     """PickN that had its number of clusters already: it picked nothing, whatever the
     candidates (the same bindings keep it so)."""
+    by_cluster: Mapping[str, Binding] | None = None
+    """`bindings` by cluster, when a PickAll patch made them (`pickallpatch`)."""
+    rejected: list[str] | None = None
+    """The final evaluation's rejected clusters sorted, when a PickAll patch made them."""
 
 
 _ENTRIES: StageMemo[_Entry] = StageMemo()
@@ -114,8 +120,15 @@ def schedule_reusing(
         and entry.namespace == namespace
         and entry.policy == policy
     ):
-        changed = facts.changed_since(entry.facts)
-        if entry.bindings == bindings:
+        changed = _read_changes(policy, facts.changed_since(entry.facts), entry.facts, facts)
+        same = entry.bindings == bindings
+        if not same or changed:
+            patched = patch_pick_all(entry, bindings, facts, changed)
+            if patched is not None:
+                made = replace(entry, bindings=bindings, facts=facts, **vars(patched))
+                _ENTRIES.put(key, (), made)
+                return made.outcome
+        if same:
             again = _again(entry, changed, facts)
             if again is not None:
                 _ENTRIES.put(key, (), again)
@@ -146,6 +159,28 @@ def schedule_reusing(
     return outcome
 
 
+def _read_changes(
+    policy: Any, changed: frozenset[str], old: FleetFacts, new: FleetFacts
+) -> frozenset[str]:
+    """The changed clusters the policy can tell from before: added, removed, or with another
+    eligibility verdict, MemberCluster digest or value of a label key the default profile reads
+    (its affinity terms' selectors, its spread constraints' topology keys)."""
+    if not changed:
+        return changed
+    keys = schedule_label_keys(policy)
+    out = set()
+    for name in changed:
+        a, b = old.rows.get(name), new.rows.get(name)
+        if (
+            a is None
+            or b is None
+            or a[:2] != b[:2]
+            or any(a[2].get(k) != b[2].get(k) for k in keys)
+        ):
+            out.add(name)
+    return frozenset(out)
+
+
 def _again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -> _Entry | None:
     """The entry for this pass when the changes cannot move a binding, else None."""
     if not changed:
@@ -165,7 +200,7 @@ def _fixed_again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -> _
     info = PlacementInfo(entry.policy, entry.namespace)
     run = cycle._Run(info, facts.views, entry.result, DEFAULT_PROFILE, clusters=facts.clusters)
     names = list(entry.policy.cluster_names or [])
-    explanations = cycle._fixed_explanations(run, names)
+    explanations = cycle._fixed_explanations(run, names, (facts.names, facts.name_set))
     return replace(entry, facts=facts, outcome=replace(entry.outcome, explanations=explanations))
 
 
@@ -246,5 +281,5 @@ def _outcome(entry: _Entry, final: Evaluation, facts: FleetFacts) -> ScheduleOut
     slots = MAX_DECISIONS - len(result.current)
     decisions = entry.outcome.decisions[:selected] + tuple(unselected_decisions(final, seen, slots))
     ranked = entry.policy.placement_type == "PickN"
-    explanations = explain(facts.clusters, result, final, ranked=ranked)
+    explanations = explain(facts.clusters, result, final, ranked, (facts.names, facts.name_set))
     return replace(entry.outcome, decisions=decisions, explanations=explanations)

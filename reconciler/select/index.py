@@ -5,7 +5,9 @@ each object's scope (built-in table + CRDs), strips it (§7.2) and encodes it to
 precomputes its snapshot sort key and its selection filters (disabled kind, never propagated,
 being deleted), and indexes it by identity, by kind and by namespace so selection never scans
 the whole list. Objects that cannot be placed (scope mistakes, bad envelopes, bad labels,
-duplicates) are collected as `ResourceIssue`s and are never selected. Pure: no I/O.
+duplicates) are collected as `ResourceIssue`s and are never selected. A pass whose entries are
+the very same objects as the last pass's (nothing changed in `resources/`) gets the last index
+itself. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from reconciler.select.policy import (
 )
 from reconciler.select.scope import GroupKind, ScopeTable, build_scope_table
 from reconciler.select.strip import strip_object
-from reconciler.stagememo import IdentityMemo
+from reconciler.stagememo import IdentityMemo, StageMemo
 
 if TYPE_CHECKING:
     from gitfleet.load.model import Resource
@@ -117,7 +119,26 @@ def build_index(
             first_seen[key] = res
         has_service = (res.namespace, res.name) in services
         entries.append(_entry_of(res, scopes, crd_issues.get(pos), duplicate, has_service))
-    return _assemble(scopes, entries, frozenset(skipped_namespaces))
+    return _indexed(scopes, tuple(entries), frozenset(skipped_namespaces))
+
+
+_LAST: StageMemo[ResourceIndex] = StageMemo()
+"""The last index built: a pass whose entries are the very same objects (nothing changed in
+`resources/`) gets that index again instead of indexing them anew."""
+
+
+def _indexed(
+    scopes: ScopeTable, entries: tuple[IndexEntry, ...], skipped: frozenset[str]
+) -> ResourceIndex:
+    last = _LAST.last("index")
+    if last is not None:
+        index = last[1]
+        same = index.entries == entries and index.skipped_namespaces == skipped
+        if same and index.scopes.content == scopes.content:
+            return index
+    made = _assemble(scopes, list(entries), skipped)
+    _LAST.put("index", (), made)
+    return made
 
 
 _entries: IdentityMemo[tuple[tuple[Any, ...], IndexEntry]] = IdentityMemo()

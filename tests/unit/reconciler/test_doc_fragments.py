@@ -27,7 +27,7 @@ from reconciler import placememo, publish, statusentries
 from reconciler.decisions import decision_documents, decision_slices
 from reconciler.output import yaml_bytes
 from reconciler.pass_ import PassResult, reconcile
-from reconciler.state import State, read_state
+from reconciler.state import Binding, PlacementState, State, read_state
 from reconciler.status import (
     _PLACEMENT,
     NO_OVERRIDE,
@@ -107,6 +107,7 @@ class _Plan:
         self.name, self.namespace = "web", ""
         self.clusters = clusters
         self.decisions = [_Decision(c, reasons.get(c, "")) for c in clusters]
+        self.state = PlacementState("web", bindings=tuple(Binding(c, "Bound", 0) for c in clusters))
 
     def targeted_clusters(self) -> list[str]:
         return sorted(self.clusters)

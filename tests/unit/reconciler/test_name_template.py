@@ -4,12 +4,14 @@ template refuses (the caller then applies the override with the name)."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
+from gitfleet.api.canonical import canonical_json
 from reconciler.manifests import manifest_of
-from reconciler.nametemplate import TOKEN, instantiate, template_of
+from reconciler.nametemplate import TOKEN, _holding, instantiate, template_of
 
 NAMES = ["eu-1", "a", "prod-west-00042", "no", "on", "off", "yes", "null", "true", "e1", "x" * 63]
 NAMES += ["nan", "inf", "y", "n", "o-n", "t-rue", "a1b2c3"]
@@ -71,3 +73,48 @@ def test_names_that_are_not_plain_labels_are_refused(name: str) -> None:
 )
 def test_the_stand_in_in_a_key_or_the_identity_has_no_template(obj: dict[str, Any]) -> None:
     assert template_of(obj) is None
+
+
+def test_quoting_is_remembered_per_string_not_per_shape() -> None:
+    """A name that needs quotes is refused even right after a name of its length that did not
+    (the quoting of instantiated strings is remembered by the string itself)."""
+    template = template_of(_configmap(TOKEN))
+    assert template is not None
+    for plain, special in [("eu", "no"), ("abcd", "null"), ("x", "y")]:
+        assert instantiate(template, plain) is not None
+        assert instantiate(template, special) is None
+
+
+def _walk(value: Any, keys: bool = False) -> list[tuple[str, bool]]:
+    if isinstance(value, str):
+        return [(value, keys)]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in [(k, True), *_walk(v)]]
+    if isinstance(value, list):
+        return [s for v in value for s in _walk(v)]
+    return []
+
+
+PIECES = [TOKEN, 'say "hi"', "back\\slash", "größe ✓", "\n", "\\u0022", ":", '":', "1.5"]
+
+
+def _nested(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth > 2 or roll < 0.3:
+        return "".join(rng.sample(PIECES, rng.randrange(1, 3))) if roll < 0.25 else rng.random()
+    if roll < 0.65:
+        return {"".join(rng.sample(PIECES, 1)) + str(i): _nested(rng, depth + 1) for i in range(3)}
+    return [_nested(rng, depth + 1) for _ in range(3)]
+
+
+def test_strings_holding_the_stand_in_are_found_in_the_json_text() -> None:
+    """`_holding` (a scan of the canonical JSON) equals a walk of the object: the strings
+    that hold the stand-in, or None when a key does; quotes, backslashes and `":` inside
+    strings do not confuse it."""
+    rng = random.Random(2)
+    for _ in range(500):
+        obj = {"data": _nested(rng)}
+        walked = [(s, key) for s, key in _walk(obj) if TOKEN in s]
+        expected = None if any(key for _, key in walked) else sorted(s for s, _ in walked)
+        found = _holding(canonical_json(obj))
+        assert (None if found is None else sorted(found)) == expected

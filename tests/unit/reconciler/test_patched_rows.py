@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -31,9 +31,11 @@ from reconciler.manifests import ClusterManifests, Manifest, manifests_content_h
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import RowsIndex, given_content
 from reconciler.priorparse import load_bounded
+from reconciler.schedule.fleetfacts import FleetFacts
 from reconciler.stagememo import StageMemo, forget_stages
 from reconciler.state import PlacementState
 from reconciler.status import Cond
+from tests.unit.schedule.fleet import cluster as cluster_view
 
 Rows = dict[str, dict[str, dict[str, Any]]]
 KEYS = ["web", "api", "team-a/api", "team-b/cache", "zeta"]
@@ -236,26 +238,39 @@ def test_manifests_content_hash_equals_the_hash_of_their_entries(names: list[str
     assert manifests_content_hash(manifests) == placement_content_hash(m.entry for m in manifests)
 
 
-def _pass_key(labels: dict[str, dict[str, str]]) -> placememo.PassKey:
-    rows = tuple((name, None, "digest", dict(ls)) for name, ls in sorted(labels.items()))
-    return placememo.PassKey(("rest",), rows)
+def _facts(labels: dict[str, dict[str, str]], ineligible: str = "") -> FleetFacts:
+    views = {
+        n: cluster_view(n, dict(ls), ineligible=ineligible or None) for n, ls in labels.items()
+    }
+    return FleetFacts(views, None)
 
 
-def test_view_digests_of_an_earlier_pass_are_reused_only_for_the_same_clusters() -> None:
-    keys = frozenset({"env"})
-    first = _pass_key({"a": {"env": "prod", "x": "1"}, "b": {"env": "dev"}})
-    digest = first.views_for(keys)
-    assert (
-        _pass_key({"a": {"env": "prod", "x": "1"}, "b": {"env": "dev"}}).views_for(keys) == digest
-    )
-    assert (
-        _pass_key({"a": {"env": "prod", "x": "2"}, "b": {"env": "dev"}}).views_for(keys) == digest
-    )
-    relabelled = _pass_key({"a": {"env": "dev", "x": "1"}, "b": {"env": "dev"}})
-    got = relabelled.views_for(keys)
-    forget_stages()
-    assert got == relabelled.views_for(keys) != digest
-    assert _pass_key({"a": {"env": "prod", "x": "1"}}).views_for(keys) != digest
+@pytest.mark.parametrize(
+    ("keys", "later", "same"),
+    [
+        (frozenset({"env"}), _facts({"a": {"env": "prod", "x": "2"}, "b": {"env": "dev"}}), True),
+        (frozenset({"env"}), _facts({"a": {"env": "dev", "x": "1"}, "b": {"env": "dev"}}), False),
+        (frozenset({"env"}), _facts({"a": {"env": "prod", "x": "1"}}), False),
+        (
+            frozenset({"env"}),
+            _facts({"a": {"env": "prod", "x": "1"}, "b": {"env": "dev"}, "c": {}}),
+            False,
+        ),
+        (None, _facts({"a": {"env": "prod", "x": "2"}, "b": {"env": "dev"}}), False),
+        (
+            frozenset({"env"}),
+            _facts({"a": {"env": "prod", "x": "1"}, "b": {"env": "dev"}}, "not joined"),
+            False,
+        ),
+    ],
+    ids=["unread-label", "read-label", "removed", "added", "all-labels", "eligibility"],
+)
+def test_a_plan_sees_the_same_views_only_when_its_clusters_read_the_same(
+    keys: frozenset[str] | None, later: FleetFacts, same: bool
+) -> None:
+    first = _facts({"a": {"env": "prod", "x": "1"}, "b": {"env": "dev"}})
+    kept = placememo._Kept(cast(Any, None), first, keys)
+    assert placememo._same_views(kept, later) is same
 
 
 def test_a_placements_declared_text_follows_the_object() -> None:

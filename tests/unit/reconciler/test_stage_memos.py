@@ -156,7 +156,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
     monkeypatch.setattr(
         statusdocs, "placement_status_doc", counting("status", statusdocs.placement_status_doc)
     )
-    monkeypatch.setattr(indexfiles, "_cluster_files", counting("index", indexfiles._cluster_files))
+    monkeypatch.setattr(indexfiles, "_piece", counting("index", indexfiles._piece))
     monkeypatch.setattr(publish, "decision_slices", counting("decisions", publish.decision_slices))
     placememo.forget()
     yield calls

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from reconciler.rollout.model import BindingView, ObservedCondition
 from reconciler.rollout.rolling import (
     STALE_MESSAGE,
+    Classes,
     RollingConfig,
     classify,
     pick_bindings,
@@ -175,3 +177,66 @@ def test_stale_message_is_kubefleets() -> None:
     assert STALE_MESSAGE == (
         "The resources cannot be updated to the latest because of the rollout strategy"
     )
+
+
+def _plain_classify(views: list[BindingView], now: datetime, period: timedelta) -> Classes:
+    """§2.3 read literally: every class decided per binding, in listing order."""
+    lists: dict[str, list[str]] = {k: [] for k in CLASS_LISTS}
+    targeted, waits, all_ready, not_ready = 0, [], True, 0
+    for b in views:
+        ready, wait = b.ready(now, period)
+        if b.state in ("Unscheduled", "Bound"):
+            all_ready = all_ready and ready
+            not_ready += 0 if ready else 1
+            if not ready and wait is not None and wait > timedelta(0):
+                waits.append(wait)
+            if not b.failed and not b.diff_reported:
+                lists["can_be_ready"].append(b.cluster)
+            if ready:
+                lists["ready"].append(b.cluster)
+            if b.deleting and ready:
+                lists["can_be_unavailable"].append(b.cluster)
+        if b.state == "Unscheduled" and not b.deleting:
+            lists["remove"].append(b.cluster)
+        targeted += b.state in ("Scheduled", "Bound")
+        if b.state == "Scheduled":
+            lists["bounding"].append(b.cluster)
+        if b.state == "Bound" and not b.deleting:
+            kind = "up_to_date" if b.up_to_date else "apply_failed" if b.failed else "update"
+            lists[kind].append(b.cluster)
+    made = {k: tuple(v) for k, v in lists.items()}
+    return Classes(targeted, waits=tuple(waits), all_ready=all_ready, not_ready=not_ready, **made)
+
+
+CLASS_LISTS = ("ready", "can_be_ready", "can_be_unavailable", "remove", "update")
+CLASS_LISTS += ("apply_failed", "bounding", "up_to_date")
+UNTRACKED = (
+    ObservedCondition("Applied", "True", "AllWorkHaveBeenApplied"),
+    ObservedCondition(
+        "Available", "True", "WorkNotTrackable", last_transition_time=NOW - timedelta(seconds=20)
+    ),
+)
+
+
+def test_classify_equals_a_literal_reading() -> None:
+    rng = random.Random(4)
+    conds = [AVAILABLE, APPLY_FAILED, PENDING, UNTRACKED, ()]
+    for _ in range(300):
+        views = []
+        for i in range(rng.randrange(8)):
+            state = rng.choice(["Bound", "Scheduled", "Unscheduled"])
+            content = rng.choice(["old", "new", None])
+            views.append(
+                BindingView(
+                    f"c{i}",
+                    state,
+                    rng.choice([0, 1]),
+                    content,
+                    "new",
+                    deleting=rng.random() < 0.2,
+                    conditions=rng.choice(conds),
+                    desired_resource_index=1,
+                )
+            )
+        period = timedelta(seconds=rng.choice([0, 10, 60]))
+        assert classify(views, NOW, period) == _plain_classify(views, NOW, period)

@@ -117,9 +117,16 @@ def random_any_policy(rng: random.Random, names: list[str]) -> Any:
 
 @contextmanager
 def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
-    """Counts of the paths taken: full runs (with or without earlier statics), rejected-only."""
-    counts = {"full": 0, "updated": 0, "again": 0}
+    """Counts of the paths taken: full runs (with or without earlier statics), rejected-only,
+    PickAll patched."""
+    counts = {"full": 0, "updated": 0, "again": 0, "patched": 0}
     run_tracked, outcome = vars(reuse)["run_tracked"], reuse._outcome
+    patch = reuse.patch_pick_all
+
+    def patched(*args: Any) -> Any:
+        made = patch(*args)
+        counts["patched"] += made is not None
+        return made
 
     def tracked(inputs: Any, *args: Any) -> Any:
         counts["updated" if inputs.before is not None else "full"] += 1
@@ -131,6 +138,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
 
     monkeypatch.setattr(reuse, "run_tracked", tracked)
     monkeypatch.setattr(reuse, "_outcome", again)
+    monkeypatch.setattr(reuse, "patch_pick_all", patched)
     yield counts
 
 
@@ -217,6 +225,13 @@ SPREAD_N = policy_of(
 )
 GREEDY_N = policy_of(crp("PickN", numberOfClusters=9, affinity=required(PROD)))
 SORTED_N = policy_of(crp("PickN", numberOfClusters=2, affinity=preferred((10, sorter(NODES)))))
+TEAM_N = policy_of(
+    crp(
+        "PickN",
+        numberOfClusters=2,
+        affinity=preferred((10, {"labelSelector": {"matchLabels": {"team": "x"}}})),
+    )
+)
 FIXED = PlacementPolicy.model_validate(
     {"placementType": "PickFixed", "clusterNames": ["c01", "c02"]}
 )
@@ -228,18 +243,37 @@ CASES: list[tuple[str, Any, Callable[[Views], Views], str]] = [
         "dev cluster added to a prod placement",
         ALL_PROD,
         lambda v: _add(v, "c99", {"env": "dev"}),
-        "again",
+        "patched",
     ),
     (
         "prod cluster added to a prod placement",
         ALL_PROD,
         lambda v: _add(v, "c99", {"env": "prod"}),
-        "updated",
+        "patched",
     ),
     ("unread label changed", ALL_PROD, lambda v: _relabel(v, "c00", team="x"), "reused"),
-    ("bound cluster relabelled", ALL_PROD, lambda v: _relabel(v, "c01", team="x"), "updated"),
-    ("dev cluster removed", ALL_PROD, lambda v: _drop(v, "c00"), "again"),
-    ("bound cluster removed", ALL_PROD, lambda v: _drop(v, "c01"), "updated"),
+    ("unread label of a bound cluster", ALL_PROD, lambda v: _relabel(v, "c01", team="x"), "reused"),
+    ("bound cluster leaves prod", ALL_PROD, lambda v: _relabel(v, "c01", env="dev"), "patched"),
+    ("dev cluster removed", ALL_PROD, lambda v: _drop(v, "c00"), "patched"),
+    ("bound cluster removed", ALL_PROD, lambda v: _drop(v, "c01"), "patched"),
+    (
+        "unread label of a PickN's cluster",
+        GREEDY_N,
+        lambda v: _relabel(v, "c01", team="x"),
+        "reused",
+    ),
+    (
+        "PickN's bound cluster changes region",
+        GREEDY_N,
+        lambda v: _relabel(v, "c01", region="r7"),
+        "reused",
+    ),
+    (
+        "spread PickN's bound cluster changes region",
+        SPREAD_N,
+        lambda v: _relabel(v, "c01", region="r7"),
+        "updated",
+    ),
     (
         "new topology domain",
         SPREAD_N,
@@ -263,6 +297,12 @@ CASES: list[tuple[str, Any, Callable[[Views], Views], str]] = [
         GREEDY_N,
         lambda v: _add(v, "c99", {"env": "prod", "region": "r1"}),
         "updated",
+    ),
+    (
+        "preferred label of a PickN's cluster",
+        TEAM_N,
+        lambda v: _relabel(v, "c00", team="x"),
+        "again",
     ),
     ("fleet min/max moved", SORTED_N, lambda v: _add(v, "c99", {}, props={NODES: "0"}), "updated"),
     ("unlisted cluster added to PickFixed", FIXED, lambda v: _add(v, "c99", {}), "reused-fixed"),
@@ -290,9 +330,10 @@ def test_each_change_takes_its_path(
         got = reuse.schedule_reusing("p", policy, None, prior, later, 1)
     assert summary(got) == fresh(policy, None, prior, later, 1)
     taken = {
-        "reused": counts == {"full": 0, "updated": 0, "again": 0} and got is first,
-        "reused-fixed": counts == {"full": 0, "updated": 0, "again": 0} and got is not first,
-        "again": counts == {"full": 0, "updated": 0, "again": 1},
+        "reused": not any(counts.values()) and got is first,
+        "reused-fixed": not any(counts.values()) and got is not first,
+        "again": counts == {"full": 0, "updated": 0, "again": 1, "patched": 0},
+        "patched": counts == {"full": 0, "updated": 0, "again": 0, "patched": 1},
         "updated": counts["updated"] == 1 and counts["full"] == 0,
         "full": counts["full"] == 1 and counts["updated"] == 0,
     }
@@ -320,15 +361,18 @@ def test_other_inputs_schedule_from_scratch(differ: Any, monkeypatch: pytest.Mon
     assert summary(got) == fresh(*changed)
 
 
-def test_changed_bindings_rerun_from_updated_statics(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("policy", "path"), [(ALL_PROD, "patched"), (GREEDY_N, "updated")])
+def test_changed_bindings_rerun_from_updated_statics(
+    policy: Any, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     forget_stages()
     views = _base()
-    first = reuse.schedule_reusing("p", ALL_PROD, None, (), views, 1)
+    first = reuse.schedule_reusing("p", policy, None, (), views, 1)
     prior = tuple(replace(b, state="Bound") for b in first.bindings)
     with counting(monkeypatch) as counts:
-        got = reuse.schedule_reusing("p", ALL_PROD, None, prior, new_pass(views), 1)
-    assert counts["updated"] == 1
-    assert summary(got) == fresh(ALL_PROD, None, prior, views, 1)
+        got = reuse.schedule_reusing("p", policy, None, prior, new_pass(views), 1)
+    assert counts[path] == 1
+    assert summary(got) == fresh(policy, None, prior, views, 1)
 
 
 def test_fleet_facts_change_sets() -> None:

@@ -256,3 +256,26 @@ def test_an_entry_is_reused_only_while_everything_it_was_made_from_is_equal() ->
     plain = build_index([res(cm), res(widget, doc=1)])
     assert served.entries[0] is not plain.entries[0]
     assert build_index([res(cm), res(widget, doc=1)]).entries[0] is plain.entries[0]
+
+
+def test_an_unchanged_pass_gets_the_last_index_again() -> None:
+    """The very same entries (unchanged objects), skipped namespaces and scope table give
+    the last index itself; anything else a new one."""
+    cm = obj("v1", "ConfigMap", "a", "ns")
+    crd = obj(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        "widgets.example.com",
+        spec={"group": "example.com", "names": {"kind": "Widget"}, "scope": "Cluster"},
+    )
+    first = index_of(cm)
+    assert index_of(cm) is first
+    assert index_of(cm, skipped_namespaces=["x"]) is not first
+    other = index_of(cm, obj("v1", "ConfigMap", "b", "ns"))
+    assert other is not first and len(other.entries) == 2
+    again = index_of(cm)
+    assert again is not other and again.entries[0] is first.entries[0]
+    assert index_of(cm, crd).scopes.content != again.scopes.content
+    empty = index_of()
+    widgets = index_of(extra_cluster_scoped=[("example.com", "Widget")])
+    assert widgets.scopes.content != empty.scopes.content

@@ -1,0 +1,191 @@
+"""A document's per-cluster rows grouped as `gitfleet.api.output.group_named` groups them, kept
+from pass to pass and patched where a cluster's source changed.
+
+A state or status document lists one row per cluster: rows identical but for the cluster's name
+form a group (`{<names>: [...], <the row without its name>}`), the others stay single, sorted
+by name. Made afresh, that walks every row of the document; `KeptGroups.update` is handed each
+cluster's source object (a binding, a status entry) and redoes only the clusters whose source
+is another object than last time (`stagememo.changed_keys`), inserting and removing names in
+the kept ordered lists (bisect). Every row, group key and text is kept with its cluster, so
+`parts` gives the document's lists with each list's text ready for `yamlparts.Spliced`: the
+same bytes as grouping and emitting the whole document again. It needs rows named uniquely and
+handed over in name order (`group_named` groups in order of first appearance, so groups are
+then ordered by their first name); callers check that and otherwise group afresh. An update
+copies what it changes: a kept value is never changed, so it may be shared by passes. `Names`
+is one such ordered list of names with its lines. Called by `reconciler.state`, `statusdocs` and
+`priorsection`.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gitfleet.api.output import group_body, group_key
+from reconciler.stagememo import changed_keys
+from reconciler.yamlparts import Spliced, item_text, padded
+
+Row = Mapping[str, Any]
+
+
+@dataclass
+class Names:
+    """A list of names in order with (an indent, each name's line at it), set whole once
+    made, so a list shared by two passes stays consistent; `copy` before changing it."""
+
+    names: list[str]
+    lined: tuple[int, list[str | None]]
+
+    def insert(self, name: str) -> int:
+        """Put `name` in its place (by bisect); its index."""
+        at = bisect_left(self.names, name)
+        self.names.insert(at, name)
+        self.lined[1].insert(at, _name_line(name, self.lined[0]))
+        return at
+
+    def remove(self, name: str) -> int:
+        """Take `name` (present) out; the index it had."""
+        at = bisect_left(self.names, name)
+        del self.names[at], self.lined[1][at]
+        return at
+
+    def block(self, indent: int) -> str | None:
+        """The list's text at `indent` (for `Spliced.part`; None: a name cannot be padded)."""
+        if indent != self.lined[0]:
+            self.lined = (indent, [_name_line(name, indent) for name in self.names])
+        lines = self.lined[1]
+        if None in lines:
+            return None
+        return "".join(lines)  # type: ignore[arg-type]
+
+
+@dataclass
+class _Group(Names):
+    """Rows sharing a group key: their names, and the group's entry without its names (None:
+    made again from the first name's row)."""
+
+    body: dict[str, Any] | None = None
+
+    def copy(self) -> _Group:
+        return _Group(list(self.names), (self.lined[0], list(self.lined[1])), self.body)
+
+
+@dataclass(frozen=True)
+class KeptGroups:
+    """One document's rows: per name (source, row, group key), the groups by key (one name
+    or more), and the single rows' names in order with each one's text at indent 0."""
+
+    name_field: str
+    names_field: str
+    single: Callable[[Row], bool]
+    sources: Mapping[str, object] = field(default_factory=dict)
+    items: dict[str, tuple[Row, str | None]] = field(default_factory=dict)
+    groups: dict[str, _Group] = field(default_factory=dict)
+    singles: list[str] = field(default_factory=list)
+    texts: list[str | None] = field(default_factory=list)
+
+    def update(self, sources: Mapping[str, object], make: Callable[[Any], Row]) -> KeptGroups:
+        """The rows of `sources` (name -> the object its row is made from, `make(source)`),
+        made from these by redoing only the names whose source is another object."""
+        out = _Update(self)
+        for name in sorted(changed_keys(self.sources, sources)):
+            if name in self.items:
+                out.remove(name)
+            if name in sources:
+                out.add(name, make(sources[name]))
+        return replace(out.result(), sources=sources)
+
+    def parts(self, spliced: Spliced) -> tuple[list[Any], list[dict[str, Any]]]:
+        """(single rows, groups) as `group_named` gives them, each list standing as a
+        `spliced` part whose text is the kept one."""
+        rows = [self.items[name][0] for name in self.singles]
+        singles = spliced.part(rows, self._singles_block)
+        groups = []
+        for group in sorted(
+            (g for g in self.groups.values() if len(g.names) > 1), key=lambda g: g.names[0]
+        ):
+            body = group.body if group.body is not None else self._body(group)
+            groups.append({self.names_field: spliced.part(group.names, group.block), **body})
+        return singles, groups
+
+    def _singles_block(self, indent: int) -> str | None:
+        if None in self.texts:
+            return None
+        texts: list[str] = self.texts  # type: ignore[assignment]
+        return "".join(texts) if not indent else "".join(padded(t, indent) for t in texts)
+
+    def _body(self, group: _Group) -> dict[str, Any]:
+        group.body = group_body(self.items[group.names[0]][0], self.name_field)
+        return group.body
+
+
+def _name_line(name: str, indent: int) -> str | None:
+    text = item_text(name)
+    return padded(text, indent) if text is not None else None
+
+
+class _Update:
+    """A KeptGroups being patched: containers copied before the first change."""
+
+    def __init__(self, kept: KeptGroups) -> None:
+        self.kept = kept
+        self.items = dict(kept.items)
+        self.groups = dict(kept.groups)
+        self.singles, self.texts = list(kept.singles), list(kept.texts)
+        self.copied: set[str] = set()
+
+    def result(self) -> KeptGroups:
+        return replace(
+            self.kept, items=self.items, groups=self.groups, singles=self.singles, texts=self.texts
+        )
+
+    def _group(self, key: str) -> _Group:
+        if key not in self.copied:
+            self.copied.add(key)
+            self.groups[key] = self.groups[key].copy()
+        return self.groups[key]
+
+    def remove(self, name: str) -> None:
+        _, key = self.items.pop(name)
+        if key is None or len(self.groups[key].names) == 1:
+            self._unsingle(name)
+        if key is None:
+            return
+        group = self._group(key)
+        at = group.remove(name)
+        if not group.names:
+            del self.groups[key]
+            return
+        if len(group.names) == 1:
+            self._single(group.names[0])
+        if at == 0:
+            group.body = None
+
+    def add(self, name: str, row: Row) -> None:
+        kept = self.kept
+        key = group_key(row, kept.name_field, kept.single)
+        self.items[name] = (row, key)
+        if key is None:
+            self._single(name)
+            return
+        if key not in self.groups:
+            self.groups[key] = _Group([], (0, []))
+            self.copied.add(key)
+        group = self._group(key)
+        if len(group.names) == 1:
+            self._unsingle(group.names[0])
+        if group.insert(name) == 0:
+            group.body = None
+        if len(group.names) == 1:
+            self._single(name)
+
+    def _single(self, name: str) -> None:
+        at = bisect_left(self.singles, name)
+        self.singles.insert(at, name)
+        self.texts.insert(at, item_text(self.items[name][0]))
+
+    def _unsingle(self, name: str) -> None:
+        at = bisect_left(self.singles, name)
+        del self.singles[at], self.texts[at]
