@@ -27,7 +27,11 @@ _SPECIAL_FIRST = frozenset("~nNtTfFyYoO0123456789+-.")
 _NULL = re.compile(r"~|null|Null|NULL|")
 _BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
 _BOOL_11 = re.compile(r"y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF")
-_INT = re.compile(r"[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|0[0-7_]+|0|[1-9][0-9_]*)")
+_INT = re.compile(
+    r"[-+]?(?:0b_*[01][01_]*|0o_*[0-7][0-7_]*|0x_*[0-9a-fA-F][0-9a-fA-F_]*|0[0-7_]+|0|[1-9][0-9_]*)"
+)
+"""A base prefix needs a digit after it: `0x_` is a string (as kubectl's and kustomize's
+readers have it; PyYAML's constructor fails on it, so `needs_quotes` quotes it)."""
 _LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
 _FLOAT = re.compile(
     r"[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?"

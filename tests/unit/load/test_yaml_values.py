@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import pytest
+import yaml
 
 from gitfleet.api.limits import Limits
 from gitfleet.load.yamlio import decode_text, dump_yaml, locate, parse_documents
@@ -36,6 +37,10 @@ def load_one(text: str) -> Any:
         ("0o17", 15),
         ("0x1F", 31),
         ("0b101", 5),
+        ("0x_", "0x_"),  # a base prefix without a digit is a string (PyYAML fails on it)
+        ("-0b__", "-0b__"),
+        ("0o_", "0o_"),
+        ("0x_1F", 31),
         ("-12", -12),
         ("1_000", 1000),
         ("1.5", 1.5),
@@ -144,6 +149,8 @@ TRICKY = [
     "=",
     "<<",
     "0x10",
+    "0x_",
+    "+0b_",
     ".inf",
     "- a",
     "a: b",
@@ -168,5 +175,6 @@ TRICKY = [
 def test_dumped_strings_read_back_as_the_same_string(value: str) -> None:
     text = dump_yaml({"v": value, "list": [value]})
     assert load_one(text) == value
+    assert yaml.safe_load(text) == {"v": value, "list": [value]}  # PyYAML (YAML 1.1) too
     docs, _ = parse_documents("v.yaml", text, Limits())
     assert docs[0].body["list"] == [value]
