@@ -71,23 +71,22 @@ def object_identity(obj: Mapping[str, Any]) -> dict[str, str]:
     return ident
 
 
-def yaml_bytes(doc: Any, memo: bool = True) -> bytes:
+def yaml_bytes(doc: Any) -> bytes:
     """The canonical YAML bytes of one document, remembered across passes by the digest of its
     canonical JSON (the emitter sorts keys, so that JSON determines the YAML; documents JSON
-    cannot express are not remembered). A long-running hub emits only documents that changed.
-    `memo` False: one entry per cluster, nothing to share between them (`dump_yaml`)."""
+    cannot express are not remembered). A long-running hub emits only documents that changed."""
     global _held
     try:
         text = json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
-        return dump_yaml(doc, memo).encode()
+        return dump_yaml(doc).encode()
     key = hashlib.sha256(text.encode()).digest()
     data = _emitted.get(key)
     if data is not None:
         with suppress(KeyError):  # another hub thread may have dropped it meanwhile
             _emitted.move_to_end(key)
         return data
-    data = _emitted[key] = dump_yaml(doc, memo).encode()
+    data = _emitted[key] = dump_yaml(doc).encode()
     _held += len(data)
     with suppress(KeyError):
         while _held > EMITTED_BYTES:

@@ -248,7 +248,7 @@ def _slice_bytes(
     if None in texts:  # an entry that cannot be padded: the whole document, emitted
         ns = PROFILE_NAMESPACE
         entries = [decision_entry(c, reasons.get(c), ns) for c in chunk]
-        return yaml_bytes({**doc, "decisions": entries}, memo=False)
+        return yaml_bytes({**doc, "decisions": entries})
     body = "decisions:\n" + "".join(texts) if texts else "decisions: []\n"  # type: ignore[arg-type]
     return (_around(doc, "decisions", body)).encode()
 
@@ -289,7 +289,7 @@ def _around_texts(shape: dict[str, Any], field: str) -> tuple[str, str] | None:
 @lru_cache(maxsize=4096)
 def _plain(value: str) -> bool:
     """`value` is written as itself (a plain scalar) where a mapping holds it."""
-    return dump_yaml({"v": value}, memo=False) == f"v: {value}\n"
+    return dump_yaml({"v": value}) == f"v: {value}\n"
 
 
 _PROFILES: IdentityMemo[tuple[str, str, bytes]] = IdentityMemo()

@@ -280,7 +280,7 @@ def _status_file(
         hold(plan, "writing the status of", exc)
         doc = _failed_status_doc(plan, conditions, now)
         _STATUSES.drop(key)
-        return yaml_bytes(doc, memo=False), _placement_conditions(_status_of(doc))
+        return yaml_bytes(doc), _placement_conditions(_status_of(doc))
     data = _status_bytes(doc, pieces).encode()
     if _kept_times(written, conditions):
         _STATUSES.put(key, inputs, (data, written))

@@ -47,7 +47,7 @@ class ItemTexts:
 def item_text(item: Any) -> str | None:
     """`dump_yaml([item])`, or None when a line of it is empty or not indented (it cannot be
     padded)."""
-    text = dump_yaml([item], memo=False)
+    text = dump_yaml([item])
     if "\n\n" in text or any(not line.startswith(" ") for line in text.split("\n")[1:-1]):
         return None
     return text
@@ -108,14 +108,14 @@ class Spliced:
 
     def dump(self, doc: Any) -> str:
         """`dump_yaml` of `doc` with every part's items in place of its placeholder."""
-        text = dump_yaml(doc, memo=False)
+        text = dump_yaml(doc)
         for token, (_, block) in self._parts.items():
             marker = f"- {token}\n"
             at = text.find(marker)
             start = text.rfind("\n", 0, at) + 1
             lines = block(at - start) if at >= 0 and text.count(marker) == 1 else None
             if lines is None or text[start:at].strip(" "):
-                return dump_yaml(self._restored(doc), memo=False)
+                return dump_yaml(self._restored(doc))
             text = text[:start] + lines + text[at + len(marker) :]
         return text
 

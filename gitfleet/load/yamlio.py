@@ -121,10 +121,9 @@ def error_at(doc: SourceDoc, issue: FieldIssue) -> FleetError:
     return FleetError(doc.file, line or doc.line, field, issue.message, doc.doc)
 
 
-def dump_yaml(obj: Any, memo: bool = True, pieces: Pieces | None = None) -> str:
+def dump_yaml(obj: Any, pieces: Pieces | None = None) -> str:
     """Canonical block-style YAML of plain data (sorted keys, LF, UTF-8, no aliases).
-    `pieces`: list items whose lines the caller keeps (`yamlemit.PieceEmitter`). `memo` changes
-    nothing any more (the emitter once looked subtrees up by content; emitting them is cheaper)."""
+    `pieces`: list items whose lines the caller keeps (`yamlemit.PieceEmitter`)."""
     fast = _EMITTER.emit(obj, pieces)
     return fast if fast is not None else pyyaml_dump(obj)
 
