@@ -183,6 +183,14 @@ def remembered_peels() -> Iterator[None]:
         _scope.peels, _scope.ancestry = outer, outer_ancestry
 
 
+def remember_commit(repo_dir: Path, commit: str) -> None:
+    """Within `remembered_peels`: `commit` is known to be a commit of `repo_dir` (git listed
+    it as one, e.g. `for-each-ref`'s object type). Outside it, nothing is remembered."""
+    peels: dict[tuple[object, ...], bytes | None] | None = getattr(_scope, "peels", None)
+    if peels is not None:  # a name that is not an object id is never looked up (`_peel_key`)
+        peels[_key_of(repo_dir, None, f"{commit}^{{commit}}")] = f"{commit}\n".encode()
+
+
 def remember_written(repo_dir: Path, commit: str, tree: str, parent: str | None) -> None:
     """Within `remembered_peels`: `commit` (just written to `repo_dir`) is a commit with
     `tree`, and `parent` is its ancestor. Outside it, nothing is remembered."""

@@ -29,6 +29,7 @@ from gitfleet.repo.gitcmd import (
     GitResult,
     known_ancestor,
     redact_url,
+    remember_commit,
     run_git,
     validate_ref,
 )
@@ -192,6 +193,7 @@ class Mirror:
         another kind of object (None: no such ref, or no commit)."""
         oid, kind = tips.get(ref, ("", ""))
         if kind == "commit":
+            remember_commit(self._path, oid)  # later peels of this id need no git
             return oid
         return self.resolve(ref) if oid else None
 

@@ -138,3 +138,21 @@ def test_what_this_process_wrote_is_known_without_asking(
         assert not known_ancestor(bare, second.commit, first.commit)
         assert not known_ancestor(tmp_path / "other.git", first.commit, second.commit)
     assert not known_ancestor(bare, first.commit, second.commit)
+
+
+def test_a_commit_listed_as_one_is_known_within_the_pass_only(
+    repo: tuple[Path, str], started: list[Any]
+) -> None:
+    """`remember_commit` (a `for-each-ref` listing said the id is a commit): its peel needs no
+    git within the pass; outside one nothing is kept, and a ref name is still asked."""
+    path, head = repo
+    gitcmd.remember_commit(path, head)  # outside a pass: forgotten at once
+    with remembered_peels():
+        assert _peel(path, f"{head}^{{commit}}", "--verify").stdout.decode().strip() == head
+        assert len(started) == 1
+    with remembered_peels():
+        gitcmd.remember_commit(path, "HEAD")
+        gitcmd.remember_commit(path, head)
+        assert _peel(path, f"{head}^{{commit}}", "--verify").stdout.decode().strip() == head
+        assert _peel(path, "HEAD^{commit}", "--verify", "--quiet").returncode == 0
+        assert len(started) == 2  # only the ref name was asked
