@@ -19,7 +19,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
-from gitfleet.repo.gitcmd import GitError, git_argv, git_env, redact_url
+from gitfleet.repo.gitcmd import GitError, git_argv, git_env, last_lines, redact_url
 
 FAST_IMPORT = ("fast-import", "--quiet", "--done", "--date-format=raw")
 _BUFFER = 1 << 20
@@ -57,7 +57,7 @@ def run_fast_import(repo: Path, parts: Iterable[bytes], timeout: float = 120.0) 
         if expired.is_set() and code != 0:
             raise GitError(f"git fast-import timed out after {timeout:g}s")
         if code != 0:
-            raise GitError(f"git fast-import failed: {_last_lines(_read(err))}")
+            raise GitError(f"git fast-import failed: {last_lines(_read(err))}")
         out.seek(0)
         return out.read()
 
@@ -84,8 +84,3 @@ def _feed(stdin: IO[bytes] | None, parts: Iterable[bytes]) -> None:
 def _read(err: IO[bytes]) -> str:
     err.seek(0)
     return redact_url(err.read().decode("utf-8", "replace")).strip()
-
-
-def _last_lines(text: str, count: int = 5) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return " / ".join(lines[-count:]) or "(no message)"

@@ -137,7 +137,7 @@ def run_git(
         raise GitError(f"cannot run git: {exc.strerror}") from exc
     stderr = redact_url(proc.stderr.decode("utf-8", "replace")).strip()
     if check and proc.returncode != 0:
-        raise GitError(f"git {_describe(args)} failed: {_last_lines(stderr)}")
+        raise GitError(f"git {_describe(args)} failed: {last_lines(stderr)}")
     if peels is not None and proc.returncode == 0 and stdin is None and not config:
         _remember_peel(peels, repo_dir, args, env, peel, proc.stdout)
     return GitResult(proc.returncode, proc.stdout, stderr)
@@ -295,6 +295,7 @@ def _describe(args: Sequence[str]) -> str:
     return redact_url(args[0]) if args else ""
 
 
-def _last_lines(text: str, count: int = 5) -> str:
+def last_lines(text: str, count: int = 5) -> str:
+    """The last `count` non-blank lines of git's stderr, joined for one error message."""
     lines = [line for line in text.splitlines() if line.strip()]
     return " / ".join(lines[-count:]) or "(no message)"

@@ -28,6 +28,7 @@ from gitfleet.repo.gitcmd import (
     GitError,
     GitResult,
     known_ancestor,
+    last_lines,
     redact_url,
     remember_commit,
     run_git,
@@ -390,5 +391,4 @@ def _short(ref: str) -> str:
 
 
 def _tail(text: str) -> str:
-    lines = [line for line in redact_url(text).splitlines() if line.strip()]
-    return " / ".join(lines[-3:]) or "(no message)"
+    return last_lines(redact_url(text), 3)
