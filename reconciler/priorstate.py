@@ -12,9 +12,13 @@ writes one PlacementPrior a placement:
 - `conditions`: `status.conditions` of the placement's status file and each cluster's
   conditions, clusters with the same conditions grouped (`reconciler.priorconds`).
 
+A placement bound to more than 100 clusters (`gitfleet.api.shards.shard_count` above one) has
+its per-cluster parts (the `index` clusters and entries, the clusters' conditions) cut into
+shards, `state/prior/<key>/<i>.yaml`, with the placement-level parts and the shard count in
+`state/prior/<key>.yaml` (`reconciler.priorshards`): one cluster joining rewrites one shard.
 `prior_files` writes them from the new output tree (its documents derived through
 `reconciler.priorparse`: a pass does not parse what it wrote itself); `read_placement_prior` and
-`implied_rows` read them back. A part that is missing (an output written before these files, or
+`implied_rows` read them back (either shape). A part or shard that is missing (an output written before these files, or
 a row the record cannot hold) makes the readers parse the index or status files as before.
 A part's lists of cluster names and its kept entries are spliced in from kept texts
 (`reconciler.yamlparts.Spliced`), the same bytes as emitting the part whole; the `index` part is
@@ -25,7 +29,6 @@ Called by `state`, `priorindex` and `statusdocs`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -36,6 +39,7 @@ from gitfleet.api.output import (
     placement_prior_path,
     placement_status_path,
 )
+from gitfleet.api.shards import shard_count
 from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.priorconds import (
@@ -49,31 +53,27 @@ from reconciler.priorparse import blob_key, derive_own, freeze, remember, rememb
 from reconciler.priorsection import BindingLike as BindingLike
 from reconciler.priorsection import implied_row as implied_row
 from reconciler.priorsection import index_section
+from reconciler.priorshards import BLOCKS as _BLOCKS
+from reconciler.priorshards import (
+    SHARDED_KIND,
+    Kept,
+    ShardedHead,
+    Written,
+    joined_prior,
+    parse_sharded_head,
+    remember_joined,
+    sharded_files,
+)
+from reconciler.priorshards import IndexRecord as IndexRecord
+from reconciler.priorshards import PlacementPrior as PlacementPrior
+from reconciler.priorshards import index_record as _index_record
+from reconciler.priorshards import spliced_part as _spliced_part
 from reconciler.stagememo import StageMemo
-from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
 PRIOR_KIND = "PlacementPrior"
 PRIOR_TAG = "placement-prior"
 CONDITIONS_TAG = "placement-conditions"
 READ_ERRORS = (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError)
-
-
-@dataclass(frozen=True)
-class IndexRecord:
-    """A placement's ClusterIndex rows as recorded: implied by bindings, or whole."""
-
-    header: Mapping[str, Any] | None
-    clusters: tuple[str, ...]
-    entries: tuple[Mapping[str, Any], ...]
-
-
-@dataclass(frozen=True)
-class PlacementPrior:
-    """One `state/prior/<key>.yaml` as read (a part is None when it was not recorded)."""
-
-    key: str
-    index: IndexRecord | None
-    conditions: PriorConditions | None
 
 
 def implied_rows(
@@ -94,8 +94,11 @@ def implied_rows(
     return rows
 
 
-def parse_placement_prior(doc: Any) -> PlacementPrior:
-    """Inverse of the documents `prior_files` writes. Raises KeyError/ValueError/TypeError."""
+def parse_placement_prior(doc: Any) -> PlacementPrior | ShardedHead:
+    """Inverse of the documents `prior_files` writes at `state/prior/<key>.yaml` (the head
+    alone of a sharded one). Raises KeyError/ValueError/TypeError."""
+    if doc.get("kind") == SHARDED_KIND:
+        return parse_sharded_head(doc)
     if doc.get("kind") != PRIOR_KIND:
         raise ValueError(f"kind: expected {PRIOR_KIND}")
     index = doc.get("index")
@@ -106,12 +109,14 @@ def parse_placement_prior(doc: Any) -> PlacementPrior:
 
 
 def read_placement_prior(output: Mapping[str, bytes], key: str) -> PlacementPrior | None:
-    """The placement's record in the previous output (None: absent or unreadable)."""
+    """The placement's record in the previous output, one file or sharded (None: absent or
+    unreadable, or a shard missing or unreadable)."""
     path = placement_prior_path(key)
     if path not in output:
         return None
     try:
-        return derive_own(output, path, PRIOR_TAG, parse_placement_prior)
+        found = derive_own(output, path, PRIOR_TAG, parse_placement_prior)
+        return found if isinstance(found, PlacementPrior) else joined_prior(output, found)
     except READ_ERRORS:
         return None
 
@@ -171,40 +176,6 @@ def _block(
     return data
 
 
-_BLOCKS = Blocks()
-"""The texts of the records' lists of cluster names, for this pass and the last."""
-
-
-def _spliced_part(
-    part: str, value: Any, pieces: Pieces, names: Callable[[int], str | None] | None = None
-) -> str:
-    """`dump_yaml({part: value}, pieces=pieces)`: the section's cluster names (`names`: their
-    text, when the caller keeps it), its kept entries and its groups' cluster names written
-    from kept texts (`yamlparts.Spliced`)."""
-    spliced = Spliced()
-    if isinstance(value, dict):
-        value = dict(value)
-        clusters, entries = value.get("clusters"), value.get("entries")
-        if isinstance(clusters, list) and clusters:
-            block = names if names is not None else _BLOCKS.names(clusters)
-            value["clusters"] = spliced.part(clusters, block)
-        if isinstance(entries, list) and entries:
-            value["entries"] = spliced.part(entries, items_block(entries, pieces))
-        if isinstance(value.get("perClusterGroups"), list):
-            value["perClusterGroups"] = grouped_parts(
-                value["perClusterGroups"], "clusters", spliced, _BLOCKS
-            )
-    return spliced.dump({part: value})
-
-
-def _index_record(section: Mapping[str, Any]) -> IndexRecord:
-    return IndexRecord(
-        header=section.get("header"),
-        clusters=tuple(str(c) for c in section.get("clusters") or ()),
-        entries=tuple(section.get("entries") or ()),
-    )
-
-
 def _status_part(output: Mapping[str, bytes], key: str) -> tuple[str, PriorConditions] | None:
     """(status blob id, its prior conditions) of the placement's status file in `output`."""
     conditions = status_conditions(output, key)
@@ -220,41 +191,66 @@ def prior_files(
 ) -> dict[str, bytes]:
     """`state/prior/<key>.yaml` for every placement (`placements`: key -> its bindings), from
     `rows` (placement key -> cluster -> ClusterIndex row of the new output; None when some row
-    cannot be recorded: no `index` is written then) and the status files in `output`. Each
-    part is serialised only when what it is made from changed (the conditions: the status
-    file's blob id)."""
+    cannot be recorded: no `index` is written then) and the status files in `output`; above
+    `2 * SHARD_TARGET` bindings with its shards (`reconciler.priorshards`). Each part is
+    serialised only when what it is made from changed (the conditions: the status file's blob
+    id; a shard: its clusters' names, rows and conditions)."""
     files: dict[str, bytes] = {}
     _BLOCKS.next_round()
     if rows is not None and not set(rows) <= set(placements):
         rows = None  # a row of a placement without state: only the index files hold it
-    head = dump_yaml({"apiVersion": OUTPUT_API_VERSION}).encode()
-    kind = dump_yaml({"kind": PRIOR_KIND}).encode()
     for key, bindings in sorted(placements.items()):
         found_rows = rows.get(key, {}) if rows is not None else None
-        inputs = (tuple(bindings), found_rows, output.get(placement_status_path(key)))
-        known = _PRIORS.get(key, inputs)
-        if known is not None:  # the same bindings, rows and status file as last pass
-            files[placement_prior_path(key)] = known[0]
-            remember_at(placement_prior_path(key), known[0], PRIOR_TAG, known[1])
-            continue
-        parts, record, conditions = [head], None, None
-        status = _status_part(output, key)
-        if status is not None:
-            conditions = status[1]
-            make = partial(conditions_section, conditions, key)
-            parts.append(_block(key, "conditions", status[0], make))
-        if rows is not None:
-            pieces: Pieces = {}
-            section, names = index_section(key, rows.get(key, {}), tuple(bindings), pieces)
-            parts.append(_block(key, "index", section, partial(dict, section), pieces, names))
-            record = _index_record(section)
-        parts += [kind, dump_yaml({"metadata": {"name": key}}).encode()]
-        data = files[placement_prior_path(key)] = b"".join(parts)
-        prior = PlacementPrior(key, record, conditions)
-        remember(data, PRIOR_TAG, prior)
-        _PRIORS.put(key, inputs, (data, prior))
+        binds = tuple(bindings)
+        inputs = (binds, found_rows, output.get(placement_status_path(key)))
+        made = _PRIORS.get(key, inputs)
+        if made is None:  # not the same bindings, rows and status file as last pass
+            last = _PRIORS.last(key)
+            kept = last[1][1] if last is not None else {}
+            made = _placement_files(key, binds, rows, output, kept)
+            _PRIORS.put(key, inputs, made)
+        for path, data, tag, value in made[0]:
+            files[path] = data
+            remember_at(path, data, tag, value)
     return files
 
 
-_PRIORS: StageMemo[tuple[bytes, PlacementPrior]] = StageMemo()
-"""Placement key -> its last `state/prior/` file, with what it was made from."""
+def _placement_files(
+    key: str,
+    bindings: tuple[BindingLike, ...],
+    rows: Mapping[str, Mapping[str, Mapping[str, Any]]] | None,
+    output: Mapping[str, bytes],
+    kept: Mapping[int, Kept],
+) -> tuple[Written, dict[int, Kept]]:
+    """A placement's record: one file, or its head and shards (with the shards as kept)."""
+    status = _status_part(output, key)
+    conditions = status[1] if status is not None else None
+    section: dict[str, Any] | None = None
+    names, pieces = None, Pieces()
+    if rows is not None:
+        section, names = index_section(key, rows.get(key, {}), bindings, pieces)
+    record = _index_record(section) if section is not None else None
+    prior = PlacementPrior(key, record, conditions)
+    path = placement_prior_path(key)
+    count = shard_count(len(bindings))
+    if count == 1:
+        parts = [HEAD]
+        if status is not None:
+            make = partial(conditions_section, status[1], key)
+            parts.append(_block(key, "conditions", status[0], make))
+        if section is not None:
+            parts.append(_block(key, "index", section, partial(dict, section), pieces, names))
+        parts += [_KIND, dump_yaml({"metadata": {"name": key}}).encode()]
+        data = b"".join(parts)
+        return [(path, data, PRIOR_TAG, remember(data, PRIOR_TAG, prior))], {}
+    shards, now, (data, head) = sharded_files(key, count, section, conditions, pieces, kept)
+    head = remember(data, PRIOR_TAG, head)
+    remember_joined(key, head, [value for *_, value in shards], prior)
+    return [(path, data, PRIOR_TAG, head), *shards], now
+
+
+HEAD = dump_yaml({"apiVersion": OUTPUT_API_VERSION}).encode()
+_KIND = dump_yaml({"kind": PRIOR_KIND}).encode()
+_PRIORS: StageMemo[tuple[Written, dict[int, Kept]]] = StageMemo()
+"""Placement key -> its last `state/prior/` files (path, bytes, tag, value) and shards, with
+what they were made from."""

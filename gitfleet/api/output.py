@@ -23,7 +23,10 @@ state/prior/<key>.yaml                    PlacementPrior: the placement's Cluste
                                           as the cluster name alone: the row its binding implies)
                                           and its status conditions, so a restarted hub reads
                                           state/ instead of every index and status file (optional:
-                                          without it the hub parses those files)
+                                          without it the hub parses those files); above 100
+                                          clusters a ShardedPlacementPrior (header, placement
+                                          conditions, shard count) with the per-cluster parts in
+                                          state/prior/<key>/<i>.yaml by `shards.shard_of`
 ```
 
 The hub writes with these helpers, the agent validates with the models, and `status`, `plan`,
@@ -97,6 +100,10 @@ def placement_state_path(key: str) -> str:
 
 def placement_prior_path(key: str) -> str:
     return f"{PRIOR_STATE_PREFIX}{key}.yaml"
+
+
+def placement_prior_shard_path(key: str, shard: int) -> str:
+    return f"{PRIOR_STATE_PREFIX}{key}/{shard}.yaml"
 
 
 @dataclass(frozen=True)
