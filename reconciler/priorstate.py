@@ -18,8 +18,9 @@ shards, `state/prior/<key>/<i>.yaml`, with the placement-level parts and the sha
 `state/prior/<key>.yaml` (`reconciler.priorshards`): one cluster joining rewrites one shard.
 `prior_files` writes them from the new output tree (its documents derived through
 `reconciler.priorparse`: a pass does not parse what it wrote itself); `read_placement_prior` and
-`implied_rows` read them back (either shape). A part or shard that is missing (an output written before these files, or
-a row the record cannot hold) makes the readers parse the index or status files as before.
+`implied_rows` read them back (either shape). A part or shard that is missing (an output
+written before these files, or a row the record cannot hold) makes the readers parse the
+index or status files as before.
 A part's lists of cluster names and its kept entries are spliced in from kept texts
 (`reconciler.yamlparts.Spliced`), the same bytes as emitting the part whole; the `index` part is
 `reconciler.priorsection`'s (patched where a cluster's row or binding changed).
