@@ -3,7 +3,7 @@
 `write_output(out_dir, files)` makes `out_dir` hold exactly `files`: it validates every path
 (relative, no '..', no empty or hidden components), writes only the files whose bytes changed
 (atomically, so unchanged files keep their mtime; through directory descriptors that never follow
-a symbolic link, `gitfleet.repo.dirwrite`, so nothing lands outside), removes the files it
+a symbolic link, `gitfleet.repo.dirfiles`, so nothing lands outside), removes the files it
 wrote before that are no longer produced, and prunes directories left empty. It only manages a
 directory that carries its marker file `.gitfleet-output` (which also lists the files it wrote);
 a non-empty directory without the marker is refused. `read_output(out_dir, prefix)` reads a
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitfleet.repo.dirwrite import write_files
+from gitfleet.repo.dirfiles import read_files, write_files
 from gitfleet.repo.tree import is_contained, relpath_problem
 
 MARKER = ".gitfleet-output"
@@ -64,14 +64,8 @@ def read_output(out_dir: Path, prefix: str = "") -> dict[str, bytes]:
     base = root / prefix.rstrip("/") if prefix else root
     if not base.is_dir() or base.is_symlink() or not is_contained(root, base):
         return {}
-    found: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            full = Path(dirpath) / name
-            if name.startswith(".") or not stat.S_ISREG(full.lstat().st_mode):
-                continue
-            found[full.relative_to(root).as_posix()] = full.read_bytes()
+    rel = prefix.rstrip("/")
+    found = read_files(base, f"{rel}/" if rel else "")
     return dict(sorted(found.items()))
 
 

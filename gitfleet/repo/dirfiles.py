@@ -1,4 +1,5 @@
-"""Write many files under one directory through directory file descriptors, never by path.
+"""Write and read many files under one directory through directory file descriptors, never by
+path.
 
 `write_files(root, files, refuse)` writes each changed file of `files` (relative path -> bytes,
 paths already validated and sorted) under `root`: every directory on the way is opened relative
@@ -9,7 +10,9 @@ changed, so unchanged files keep their mtime. Sorted paths visit each directory 
 a file costs a `stat` (and a read when the size matches) plus the write; the open descriptors
 are the current path's (a handful). `refuse(message)` builds the exception raised for a
 directory component that is a symbolic link or not a directory, and for a target that is not a
-regular file. Called by `gitfleet.repo.outdir.write_output`.
+regular file. `read_files(base, prefix)` reads every regular, non-hidden file under `base`
+the same way (symbolic links neither followed nor returned; `os.scandir` types, no `stat` a
+file). Called by `gitfleet.repo.outdir`.
 """
 
 from __future__ import annotations
@@ -132,3 +135,31 @@ def _replace(dirs: _Dirs, fd: int, name: str, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=fd)
         raise
+
+
+def read_files(base: Path, prefix: str) -> dict[str, bytes]:
+    """Regular files under `base` whose names and directories are not hidden, keyed by
+    `prefix` + their path below `base`."""
+    found: dict[str, bytes] = {}
+    fd = os.open(base, _DIR_FLAGS)
+    try:
+        _read_dir(fd, prefix, found)
+    finally:
+        os.close(fd)
+    return found
+
+
+def _read_dir(fd: int, prefix: str, found: dict[str, bytes]) -> None:
+    with os.scandir(fd) as listing:
+        entries = sorted(listing, key=lambda entry: entry.name)
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
+            try:
+                _read_dir(sub, f"{prefix}{entry.name}/", found)
+            finally:
+                os.close(sub)
+        elif entry.is_file(follow_symlinks=False):
+            found[prefix + entry.name] = _read(fd, entry.name)
