@@ -19,7 +19,6 @@ import json
 import os
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from benchmarks.generate import (
     resolve_size,
     write_fleet,
 )
+from benchmarks.gitserver import GitDaemon
 from benchmarks.hub_checks import (
     OUTPUT_REF,
     CheckFailed,
@@ -50,13 +50,14 @@ from benchmarks.hub_checks import (
     repo_bytes,
     resolve,
 )
+from benchmarks.hub_report import render_markdown, summarise
 from benchmarks.hub_scenarios import scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_NOW = "2026-01-01T00:00:00Z"
 
 
-def make_hub(remote: Path, cache: Path, now: str) -> Any:
+def make_hub(remote: Path | str, cache: Path, now: str) -> Any:
     """A Hub on `remote` with a fixed clock (imported late: the child times its own import)."""
     from gitfleet.api import parse_time
     from reconciler.loop import Hub, HubConfig
@@ -149,6 +150,8 @@ class Trial:
     cpu_seconds: float = 0.0
     commit_seconds: float = 0.0
     push_seconds: float = 0.0
+    server_cpu_seconds: float = 0.0
+    """CPU of the remote's git daemon and its children during the pass (`--git-daemon`)."""
 
 
 def push_source(clone: Path, message: str) -> None:
@@ -158,12 +161,15 @@ def push_source(clone: Path, message: str) -> None:
     git(clone, "push", "--quiet", "origin", "main", bare=False)
 
 
-def measure(hub: Any, remote: Path, name: str) -> Trial:
-    """Time one `run_once` and what it did to the remote."""
+def measure(hub: Any, remote: Path, name: str, server: GitDaemon | None = None) -> Trial:
+    """Time one `run_once` and what it did to the remote (and, served by `server`, the
+    server's CPU)."""
     before, size = resolve(remote, OUTPUT_REF), repo_bytes(remote)
+    served = server.cpu_seconds() if server else 0.0
     started, cpu = time.perf_counter(), cpu_seconds()
     report = hub.run_once()
     seconds, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+    served = server.cpu_seconds() - served if server else 0.0
     after = resolve(remote, OUTPUT_REF)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     files = changed_files(remote, before, after)
@@ -180,11 +186,18 @@ def measure(hub: Any, remote: Path, name: str) -> Trial:
         cpu,
         timed["commitSeconds"],
         timed["pushSeconds"],
+        served,
     )
 
 
 def run_scenarios(
-    fleet: GeneratedFleet, clone: Path, remote: Path, hub: Any, trials: int, budget: float
+    fleet: GeneratedFleet,
+    clone: Path,
+    remote: Path,
+    hub: Any,
+    trials: int,
+    budget: float,
+    server: GitDaemon | None = None,
 ) -> list[Trial]:
     """Every scenario `trials` times (a further trial only while the budget in seconds, if
     any, leaves room for one more of the same length)."""
@@ -202,60 +215,13 @@ def run_scenarios(
                 break  # only as many removals as there were additions
             if edit is not None:
                 push_source(clone, edit(clone, k) or "")
-            done.append(measure(hub, remote, name))
+            done.append(measure(hub, remote, name, server))
             print(
                 f"  {name} trial {k + 1}: {done[-1].seconds:.3f}s {done[-1].outcome}",
                 file=sys.stderr,
             )
         out += done
     return out
-
-
-def _stat(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
-def summarise(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-scenario figures from trial dicts (seconds, files, bytesAdded, maxRssMiB, outcome)."""
-    return {
-        "scenario": name,
-        "trials": len(rows),
-        "seconds": _stat([r["seconds"] for r in rows]),
-        "cpuSeconds": _stat([r.get("cpuSeconds", 0.0) for r in rows]),
-        "commitSeconds": _stat([r.get("commitSeconds", 0.0) for r in rows]),
-        "pushSeconds": _stat([r.get("pushSeconds", 0.0) for r in rows]),
-        "files": _stat([r["files"] for r in rows]),
-        "bytesAdded": _stat([r["bytesAdded"] for r in rows]),
-        "maxRssMiB": max(r["maxRssMiB"] for r in rows),
-        "outcomes": sorted({r["outcome"] for r in rows}),
-    }
-
-
-def render_markdown(summary: dict[str, Any]) -> str:
-    """The table printed to stdout."""
-    lines = [
-        f"fleet `{summary['size']}` (seed {summary['seed']}): {summary['fleet']}",
-        "",
-        "| scenario | trials | median s | min s | max s | CPU s (median) | commit s | push s | files changed (median) | KiB added (median) | peak RSS MiB | outcome |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for s in summary["scenarios"]:
-        t, steps = s["seconds"], (s["cpuSeconds"], s["commitSeconds"], s["pushSeconds"])
-        lines.append(
-            f"| {s['scenario']} | {s['trials']} | {t['median']:.3f} | {t['min']:.3f} | {t['max']:.3f} | "
-            + " | ".join(f"{x['median']:.3f}" for x in steps)
-            + f" | {s['files']['median']:.0f} | {s['bytesAdded']['median'] / 1024:.0f} | {s['maxRssMiB']:.0f} | {', '.join(s['outcomes'])} |"
-        )
-    c = summary["checks"]
-    if "failed" in c:
-        return "\n".join([*lines, "", f"**CHECK FAILED, the run does not count**: {c['failed']}"])
-    lines += [
-        "",
-        f"check 1 (incremental clusters/ == fresh full render): {c['incremental']}",
-        f"check 2 (same tree id in {c['processes']} processes): {c['treeIds']}",
-        f"check 3 (no-op pass makes no commit): {c['noop']}",
-    ]
-    return "\n".join(lines)
 
 
 Render = Callable[[Path, str, Path, str], dict[str, Any]]
@@ -302,10 +268,15 @@ def measure_all(
     cold = cold_trials(source, first, work, args.now, args.trials, budget, render)
     remote = Path(cold[0]["remote"])
     git(clone, "remote", "set-url", "origin", str(remote), bare=False)
-    hub = make_hub(remote, work / "hub-cache", args.now)
-    if hub.run_once().outcome != "skipped":  # warm the mirror: the output is already there
-        raise CheckFailed("the first pass on a rendered remote should skip")
-    trials = run_scenarios(fleet, clone, remote, hub, args.trials, budget)
+    server = GitDaemon(work) if getattr(args, "git_daemon", False) else None
+    try:
+        hub = make_hub(server.url(remote) if server else remote, work / "hub-cache", args.now)
+        if hub.run_once().outcome != "skipped":  # warm the mirror: the output is already there
+            raise CheckFailed("the first pass on a rendered remote should skip")
+        trials = run_scenarios(fleet, clone, remote, hub, args.trials, budget, server)
+    finally:
+        if server:
+            server.stop()
     final = resolve(remote, "refs/heads/main") or ""
     fresh = [render(remote, final, work / f"final-{k}", args.now) for k in range(2)]
     return Measured(remote, cold, trials, fresh)
@@ -346,6 +317,7 @@ def summarise_all(fleet: GeneratedFleet, got: Measured) -> list[dict[str, Any]]:
                 "cpuSeconds": t.cpu_seconds,
                 "commitSeconds": t.commit_seconds,
                 "pushSeconds": t.push_seconds,
+                "serverCpuSeconds": t.server_cpu_seconds,
             }
             for t in trials
         ]
@@ -381,6 +353,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--json", type=Path, help="also write every measurement here")
     p.add_argument("--workdir", type=Path, help="parent of the temp dir (default: system temp)")
+    p.add_argument(
+        "--git-daemon",
+        action="store_true",
+        help="serve the remote through git daemon on 127.0.0.1 for the scenarios, so the "
+        "receiving side's CPU is reported apart from the hub's",
+    )
     return p.parse_args(argv)
 
 
@@ -403,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{size.overrides} overrides"
     )
     summary = {"size": label, "seed": args.seed, "now": args.now, "fleet": described, **result}
+    summary["gitDaemon"] = args.git_daemon
     print(render_markdown(summary))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -50,13 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--phases", help="render phases, e.g. load,pass (default: all three)")
     p.add_argument("--json-dir", type=Path, help="write render.json and hub.json here")
+    p.add_argument("--git-daemon", action="store_true", help="bench_hub.py --git-daemon")
     args = p.parse_args(argv)
     common = forwarded(args)
     render = [*common, "--baseline-clusters", str(args.baseline_clusters)]
     render += ["--phases", args.phases] if args.phases else []
     runs = [
         ("bench_render.py", render, "render.json"),
-        ("bench_hub.py", common, "hub.json"),
+        ("bench_hub.py", [*common, *(["--git-daemon"] if args.git_daemon else [])], "hub.json"),
     ]
     if args.only is not None:
         runs = [r for r in runs if r[0] == f"bench_{args.only}.py"]

@@ -39,6 +39,7 @@ import copy
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from operator import is_
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
@@ -169,9 +170,10 @@ def _inputs_token(
     """What every placement's selection and serving overrides are made from besides the
     placement: the index entries (the very objects: `select.index` keeps an unchanged
     object's entry), the skipped namespaces, each override's key, spec hash, snapshot name
-    and origin, and `rest`."""
+    and origin, the names of the overrides' latest snapshots, and `rest`."""
     overrides = tuple((o.key, o.hash, o.snapshot, o.origin) for o in inputs.overrides.overrides)
-    return (rest, index.entries, index.skipped_namespaces, overrides)
+    names = tuple(sorted(inputs.override_names.items()))
+    return (rest, index.entries, index.skipped_namespaces, overrides, names)
 
 
 def _declared(placement: AnyPlacement) -> str:
@@ -207,7 +209,7 @@ def _fingerprint(
     ):
         parts = made[1]
     else:
-        parts = _parts(placement, index, inputs)
+        parts = _parts(placement, index, inputs, made[1] if made is not None else None, whole_pass)
         if parts.selection.error is not None:
             _PARTS.drop(key)
             return None, parts.selection, None
@@ -236,13 +238,29 @@ _PARTS: StageMemo[_Parts] = StageMemo()
 """Placement key -> the `_Parts` made last (taken as they are while the token stays)."""
 
 
-def _parts(placement: AnyPlacement, index: ResourceIndex, inputs: PassInputs) -> _Parts:
+def _parts(
+    placement: AnyPlacement,
+    index: ResourceIndex,
+    inputs: PassInputs,
+    last: _Parts | None = None,
+    whole_pass: PassKey | None = None,
+) -> _Parts:
+    """The placement's parts, selected afresh. What `last` (its parts of an earlier pass)
+    made of the same placement object is taken rather than made again: its declared JSON,
+    and, when it selected the very same objects and every override and pass-wide input is
+    as then (the token but for the index entries, `_same_serving`), everything else too."""
     selection = select(placement, index)
     if selection.error is not None:
         return _Parts(placement, selection, (), None)
+    if last is None or last.placement is not placement or not last.declared:
+        text = _declared(placement)
+    elif _same_selection(last.selection, selection) and _same_serving(last.token, whole_pass):
+        return _Parts(placement, selection, last.declared, last.keys)
+    else:
+        text = last.declared[0]
     serving = inputs.overrides.for_placement(placement, selection.resources).overrides
     declared = (
-        _declared(placement),
+        text,
         selection.hash,
         tuple(
             (r.group, r.version, r.kind, r.namespace, r.name, r.origin) for r in selection.resources
@@ -252,6 +270,26 @@ def _parts(placement: AnyPlacement, index: ResourceIndex, inputs: PassInputs) ->
         tuple(inputs.override_names.get(o.key) for o in serving),
     )
     return _Parts(placement, selection, declared, label_keys(placement, serving, inputs.governance))
+
+
+def _same_selection(before: Selection, now: Selection) -> bool:
+    """The very same selected objects (and unplaceable matches) in the same order."""
+    return (
+        before.hash == now.hash
+        and len(before.resources) == len(now.resources)
+        and all(map(is_, before.resources, now.resources))
+        and len(before.invalid) == len(now.invalid)
+        and all(map(is_, before.invalid, now.invalid))
+    )
+
+
+def _same_serving(before: tuple[Any, ...] | None, whole_pass: PassKey | None) -> bool:
+    """Every part of the pass's token but the index entries equals `before`'s (a token of
+    `_inputs_token`): the same pass-wide inputs, skipped namespaces and overrides."""
+    now = whole_pass.token if whole_pass is not None else None
+    if before is None or now is None:
+        return False
+    return before[0] == now[0] and before[2:] == now[2:]
 
 
 def copy_plan(plan: PlacementPlan) -> PlacementPlan:

@@ -42,7 +42,7 @@ from reconciler.priorstate import (
 )
 from reconciler.priorstate import index_entries as _index_entries
 from reconciler.stagememo import StageMemo, changed_keys
-from reconciler.state import PlacementState, parse_placement_state
+from reconciler.state import PlacementState, read_placement_state
 
 PriorIndex = dict[str, dict[str, dict[str, Any]]]
 
@@ -75,7 +75,7 @@ def recorded_prior_index(output: Mapping[str, bytes]) -> PriorIndex | None:
     records = []
     for path in paths_under(output, PLACEMENT_STATE_PREFIX):
         try:
-            ps = derive_own(output, path, "placement-state", parse_placement_state)
+            ps = read_placement_state(output, path)
             prior = read_placement_prior(output, ps.key)
         except READ_ERRORS:
             return None

@@ -1,26 +1,26 @@
 """Vendor-neutral placement output: PlacementDecision slices and the ClusterProfiles they name.
 
 `decision_files` writes `decisions/<placement>-<i>.yaml` for every placement (KEP-5313,
-multicluster.x-k8s.io/v1alpha1; at most 100 clusters a slice, clusters in name order, a revision
-derived from the decision so an unchanged decision rewrites nothing); a held placement keeps its
-previous decision files. A recomputed placement whose targeted clusters and reasons are
-unchanged (a cluster it does not select came or went) keeps its files; otherwise its slices are
-assembled from each (cluster, reason)'s kept ClusterDecision text (`reconciler.yamlparts`), so
-no slice is emitted whole again: the kept texts are patched where a binding's state or a
-decision changed, and a slice's text around its decisions is kept with a token for the
-revision. A decision is the scheduler's output: every cluster with a
-Scheduled or Bound binding, including clusters the rollout has not reached yet (a rolling
-update's later waves, an External placement's held clusters); Unscheduled bindings are not
-listed. `profile_files` writes one ClusterProfile per member cluster (each
+multicluster.x-k8s.io/v1alpha1; `reconciler.decisions`: up to 100 clusters one slice, more cut
+into stable hash shards, each slice with the revision of its own cluster list, so a slice whose
+clusters are unchanged rewrites nothing); a held placement keeps its previous decision files.
+A recomputed placement whose targeted clusters and reasons are unchanged (a cluster it does not
+select came or went) keeps its files; otherwise its clusters are kept per shard with each
+(cluster, reason)'s ClusterDecision text (`reconciler.yamlparts`), patched where a binding's
+state or a decision changed, and only the shards whose clusters or texts changed are written
+again (every one when the shard count changes); no slice is emitted whole again: a slice's text
+around its decisions is kept with a token for the revision. A decision is the scheduler's
+output: every cluster with a Scheduled or Bound binding, including clusters the rollout has not
+reached yet (a rolling update's later waves, an External placement's held clusters); Unscheduled
+bindings are not listed. `profile_files` writes one ClusterProfile per member cluster (each
 made again only when its MemberCluster is another object).
 Called by `reconciler.pass_`.
 """
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from operator import attrgetter, is_
@@ -31,8 +31,13 @@ from reconciler.decisions import (
     PROFILE_NAMESPACE,
     REVISION_ANNOTATION,
     cluster_profile_documents,
+    cluster_shards,
     decision_entry,
-    decision_slices,
+    shard_documents,
+    shard_slices,
+    slice_count,
+    slice_of,
+    slice_path,
 )
 from reconciler.isolate import hold
 from reconciler.output import yaml_bytes
@@ -43,11 +48,6 @@ from reconciler.schedule.outcome import UNSCHEDULED
 from reconciler.stagememo import IdentityMemo, RoundMemo, StageMemo
 from reconciler.state import State
 from reconciler.yamlparts import ItemTexts
-
-
-def _revision(clusters: list[str]) -> str:
-    return hashlib.sha256("\n".join(clusters).encode()).hexdigest()[:16]
-
 
 _DECISIONS: StageMemo[dict[str, bytes]] = StageMemo()
 """Placement key -> its decision files, with the bindings and decisions they were made from."""
@@ -80,24 +80,41 @@ def decision_files(plans: Mapping[str, PlacementPlan], prior: State) -> dict[str
                 _DECISIONS.drop(key)
                 _KEPT.drop(key)
                 hold(plan, "writing the scheduling decisions of", exc)
-        prefix = f"decisions/{key}-"
-        files.update({p: prior.output[p] for p in paths_under(prior.output, prefix)})
+        files.update(_prior_slices(key, prior))
     return files
+
+
+def _prior_slices(key: str, prior: State) -> dict[str, bytes]:
+    """The placement's decision files of the last pass (`<key>-<digits>.yaml`: not those of a
+    placement whose key continues with `-`)."""
+    prefix = f"decisions/{key}-"
+    paths = paths_under(prior.output, prefix)
+    return {p: prior.output[p] for p in paths if _is_slice(p, prefix)}
+
+
+def _is_slice(path: str, prefix: str) -> bool:
+    """`path` is `<prefix><digits>.yaml`."""
+    index = path[len(prefix) :].removesuffix(".yaml")
+    return path.endswith(".yaml") and index.isascii() and index.isdigit()
+
+
+_Shard = tuple[list[str], list[str | None]]
+"""One shard's targeted clusters in name order and the entry text of each."""
 
 
 @dataclass(frozen=True)
 class _Kept:
     """A placement's decision files and what they were written from: the state of its binding
     to each cluster (one a cluster), its (cluster, selected, reason) decisions (one a cluster),
-    the targeted clusters in order with each one's entry text, and the selected ones' reasons."""
+    the targeted clusters by shard (`cluster_shards`: each shard's clusters in order with each
+    one's entry text), and the selected ones' reasons."""
 
     key: str
     name: str
     namespace: str
     states: dict[str, str]
     decided: set[tuple[str, bool, str]]
-    clusters: list[str]
-    texts: list[str | None]
+    shards: list[_Shard]
     reasons: dict[str, str]
     files: dict[str, bytes]
     bindings: tuple[Any, ...] = ()
@@ -114,7 +131,7 @@ MAX_PATCHED = 0.25
 def _published(key: str, plan: PlacementPlan) -> dict[str, bytes]:
     """The placement's decision files: last pass's when its name, namespace, targeted clusters
     and their reasons are unchanged; else its kept entry texts patched where a binding's state
-    or a decision changed (`_patched`: set differences in C, bisect into the kept order), or
+    or a decision changed (`_patched`: set differences in C, bisect into the kept shards), or
     every cluster's entry text taken again (`_afresh`). Kept only while no cluster has two
     bindings or two decisions."""
     bindings, decisions = plan.state.bindings, plan.decisions
@@ -159,19 +176,26 @@ def _afresh(
     key: str, plan: PlacementPlan, states: dict[str, str], decided: set[tuple[str, bool, str]]
 ) -> _Kept:
     """Every targeted cluster's entry text taken again (`_ENTRY_TEXTS`) and the files written."""
-    clusters = plan.targeted_clusters()
     reasons = {d.cluster: d.reason for d in plan.decisions if d.selected}
-    ordered = sorted(set(clusters))
+    ordered = sorted(set(plan.targeted_clusters()))
     texts = [_entry_text(c, reasons.get(c)) for c in ordered]
-    files = _written(key, plan.name, plan.namespace, clusters, texts, reasons)
-    return _Kept(key, plan.name, plan.namespace, states, decided, ordered, texts, reasons, files)
+    shards = _sharded(ordered, texts)
+    files = _written(key, plan.name, plan.namespace, shards, range(len(shards)), reasons)
+    return _Kept(key, plan.name, plan.namespace, states, decided, shards, reasons, files)
+
+
+def _sharded(ordered: list[str], texts: list[str | None]) -> list[_Shard]:
+    """The clusters `ordered` (sorted, each once) and their `texts` cut into shards."""
+    text_of = dict(zip(ordered, texts, strict=True))
+    return [(names, [text_of[c] for c in names]) for names in cluster_shards(ordered)]
 
 
 def _patched(
     before: _Kept, states: dict[str, str], decided: set[tuple[str, bool, str]]
 ) -> _Kept | None:
     """`_afresh` made from the last files: only the clusters whose binding state or decision
-    differs are looked at (set differences in C); None when too many did."""
+    differs are looked at (set differences in C), only the shards they are in written again;
+    None when too many did."""
     gone, new = (
         (set(), set())
         if decided is before.decided
@@ -183,31 +207,63 @@ def _patched(
     touched |= {d[0] for d in gone} | {d[0] for d in new}
     if not touched:
         return replace(before, states=states, decided=decided)
-    if len(touched) > MAX_PATCHED * len(before.clusters) + 8:
+    if len(touched) > MAX_PATCHED * sum(len(names) for names, _ in before.shards) + 8:
         return None
     reasons = dict(before.reasons)
     for cluster, _, _ in gone:
         reasons.pop(cluster, None)
     reasons.update((cluster, reason) for cluster, selected, reason in new if selected)
-    clusters, texts = list(before.clusters), list(before.texts)
+    shards = list(before.shards)
+    copied: set[int] = set()
     for cluster in sorted(touched):
-        at = bisect_left(clusters, cluster)
-        present = at < len(clusters) and clusters[at] == cluster
-        if states.get(cluster, UNSCHEDULED) == UNSCHEDULED:
-            if present:
-                del clusters[at], texts[at]
-            continue
-        text = _entry_text(cluster, reasons.get(cluster))
-        if present:
-            texts[at] = text
-        else:
-            clusters.insert(at, cluster)
-            texts.insert(at, text)
+        at = slice_of(cluster, len(shards))
+        if at not in copied:
+            copied.add(at)
+            shards[at] = (list(shards[at][0]), list(shards[at][1]))
+        _patch(shards[at], cluster, states.get(cluster, UNSCHEDULED) == UNSCHEDULED, reasons)
+    changed = sorted(at for at in copied if shards[at] != before.shards[at])
     files = before.files
-    if clusters != before.clusters or texts != before.texts:
-        files = _written(before.key, before.name, before.namespace, clusters, texts, reasons)
+    if changed:
+        shards, files = _rewritten(before, shards, changed, reasons)
     named = (before.key, before.name, before.namespace)
-    return _Kept(*named, states, decided, clusters, texts, reasons, files)
+    return _Kept(*named, states, decided, shards, reasons, files)
+
+
+def _patch(shard: _Shard, cluster: str, gone: bool, reasons: Mapping[str, str]) -> None:
+    """`cluster` taken out of its `shard` (`gone`), or its entry text put in (bisect)."""
+    clusters, texts = shard
+    at = bisect_left(clusters, cluster)
+    present = at < len(clusters) and clusters[at] == cluster
+    if gone:
+        if present:
+            del clusters[at], texts[at]
+        return
+    text = _entry_text(cluster, reasons.get(cluster))
+    if present:
+        texts[at] = text
+    else:
+        clusters.insert(at, cluster)
+        texts.insert(at, text)
+
+
+def _rewritten(
+    before: _Kept, shards: list[_Shard], changed: list[int], reasons: Mapping[str, str]
+) -> tuple[list[_Shard], dict[str, bytes]]:
+    """(the shards, the files) once the `changed` shards are written again: the last files
+    with those shards' slices replaced, or, when the shard count is another one now, every
+    cluster in its new shard and every slice written."""
+    named = (before.key, before.name, before.namespace)
+    count = len(shards)
+    if slice_count(sum(len(names) for names, _ in shards)) != count:
+        pairs = sorted((c, t) for names, texts in shards for c, t in zip(names, texts, strict=True))
+        shards = _sharded([c for c, _ in pairs], [t for _, t in pairs])
+        return shards, _written(*named, shards, range(len(shards)), reasons)
+    files = dict(before.files)
+    for at in changed:
+        for index, _ in shard_slices(before.shards[at][0], at, count):
+            del files[slice_path(before.key, index)]
+    files.update(_written(*named, shards, changed, reasons))
+    return shards, files
 
 
 def _entry_text(cluster: str, reason: str | None) -> str | None:
@@ -220,17 +276,18 @@ def _written(
     key: str,
     name: str,
     namespace: str,
-    clusters: list[str],
-    texts: list[str | None],
+    shards: list[_Shard],
+    which: Iterable[int],
     reasons: Mapping[str, str],
 ) -> dict[str, bytes]:
-    """The slices of the targeted `clusters` (as `targeted_clusters` gives them: the revision
-    is theirs), with `texts`: the entry text of each of them in order, duplicates once."""
+    """The slices of the shards `which` of `shards`, from each cluster's entry text."""
     written: dict[str, bytes] = {}
-    at = 0
-    for path, doc, chunk in decision_slices(key, name, namespace, clusters, _revision(clusters)):
-        written[path] = _slice_bytes(doc, chunk, reasons, texts[at : at + len(chunk)])
-        at += len(chunk)
+    for at in which:
+        clusters, texts = shards[at]
+        done = 0
+        for path, doc, chunk in shard_documents(key, name, namespace, clusters, at, len(shards)):
+            written[path] = _slice_bytes(doc, chunk, reasons, texts[done : done + len(chunk)])
+            done += len(chunk)
     return written
 
 

@@ -9,7 +9,10 @@ bindings and their YAML entries are `reconciler.binding`'s (re-exported here); a
 written with its binding entries and its groups' cluster names spliced in from kept texts
 (`reconciler.yamlparts.Spliced`): a placement whose bindings changed on a few clusters patches
 its kept rows, groups and texts there (`reconciler.keptgroups`), and its other keys' blocks are
-kept by value.
+kept by value. A placement with more bindings than one shard holds writes them to
+`state/bindings/<key>/<i>.yaml` instead (`reconciler.stateshards`: one binding changed rewrites
+one shard) and its state file says how many; `read_placement_state` puts them back together
+(the very state a pass wrote, unparsed), and reads a state file holding its bindings as well.
 Called by `reconciler.pass_` and the CLI.
 """
 
@@ -18,7 +21,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field, fields
+from dataclasses import replace
 from functools import partial
 from operator import attrgetter
 from typing import Any
@@ -29,7 +32,6 @@ from gitfleet.api.output import (
     OUTPUT_API_VERSION,
     OVERRIDE_STATE_PATH,
     PLACEMENT_STATE_PREFIX,
-    expand_named,
     group_named,
     placement_state_path,
 )
@@ -39,69 +41,28 @@ from reconciler.binding import Binding as Binding
 from reconciler.binding import BindingCondition as BindingCondition
 from reconciler.binding import BindingDecision as BindingDecision
 from reconciler.binding import binding_to_yaml, read_bindings
-from reconciler.keptgroups import KeptGroups
 from reconciler.priorparse import derive_own, freeze, paths_under, remember, remember_at
 from reconciler.priorrows import placement_rows
 from reconciler.priorstate import prior_files
 from reconciler.stagememo import RoundMemo, StageMemo
-from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block, keyed_dump
+from reconciler.stateshards import (
+    SHARDS_FIELD,
+    ShardProblem,
+    ShardWriter,
+    bindings_shards,
+    grouped_parts,
+    new_groups,
+    read_binding_rows,
+    read_shards,
+)
+from reconciler.statetypes import PlacementState as PlacementState
+from reconciler.statetypes import Snapshot as Snapshot
+from reconciler.statetypes import State as State
+from reconciler.yamlparts import Blocks, Spliced, items_block, keyed_dump
+from reconciler.yamlparts import grouped_parts as grouped_names
 
 STATE_API_VERSION = OUTPUT_API_VERSION
 PLACEMENT_STATE_KIND = "PlacementState"
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """One policy or resource snapshot: its index and content hash (and source commit)."""
-
-    index: int
-    hash: str
-    commit: str | None = None
-
-
-@dataclass(frozen=True)
-class PlacementState:
-    """Everything a pass remembers about one placement."""
-
-    key: str
-    generation: int = 0
-    spec_hash: str = ""
-    policy_snapshots: tuple[Snapshot, ...] = ()
-    resource_snapshots: tuple[Snapshot, ...] = ()
-    bindings: tuple[Binding, ...] = ()
-    selected: tuple[tuple[str, str], ...] = ()
-    """(resource id, source file) of every resource the placement selected last time: when one
-    of them is missing now because its file fails to load, the placement keeps its output."""
-    origin_file: str = ""
-    deleting: tuple[Binding, ...] = ()
-    """Bindings being deleted (KubeFleet's deletionTimestamp): their clusters' files are gone
-    from the output and their agents are removing the objects. The scheduler never sees them;
-    the rollout counts them (kubefleet.md §2.3) until the agent reports the objects gone."""
-
-    def __hash__(self) -> int:
-        """Computed once per object: a state holds a binding per cluster (`canonical_state`)."""
-        found: int | None = self.__dict__.get("_hash")
-        if found is None:
-            found = hash(tuple(getattr(self, f.name) for f in fields(self)))
-            object.__setattr__(self, "_hash", found)
-        return found
-
-    def latest_policy(self) -> Snapshot | None:
-        return self.policy_snapshots[-1] if self.policy_snapshots else None
-
-    def latest_resources(self) -> Snapshot | None:
-        return self.resource_snapshots[-1] if self.resource_snapshots else None
-
-
-@dataclass(frozen=True)
-class State:
-    """The prior state handed to a pass: placements by key, plus the prior output tree."""
-
-    placements: Mapping[str, PlacementState] = field(default_factory=dict)
-    output: Mapping[str, bytes] = field(default_factory=dict)
-    overrides: Mapping[str, tuple[Snapshot, ...]] = field(default_factory=dict)
-    """Override snapshot history by override key (`ClusterResourceOverride/<name>`, ...)."""
-    """The previous output tree (path -> bytes); used to keep held placements' files."""
 
 
 def _snapshots_to_yaml(snaps: tuple[Snapshot, ...]) -> list[dict[str, Any]]:
@@ -215,7 +176,48 @@ def _state_bytes(ps: PlacementState) -> bytes:
     return data
 
 
-_GROUPS: StageMemo[KeptGroups] = StageMemo()
+_SHARDS = ShardWriter()
+_HEADS: StageMemo[tuple[bytes, tuple[PlacementState, int]]] = StageMemo()
+"""Placement key -> its sharded state file's bytes and remembered value, with its fields."""
+_PLACED: StageMemo[tuple[tuple[tuple[str, bytes], ...], tuple[Any, ...]]] = StageMemo()
+"""Placement key -> the files of its sharded state and what reading them gives (`_WHOLE`'s
+inputs), with the state they were made of."""
+
+
+def _placement_files(key: str, ps: PlacementState) -> tuple[tuple[str, bytes], ...]:
+    """The state file of `ps` (remembered), and its binding shard files when it has more
+    bindings than one shard holds (`reconciler.stateshards`)."""
+    path = placement_state_path(key)
+    found = _PLACED.get(ps.key, (ps,))
+    if found is None:
+        shards = bindings_shards(ps.bindings)
+        if shards == 1:
+            data = _state_bytes(ps)
+            remember_at(path, data, "placement-state", (ps, 1))
+            return ((path, data),)
+        made = _SHARDS.files(ps.key, ps.bindings, shards)
+        head, value = _head(ps, shards)
+        read = (value[0], *(bindings for _, _, bindings in made))
+        found = (((path, head), *((p, data) for p, data, _ in made)), read)
+        _PLACED.put(ps.key, (ps,), found)
+    _WHOLE.put(ps.key, found[1], ps)
+    return found[0]
+
+
+def _head(ps: PlacementState, shards: int) -> tuple[bytes, tuple[PlacementState, int]]:
+    """The state file of `ps` without its bindings, saying `bindingShards`, and its value."""
+    inputs: tuple[Any, ...] = (ps.generation, ps.spec_hash, ps.origin_file, ps.selected)
+    inputs += (ps.policy_snapshots, ps.resource_snapshots, ps.deleting, shards)
+    found = _HEADS.get(ps.key, inputs)
+    if found is None:
+        doc = {**placement_state_doc(ps, grouped={}), SHARDS_FIELD: shards}
+        data = dump_yaml(doc).encode()
+        found = (data, remember(data, "placement-state", (replace(ps, bindings=()), shards)))
+        _HEADS.put(ps.key, inputs, found)
+    return found
+
+
+_GROUPS: StageMemo[Any] = StageMemo()
 """Placement key -> its bindings' rows, groups and texts as last written (`keptgroups`)."""
 _CLUSTER = attrgetter("cluster")
 
@@ -232,12 +234,11 @@ def _patched_text(ps: PlacementState) -> str | None:
         _GROUPS.drop(ps.key)
         return None
     last = _GROUPS.last(ps.key)
-    kept = last[1] if last is not None else KeptGroups("cluster", "clusters", _never)
+    kept = last[1] if last is not None else new_groups()
     kept = kept.update(by_cluster, binding_to_yaml)
     _GROUPS.put(ps.key, (), kept)
     spliced = Spliced()
-    singles, groups = kept.parts(spliced)
-    grouped = {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
+    grouped = grouped_parts(kept, spliced)
     return _keyed_text(placement_state_doc(ps, grouped=grouped), grouped, spliced)
 
 
@@ -255,10 +256,6 @@ def _key_text(key: str, value: Any) -> str:
     return _KEY_TEXTS.get((key, freeze(value)), partial(dump_yaml, {key: value}))
 
 
-def _never(_row: Mapping[str, Any]) -> bool:
-    return False
-
-
 _BLOCKS = Blocks()
 """The texts of the state files' lists of cluster names, for this pass and the last."""
 
@@ -270,7 +267,7 @@ def _state_text(doc: dict[str, Any], pieces: Pieces) -> str:
     rows = doc["bindings"]
     parts = {**doc, "bindings": spliced.part(rows, items_block(rows, pieces))}
     if doc.get("bindingGroups"):
-        parts["bindingGroups"] = grouped_parts(doc["bindingGroups"], "clusters", spliced, _BLOCKS)
+        parts["bindingGroups"] = grouped_names(doc["bindingGroups"], "clusters", spliced, _BLOCKS)
     return spliced.dump(parts)
 
 
@@ -280,13 +277,11 @@ def state_files(
     """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`; with
     `output` (the new output tree, its index and status files final) `state/prior/` too
     (`clusters`: those with an index file in `output`, when the caller knows them)."""
-    files = {}
+    files: dict[str, bytes] = {}
     _BLOCKS.next_round()
     _KEY_TEXTS.next_round()
     for key, ps in sorted(state.placements.items()):
-        path = placement_state_path(key)
-        data = files[path] = _state_bytes(ps)
-        remember_at(path, data, "placement-state", ps)
+        files.update(_placement_files(key, ps))
     if state.overrides:
         doc = {
             "apiVersion": STATE_API_VERSION,
@@ -324,13 +319,6 @@ def _snapshots(raw: Any) -> tuple[Snapshot, ...]:
     )
 
 
-def _read_bindings(doc: Mapping[str, Any]) -> tuple[Binding, ...]:
-    if "bindingGroups" not in doc:
-        return read_bindings(doc.get("bindings"))
-    rows = expand_named(doc.get("bindings"), doc.get("bindingGroups"), "cluster", "clusters")
-    return tuple(sorted(read_bindings(rows), key=lambda b: (b.cluster, b.state)))
-
-
 def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
     """Inverse of `placement_state_doc`. Raises KeyError/ValueError on a malformed document."""
     return PlacementState(
@@ -340,20 +328,54 @@ def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
         origin_file=str(doc.get("originFile", "")),
         policy_snapshots=_snapshots(doc.get("policySnapshots")),
         resource_snapshots=_snapshots(doc.get("resourceSnapshots")),
-        bindings=_read_bindings(doc),
+        bindings=read_binding_rows(doc),
         deleting=read_bindings(doc.get("deleting")),
         selected=tuple((str(r["id"]), str(r["file"])) for r in doc.get("selected") or []),
     )
 
 
+def parse_state_head(doc: Mapping[str, Any]) -> tuple[PlacementState, int]:
+    """A state file's placement state (without bindings when they are sharded) and its count
+    of binding shards (1: none, the bindings are in the file)."""
+    shards = int(doc.get(SHARDS_FIELD, 1))
+    if shards != 1 and "bindings" in doc:
+        raise ValueError(f"both bindings and {SHARDS_FIELD}")
+    return parse_placement_state(doc), shards
+
+
+_WHOLE: StageMemo[PlacementState] = StageMemo()
+"""Placement key -> its state made of a state file and its shards, with what it was made of
+(the state a pass wrote, put there by `state_files`: read back as the very same object)."""
+
+
+def read_placement_state(files: Mapping[str, bytes], path: str) -> PlacementState:
+    """The placement state of the state file at `path` with its bindings, from its shard files
+    when it has some. Raises like `derive_own`, or ShardProblem naming a shard file."""
+    head, shards = derive_own(files, path, "placement-state", parse_state_head)
+    if shards == 1:
+        return head
+    parts = read_shards(files, head.key, shards)
+    inputs = (head, *parts)
+    found = _WHOLE.get(head.key, inputs)
+    if found is None:
+        bindings = sorted((b for part in parts for b in part), key=lambda b: (b.cluster, b.state))
+        found = replace(head, bindings=tuple(bindings))
+        _WHOLE.put(head.key, inputs, found)
+    return found
+
+
 def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
-    """Rebuild the State from a previous output tree; unreadable state files are reported and
-    skipped (their placements start afresh) rather than failing the pass."""
+    """Rebuild the State from a previous output tree; unreadable state files (or their binding
+    shards) are reported and skipped (their placements start afresh) rather than failing the
+    pass."""
     placements: dict[str, PlacementState] = {}
     problems: list[str] = []
     for path in [p for p in paths_under(files, PLACEMENT_STATE_PREFIX) if p.endswith(".yaml")]:
         try:
-            ps = derive_own(files, path, "placement-state", parse_placement_state)
+            ps = read_placement_state(files, path)
+        except ShardProblem as exc:
+            problems.append(f"{exc}: the state of {path} ignored")
+            continue
         except (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as exc:
             problems.append(f"{path}: unreadable state file ignored ({type(exc).__name__})")
             continue

@@ -40,7 +40,7 @@ from reconciler.priorconds import placement_conditions_of as _placement_conditio
 from reconciler.priorconds import status_of as _status_of
 from reconciler.priorparse import derive_own, remember_at
 from reconciler.priorstate import read_placement_prior, status_conditions
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import State
 from reconciler.status import (
     Cond,
@@ -185,6 +185,7 @@ def placement_status_files(
     that kept their times then, is that pass's bytes (`_STATUSES`)."""
     files: dict[str, bytes] = {}
     _BLOCKS.next_round()
+    _READ.next_round()
     for key, plan in sorted(plans.items()):
         conditions = prior_placement_conditions(prior, key)
         inputs = (*_status_inputs(plan), conditions)
@@ -226,15 +227,28 @@ def _status_inputs(plan: PlacementPlan) -> tuple[Any, ...]:
     )
 
 
-def _decisions_read(plan: PlacementPlan) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+Read = tuple[tuple[Any, ...], tuple[Any, ...]]
+
+
+def _decisions_read(plan: PlacementPlan) -> Read:
     """The decisions a status reads: the selected ones, and the unselected ones a PickFixed
     placement lists for the names it could not place (`cluster_entries`). A cluster added to
-    or removed from the fleet that the placement does not select changes no status."""
+    or removed from the fleet that the placement does not select changes no status. Made once
+    per decisions tuple and `fixed_names` (`_READ`: a reused plan keeps its decisions)."""
+    found = _READ.get(plan.decisions)
+    if found is not None and found[0] == plan.fixed_names:
+        return found[1]
     selected = tuple(d for d in plan.decisions if d.selected)
-    if plan.fixed_names is None:
-        return selected, ()
-    missing = max(plan.fixed_names - len(selected), 0)
-    return selected, tuple([d for d in plan.decisions if not d.selected][:missing])
+    read: Read = (selected, ())
+    if plan.fixed_names is not None:
+        missing = max(plan.fixed_names - len(selected), 0)
+        read = (selected, tuple([d for d in plan.decisions if not d.selected][:missing]))
+    _READ.put(plan.decisions, (plan.fixed_names, read))
+    return read
+
+
+_READ: IdentityMemo[tuple[int | None, Read]] = IdentityMemo()
+"""A plan's decisions tuple -> (its `fixed_names`, `_decisions_read`), for the last two passes."""
 
 
 def _kept_times(written: PriorConditions, prior: PriorConditions) -> bool:

@@ -18,7 +18,13 @@ status/placements/<key>.yaml              the placement with its status; cluster
 status/clusters/<name>.yaml               the MemberCluster with its status
 status/hub.yaml                           HubStatus, only while the hub refuses the source tip
                                           (`gitfleet.api.hubstatus`)
-state/placements/<key>.yaml, state/overrides.yaml   the hub's own memory
+state/placements/<key>.yaml, state/overrides.yaml   the hub's own memory; a placement with more
+                                          than 100 bindings (one a cluster) keeps them out of it,
+                                          in `bindingShards` shard files:
+state/bindings/<key>/<i>.yaml             PlacementBindings: the bindings of the clusters whose
+                                          name hashes to shard i (`gitfleet.api.shards`), every
+                                          shard written (an empty one too), so one cluster joining
+                                          or leaving rewrites one shard
 state/prior/<key>.yaml                    PlacementPrior: the placement's ClusterIndex rows (most
                                           as the cluster name alone: the row its binding implies)
                                           and its status conditions, so a restarted hub reads
@@ -56,6 +62,7 @@ PLACEMENT_INDEX_KIND = "PlacementIndex"
 INDEX_FILE = "index.yaml"
 OVERRIDE_STATE_PATH = "state/overrides.yaml"
 PLACEMENT_STATE_PREFIX = "state/placements/"
+BINDING_SHARD_PREFIX = "state/bindings/"
 PRIOR_STATE_PREFIX = "state/prior/"
 PER_CLUSTER_FIELD = "perClusterPlacementStatuses"
 GROUPS_FIELD = "perClusterPlacementStatusGroups"
@@ -96,6 +103,10 @@ def cluster_status_path(cluster: str) -> str:
 
 def placement_state_path(key: str) -> str:
     return f"state/placements/{key}.yaml"
+
+
+def binding_shard_path(key: str, shard: int) -> str:
+    return f"{BINDING_SHARD_PREFIX}{key}/{shard}.yaml"
 
 
 def placement_prior_path(key: str) -> str:

@@ -1,8 +1,9 @@
 """Write a rendered output tree into a directory, and read a previous one back.
 
 `write_output(out_dir, files)` makes `out_dir` hold exactly `files`: it validates every path
-(relative, no '..', no empty or hidden components, contained by resolved path), writes only the
-files whose bytes changed (atomically, so unchanged files keep their mtime), removes the files it
+(relative, no '..', no empty or hidden components), writes only the files whose bytes changed
+(atomically, so unchanged files keep their mtime; through directory descriptors that never follow
+a symbolic link, `gitfleet.repo.dirfiles`, so nothing lands outside), removes the files it
 wrote before that are no longer produced, and prunes directories left empty. It only manages a
 directory that carries its marker file `.gitfleet-output` (which also lists the files it wrote);
 a non-empty directory without the marker is refused. `read_output(out_dir, prefix)` reads a
@@ -15,10 +16,11 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitfleet.repo.dirfiles import read_files, write_files
 from gitfleet.repo.tree import is_contained, relpath_problem
 
 MARKER = ".gitfleet-output"
@@ -44,12 +46,7 @@ def write_output(out_dir: Path, files: Mapping[str, bytes]) -> WriteResult:
     root = _prepare_root(Path(out_dir))
     previous = _read_marker(root)
     _write_marker(root, previous | set(files))
-    written, unchanged = [], []
-    for rel in sorted(files):
-        if _write_if_changed(root, rel, files[rel]):
-            written.append(rel)
-        else:
-            unchanged.append(rel)
+    written, unchanged = write_files(root, files, sorted(files), OutputError)
     removed = [rel for rel in sorted(previous - set(files)) if _remove_file(root, rel)]
     _prune_dirs(root, removed)
     _write_marker(root, set(files))
@@ -67,24 +64,18 @@ def read_output(out_dir: Path, prefix: str = "") -> dict[str, bytes]:
     base = root / prefix.rstrip("/") if prefix else root
     if not base.is_dir() or base.is_symlink() or not is_contained(root, base):
         return {}
-    found: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            full = Path(dirpath) / name
-            if name.startswith(".") or not stat.S_ISREG(full.lstat().st_mode):
-                continue
-            found[full.relative_to(root).as_posix()] = full.read_bytes()
+    rel = prefix.rstrip("/")
+    found = read_files(base, f"{rel}/" if rel else "")
     return dict(sorted(found.items()))
 
 
 def _check_paths(files: Mapping[str, bytes]) -> None:
     problems = [f"{rel!r}: {p}" for rel in sorted(files) if (p := relpath_problem(rel))]
-    names = set(files)
-    for rel in sorted(files):
+    clashes = _directories(files) & set(files)
+    for rel in sorted(files) if clashes else ():
         parts = rel.split("/")
         for i in range(1, len(parts)):
-            if "/".join(parts[:i]) in names:
+            if "/".join(parts[:i]) in clashes:
                 problems.append(f"{rel!r}: its parent {'/'.join(parts[:i])!r} is also a file")
     if problems:
         raise OutputError("refusing to write output paths: " + "; ".join(problems))
@@ -117,28 +108,16 @@ def _write_marker(root: Path, paths: set[str]) -> None:
     _atomic_write(root / MARKER, body.encode("utf-8"))
 
 
-def _write_if_changed(root: Path, rel: str, data: bytes) -> bool:
-    target = root / rel
-    _make_parents(root, rel)
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise OutputError(f"refusing to overwrite {rel!r}: not a regular file")
-    if not is_contained(root, target):
-        raise OutputError(f"refusing to write {rel!r}: it resolves outside {root}")
-    if target.is_file() and target.read_bytes() == data:
-        return False
-    _atomic_write(target, data)
-    return True
-
-
-def _make_parents(root: Path, rel: str) -> None:
-    current = root
-    for part in rel.split("/")[:-1]:
-        current = current / part
-        if current.is_symlink():
-            raise OutputError(f"refusing to write {rel!r}: {part!r} is a symbolic link")
-        if current.exists() and not current.is_dir():
-            raise OutputError(f"refusing to write {rel!r}: {part!r} is not a directory")
-        current.mkdir(exist_ok=True)
+def _directories(files: Iterable[str]) -> set[str]:
+    """Every parent directory of the paths (each path's parents walked up only until one is
+    known, so this costs about one set lookup a path)."""
+    found: set[str] = set()
+    for rel in files:
+        cut = rel.rfind("/")
+        while cut > 0 and rel[:cut] not in found:
+            found.add(rel[:cut])
+            cut = rel.rfind("/", 0, cut)
+    return found
 
 
 def _atomic_write(target: Path, data: bytes) -> None:

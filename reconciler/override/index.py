@@ -6,7 +6,8 @@ kubefleet.md §3.5: at most 100 CROs and 100 ROs (a Git repository has no creati
 first 100 CROs by name and the first 100 ROs by (namespace, name) are kept; each one beyond is an
 error and ignored) and one override per resource (the same selector in two CROs, or in two ROs of
 one namespace: the later one by name is an error and is ignored entirely, via
-`gitfleet.api.check_override_conflicts`). The rest are compiled once. `OverrideIndex.hashes()`
+`gitfleet.api.check_override_conflicts`). The rest are compiled once (once per object while
+a long-running hub keeps loading it as the same object, `_compile`). `OverrideIndex.hashes()`
 gives each override's content hash for override snapshots; `for_placement` gives the overrides
 relevant to one placement (`reconciler.override.apply.PlacementOverrides`). Called by the
 reconcile pass.
@@ -41,6 +42,7 @@ from reconciler.override.envelope import target_keys, wrapped_targets
 from reconciler.override.patch import MAX_PATCH_OPS_PER_OBJECT
 from reconciler.override.snapshots import snapshot_name
 from reconciler.select.model import SelectedResource
+from reconciler.stagememo import IdentityMemo
 from reconciler.state import Snapshot
 
 MAX_CLUSTER_RESOURCE_OVERRIDES = 100
@@ -157,6 +159,27 @@ def _cap_errors(
     ]
 
 
+_compiled: IdentityMemo[tuple[Origin, CompiledOverride]] = IdentityMemo()
+"""Override object -> (its origin, what it compiled to), for the last two passes: a
+long-running hub loads an unchanged file's overrides as the very same objects."""
+
+
+def _compile(
+    override: ClusterResourceOverride | ResourceOverride, origin: Origin
+) -> CompiledOverride:
+    """`compile_cro` / `compile_ro` named after snapshot 0, made once per object and origin."""
+    found = _compiled.get(override)
+    if found is not None and found[0] == origin:
+        return found[1]
+    if isinstance(override, ClusterResourceOverride):
+        made = compile_cro(override, origin)
+    else:
+        made = compile_ro(override, origin)
+    named = replace(made, snapshot=snapshot_name(made.key, 0))
+    _compiled.put(override, (origin, named))
+    return named
+
+
 def build_override_index(
     fleet: FleetSnapshot, *, max_ops: int = MAX_PATCH_OPS_PER_OBJECT
 ) -> tuple[OverrideIndex, list[FleetError]]:
@@ -172,16 +195,15 @@ def build_override_index(
     for (kind, namespace, name), issue in check_override_conflicts(cros, ros):
         bad.add(override_key(kind, namespace, name))
         errors.append(_error(_origin(fleet, kind, namespace, name), issue))
-    compiled = [
-        compile_cro(cro, _origin(fleet, CRO_KIND, "", cro.name))
+    _compiled.next_round()
+    named = tuple(
+        _compile(cro, _origin(fleet, CRO_KIND, "", cro.name))
         for cro in cros
         if override_key(CRO_KIND, "", cro.name) not in bad
-    ]
-    compiled += [
-        compile_ro(ro, _origin(fleet, RO_KIND, ro.namespace or "", ro.name))
+    ) + tuple(
+        _compile(ro, _origin(fleet, RO_KIND, ro.namespace or "", ro.name))
         for ro in ros
         if override_key(RO_KIND, ro.namespace or "", ro.name) not in bad
-    ]
-    named = tuple(replace(o, snapshot=snapshot_name(o.key, 0)) for o in compiled)
+    )
     errors.sort(key=lambda e: (e.file, e.doc or 0, e.line or 0, e.field, e.message))
     return OverrideIndex(named, OverrideCache(max_ops=max_ops)), errors

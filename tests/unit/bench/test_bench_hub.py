@@ -19,11 +19,11 @@ from benchmarks.bench_hub import (
     enforce_checks,
     fresh_render,
     measure_all,
-    render_markdown,
     summarise_all,
 )
 from benchmarks.generate import FleetSize, GeneratedFleet, build_fleet
 from benchmarks.hub_checks import CheckFailed, git
+from benchmarks.hub_report import render_markdown
 from benchmarks.hub_scenarios import scenarios
 from gitfleet.repo.gitwrite import Identity, commit_files
 
@@ -162,3 +162,25 @@ def test_checks_are_enforced(run: Run, case: str, error: str | None) -> None:
         assert checks == run.result["checks"]
     else:
         assert checks["incremental"].startswith("equal up to snapshot counters in ")
+
+
+def test_git_daemon_reports_the_servers_cpu_apart(tmp_path: Path) -> None:
+    """`--git-daemon`: the hub pushes over git://127.0.0.1; every committed pass shows the
+    server's receive-pack CPU, and the checks still hold."""
+    fleet = build_fleet(TINY, 1)
+    args = argparse.Namespace(now=DEFAULT_NOW, trials=1, max_minutes=0.0, git_daemon=True)
+    try:
+        measured = measure_all(fleet, tmp_path, args, in_process)
+    except RuntimeError as exc:
+        if "git daemon is not installed" in str(exc):
+            pytest.skip(str(exc))
+        raise
+    enforce_checks(measured)
+    committed = [t for t in measured.trials if t.outcome == "committed"]
+    assert len(committed) == sum(1 for o in EXPECTED.values() if o == "committed")
+    assert all(t.server_cpu_seconds >= 0 for t in measured.trials)  # ticks: a tiny push may be 0
+    rows = {r["scenario"]: r for r in summarise_all(fleet, measured)}
+    summary = {"size": "tiny", "seed": 1, "fleet": "tiny", "scenarios": list(rows.values())}
+    summary["gitDaemon"] = True
+    table = render_markdown({**summary, "checks": enforce_checks(measured)})
+    assert "| remote git CPU s |" in table

@@ -86,16 +86,15 @@ SLICES: list[tuple[str, str, str, list[str], dict[str, str]]] = [
 def test_decision_slices_from_kept_entries_equal_the_whole_documents(
     case: str, key: str, namespace: str, clusters: list[str], reasons: dict[str, str]
 ) -> None:
-    revision = publish._revision(sorted(clusters))
     whole = {
         path: yaml_bytes(doc)
-        for path, doc in decision_documents(key, "name", namespace, clusters, revision, reasons)
+        for path, doc in decision_documents(key, "name", namespace, clusters, reasons)
     }
     for _ in range(2):  # the second time from the kept texts
         publish._ENTRY_TEXTS.next_round()
         parts = {
             path: publish._slice_bytes(doc, chunk, reasons)
-            for path, doc, chunk in decision_slices(key, "name", namespace, clusters, revision)
+            for path, doc, chunk in decision_slices(key, "name", namespace, clusters)
         }
         assert parts == whole, case
 
@@ -123,7 +122,7 @@ class _Decision:
 def _whole(plan: _Plan) -> dict[str, bytes]:
     clusters = plan.targeted_clusters()
     reasons = {d.cluster: d.reason for d in plan.decisions}
-    docs = decision_documents("web", "web", "", clusters, publish._revision(clusters), reasons)
+    docs = decision_documents("web", "web", "", clusters, reasons)
     return {path: yaml_bytes(doc) for path, doc in docs}
 
 

@@ -17,7 +17,7 @@ from gitfleet.api.output import group_named, placement_index_path
 from gitfleet.load.yamlio import dump_yaml, pyyaml_dump
 from reconciler import priorindex, priorsection, priorstate, publish, state
 from reconciler.binding import BindingDecision, binding_to_yaml
-from reconciler.decisions import decision_documents, decision_slices
+from reconciler.decisions import REVISION_ANNOTATION, decision_documents, decision_slices
 from reconciler.keptgroups import KeptGroups
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
@@ -171,8 +171,7 @@ def _decisions_whole(plan: PlacementPlan) -> dict[str, bytes]:
     """`publish._published` as it was: every document built and emitted whole."""
     clusters = plan.targeted_clusters()
     reasons = {d.cluster: d.reason for d in plan.decisions if d.selected}
-    revision = publish._revision(clusters)
-    docs = decision_documents("web", plan.name, plan.namespace, clusters, revision, reasons)
+    docs = decision_documents("web", plan.name, plan.namespace, clusters, reasons)
     return {path: yaml_bytes(doc) for path, doc in docs}
 
 
@@ -264,13 +263,19 @@ def test_slices_from_kept_texts_take_any_revision(revision: str) -> None:
     clusters = MANY[:150]
     reasons = {c: "picked" for c in clusters}
     whole = {
-        path: yaml_bytes(doc)
-        for path, doc in decision_documents("web", "web", "", clusters, revision, reasons)
+        path: yaml_bytes(_revised(doc, revision))
+        for path, doc in decision_documents("web", "web", "", clusters, reasons)
     }
     for other in ("fedcba9876543210", revision):  # the second time from the kept texts
-        for path, doc, chunk in decision_slices("web", "web", "", clusters, other):
-            got = publish._slice_bytes(doc, chunk, reasons)
+        for path, doc, chunk in decision_slices("web", "web", "", clusters):
+            got = publish._slice_bytes(_revised(doc, other), chunk, reasons)
             assert (got == whole[path]) == (other == revision), path
+
+
+def _revised(doc: dict[str, Any], revision: str) -> dict[str, Any]:
+    """`doc` with `revision` for its decision revision."""
+    annotations = {**doc["metadata"]["annotations"], REVISION_ANNOTATION: revision}
+    return {**doc, "metadata": {**doc["metadata"], "annotations": annotations}}
 
 
 def test_a_slice_text_without_the_revision_token_is_not_kept() -> None:

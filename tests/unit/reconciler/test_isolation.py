@@ -58,7 +58,7 @@ STAGES: list[tuple[str, Any, str, Callable[..., bool]]] = [
     ("rollout", rollstage, "observe", lambda plan, *_: plan.key == "web"),
     ("layout", PlacementPlan, "manifests_for", lambda plan, *_: plan.key == "web"),
     ("status", statusdocs, "placement_status_doc", lambda plan, *_: plan.key == "web"),
-    ("decisions", publish, "decision_slices", lambda key, *_: key == "web"),
+    ("decisions", publish, "shard_documents", lambda key, *_: key == "web"),
 ]
 
 

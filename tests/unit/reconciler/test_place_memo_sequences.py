@@ -141,13 +141,17 @@ def test_the_inputs_token_changes_with_each_part(tmp_path: Path) -> None:
     write_fleet(build_fleet(FleetSize(6, 4, 12, 4), seed=1), tmp_path)
     fleet = load_fleet(WorkdirTree(tmp_path))
     overrides, _ = build_override_index(fleet)
-    inputs = cast(Any, SimpleNamespace(overrides=overrides))
-    fewer = cast(Any, SimpleNamespace(overrides=OverrideIndex(overrides.overrides[1:])))
+    inputs = cast(Any, SimpleNamespace(overrides=overrides, override_names={}))
+    fewer = cast(
+        Any, SimpleNamespace(overrides=OverrideIndex(overrides.overrides[1:]), override_names={})
+    )
+    named = cast(Any, SimpleNamespace(overrides=overrides, override_names={"o": "o-1"}))
     others = [
         lambda index: (("other",), index, inputs),
         lambda index: (("rest",), build_index(fleet.resources[1:]), inputs),
         lambda index: (("rest",), build_index(fleet.resources, skipped_namespaces=["x"]), inputs),
         lambda index: (("rest",), index, fewer),
+        lambda index: (("rest",), index, named),
     ]
     for other in others:
         index = build_index(fleet.resources)  # the entries are the last index's objects

@@ -42,7 +42,7 @@ READERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
         "conditions",
         lambda doc: priorconds.conditions_of(statusdocs._status_of(doc).get("conditions")),
     ),
-    "state/placements/": ("placement-state", state.parse_placement_state),
+    "state/placements/": ("placement-state", state.parse_state_head),
     "state/overrides.yaml": ("override-state", state._override_snapshots),
     "state/prior/": ("placement-prior", priorstate.parse_placement_prior),
 }

@@ -157,7 +157,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
         statusdocs, "placement_status_doc", counting("status", statusdocs.placement_status_doc)
     )
     monkeypatch.setattr(indexfiles, "_piece", counting("index", indexfiles._piece))
-    monkeypatch.setattr(publish, "decision_slices", counting("decisions", publish.decision_slices))
+    monkeypatch.setattr(publish, "shard_documents", counting("decisions", publish.shard_documents))
     placememo.forget()
     yield calls
     placememo.forget()

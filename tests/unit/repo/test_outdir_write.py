@@ -120,3 +120,46 @@ def test_read_output(tmp_path: Path) -> None:
     assert read_output(tmp_path / "missing", "state") == {}
     with pytest.raises(OutputError):
         read_output(out, "../out")
+
+
+def test_file_where_a_directory_is_expected_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_output(out, {"a.yaml": b"x"})
+    (out / "clusters").write_text("a user's file")
+    with pytest.raises(OutputError, match="'clusters' is not a directory"):
+        write_output(out, {"clusters/c/x.yaml": b"x"})
+    assert (out / "clusters").read_text() == "a user's file"
+
+
+def test_symlink_deep_in_the_path_is_refused(tmp_path: Path) -> None:
+    out, outside = tmp_path / "out", tmp_path / "outside"
+    outside.mkdir()
+    write_output(out, {"clusters/a/x.yaml": b"1", "clusters/b/y.yaml": b"2"})
+    (out / "clusters/b/y.yaml").unlink()
+    (out / "clusters/b").rmdir()
+    (out / "clusters/b").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(OutputError, match="'b' is a symbolic link"):
+        write_output(out, {"clusters/a/x.yaml": b"1", "clusters/b/y.yaml": b"3"})
+    assert list(outside.iterdir()) == []
+
+
+def test_written_files_are_0644_and_no_temporary_file_is_left(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    old = os.umask(0o077)
+    try:
+        write_output(out, {"a/b/c.yaml": b"1", "a/d.yaml": b"2", "e.yaml": b"3"})
+        write_output(out, {"a/b/c.yaml": b"1", "a/d.yaml": b"22", "e.yaml": b"3"})
+    finally:
+        os.umask(old)
+    assert (out / "a/d.yaml").stat().st_mode & 0o777 == 0o644
+    assert (out / "a/b/c.yaml").read_bytes() == b"1" and (out / "a/d.yaml").read_bytes() == b"22"
+    leftovers = [p for p in out.rglob("*") if p.name.startswith(".gitfleet-tmp-")]
+    assert leftovers == []
+
+
+def test_same_size_different_bytes_is_rewritten(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_output(out, {"a.yaml": b"abc"})
+    result = write_output(out, {"a.yaml": b"abd"})
+    assert result.written == ("a.yaml",)
+    assert (out / "a.yaml").read_bytes() == b"abd"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
 import yaml
 
+from gitfleet.api.shards import shard_count, shard_of
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.decisions import cluster_profile_documents, decision_documents, label_value
 from reconciler.state import (
@@ -21,44 +23,44 @@ from tests.unit.schedule.fleet import cluster, fleet
 
 
 @pytest.mark.parametrize(
-    ("count", "slices", "indexed"),
-    [
-        (0, [0], False),
-        (1, [1], False),
-        (100, [100], False),
-        (101, [100, 1], True),
-        (250, [100, 100, 50], True),
-    ],
+    ("count", "shards", "indexed"),
+    [(0, 1, False), (1, 1, False), (100, 1, False), (101, 4, True), (250, 8, True)],
 )
-def test_decision_slices(count: int, slices: list[int], indexed: bool) -> None:
+def test_decision_slices(count: int, shards: int, indexed: bool) -> None:
     names = [f"c{i:03}" for i in reversed(range(count))]
-    docs = decision_documents("web", "web", "fleet-system", names, "rev-1")
-    assert [len(d["decisions"]) for _, d in docs] == slices
-    assert [p for p, _ in docs] == [f"decisions/web-{i}.yaml" for i in range(len(slices))]
-    flat = [e["clusterProfileRef"]["name"] for _, d in docs for e in d["decisions"]]
-    assert flat == sorted(names)
+    docs = decision_documents("web", "web", "fleet-system", names)
+    assert shard_count(count) == shards
+    if shards == 1:  # one slice, all clusters sorted, as before shards
+        assert [p for p, _ in docs] == ["decisions/web-0.yaml"]
+    else:  # shard i is slice i; each cluster in its shard's slice, each slice sorted
+        assert [p for p, _ in docs] == [f"decisions/web-{i}.yaml" for i in range(shards)]
     for i, (_, doc) in enumerate(docs):
+        listed = [e["clusterProfileRef"]["name"] for e in doc["decisions"]]
+        assert listed == sorted(listed) and {shard_of(c, shards) for c in listed} <= {i}
         labels = doc["metadata"]["labels"]
         assert labels["multicluster.x-k8s.io/decision-key"] == "web"
         assert labels["multicluster.x-k8s.io/placement-key"] == "web"
         assert labels.get("multicluster.x-k8s.io/decision-index") == (str(i) if indexed else None)
-        assert doc["metadata"]["annotations"]["gitfleet.io/decision-revision"] == "rev-1"
+        revision = hashlib.sha256("\n".join(listed).encode()).hexdigest()[:16]
+        assert doc["metadata"]["annotations"]["gitfleet.io/decision-revision"] == revision
         assert (doc["apiVersion"], doc["kind"], doc["schedulerName"]) == (
             "multicluster.x-k8s.io/v1alpha1",
             "PlacementDecision",
             "gitfleet",
         )
+    flat = sorted(e["clusterProfileRef"]["name"] for _, d in docs for e in d["decisions"])
+    assert flat == sorted(names)
 
 
 def test_decision_reason_and_profile_namespace() -> None:
-    [(_, doc)] = decision_documents("ns.app", "app", "ns", ["b", "a"], "r", reasons={"a": "picked"})
+    [(_, doc)] = decision_documents("ns.app", "app", "ns", ["b", "a"], reasons={"a": "picked"})
     assert doc["decisions"] == [
         {"clusterProfileRef": REF | {"name": "a"}, "reason": "picked"},
         {"clusterProfileRef": REF | {"name": "b"}},
     ]
-    [(_, same)] = decision_documents("app", "app", "fleet-system", ["a"], "r")
+    [(_, same)] = decision_documents("app", "app", "fleet-system", ["a"])
     assert same["decisions"] == [{"clusterProfileRef": REF | {"name": "a"}}]
-    [(_, crp)] = decision_documents("app", "app", "", ["a"], "r")
+    [(_, crp)] = decision_documents("app", "app", "", ["a"])
     assert crp["metadata"]["namespace"] == "fleet-system"
 
 

@@ -1,0 +1,64 @@
+"""The Git scenario benchmark's summary rows and markdown table.
+
+`summarise` turns one scenario's trial dicts into medians, minima and maxima; `render_markdown`
+prints the table (with the remote Git server's CPU column when `bench_hub.py --git-daemon`
+measured it, `gitDaemon` in the summary). Called by `benchmarks/bench_hub.py`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+
+def _stat(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def summarise(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-scenario figures from trial dicts (seconds, files, bytesAdded, maxRssMiB, outcome)."""
+    return {
+        "scenario": name,
+        "trials": len(rows),
+        "seconds": _stat([r["seconds"] for r in rows]),
+        "cpuSeconds": _stat([r.get("cpuSeconds", 0.0) for r in rows]),
+        "commitSeconds": _stat([r.get("commitSeconds", 0.0) for r in rows]),
+        "pushSeconds": _stat([r.get("pushSeconds", 0.0) for r in rows]),
+        "serverCpuSeconds": _stat([r.get("serverCpuSeconds", 0.0) for r in rows]),
+        "files": _stat([r["files"] for r in rows]),
+        "bytesAdded": _stat([r["bytesAdded"] for r in rows]),
+        "maxRssMiB": max(r["maxRssMiB"] for r in rows),
+        "outcomes": sorted({r["outcome"] for r in rows}),
+    }
+
+
+def render_markdown(summary: dict[str, Any]) -> str:
+    """The table printed to stdout."""
+    served = bool(summary.get("gitDaemon"))
+    server_head = " remote git CPU s |" if served else ""
+    lines = [
+        f"fleet `{summary['size']}` (seed {summary['seed']}): {summary['fleet']}",
+        "",
+        "| scenario | trials | median s | min s | max s | CPU s (median) |"
+        + server_head
+        + " commit s | push s | files changed (median) | KiB added (median) | peak RSS MiB | outcome |",
+        "|---|---|---|---|---|---|" + ("---|" if served else "") + "---|---|---|---|---|---|",
+    ]
+    for s in summary["scenarios"]:
+        t, steps = s["seconds"], [s["cpuSeconds"], s["commitSeconds"], s["pushSeconds"]]
+        steps[1:1] = [s["serverCpuSeconds"]] if served else []
+        lines.append(
+            f"| {s['scenario']} | {s['trials']} | {t['median']:.3f} | {t['min']:.3f} | {t['max']:.3f} | "
+            + " | ".join(f"{x['median']:.3f}" for x in steps)
+            + f" | {s['files']['median']:.0f} | {s['bytesAdded']['median'] / 1024:.0f} | {s['maxRssMiB']:.0f} | {', '.join(s['outcomes'])} |"
+        )
+    c = summary["checks"]
+    if "failed" in c:
+        return "\n".join([*lines, "", f"**CHECK FAILED, the run does not count**: {c['failed']}"])
+    lines += [
+        "",
+        f"check 1 (incremental clusters/ == fresh full render): {c['incremental']}",
+        f"check 2 (same tree id in {c['processes']} processes): {c['treeIds']}",
+        f"check 3 (no-op pass makes no commit): {c['noop']}",
+    ]
+    return "\n".join(lines)

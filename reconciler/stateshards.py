@@ -1,0 +1,167 @@
+"""A placement's bindings in shard files, `state/bindings/<key>/<i>.yaml` (PlacementBindings).
+
+A placement state file (`reconciler.state`) lists one binding per cluster; with a thousand
+clusters that is most of a megabyte, rewritten whenever one cluster joins or leaves. Bindings
+that are one a cluster in cluster order, more than `gitfleet.api.shards` puts in one shard (100),
+go to `shard_count` shard files instead: a cluster's binding lives in the shard its name hashes
+to (`shard_of`), each shard in cluster order with its own `bindingGroups` (the same grouping as
+the whole file, within the shard), and every shard is written, an empty one too, so a missing
+file is a fault. The state file then says `bindingShards: <count>` and holds no bindings.
+
+`ShardWriter.files` makes a placement's shard files from the ones it made last time: a shard
+whose bindings are the very same objects keeps its bytes, and a changed one patches its kept
+rows and groups (`reconciler.keptgroups`); each new file's bindings are `remember`ed, so the next
+pass does not parse it. `read_shards` reads them back (by blob id, `priorparse.derive_own`),
+raising `ShardProblem` (naming the file) for a missing or unreadable one. `grouped_parts` is the
+grouping both kinds of file share. Called by `reconciler.state`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+import yaml
+
+from gitfleet.api.output import OUTPUT_API_VERSION, binding_shard_path, expand_named
+from gitfleet.api.shards import shard_count, shard_of
+from gitfleet.load.yamlio import dump_yaml
+from reconciler.binding import Binding, binding_to_yaml, read_bindings
+from reconciler.keptgroups import KeptGroups
+from reconciler.priorparse import derive_own, remember
+from reconciler.stagememo import StageMemo
+from reconciler.yamlparts import Spliced, keyed_dump
+
+BINDINGS_KIND = "PlacementBindings"
+SHARDS_FIELD = "bindingShards"
+SHARD_TAG = "placement-bindings"
+"""The `priorparse` reader tag of a shard file: its (placement key, shard, bindings)."""
+MAX_SHARDS = 1 << 16
+_READ_ERRORS = (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError)
+_CLUSTER = attrgetter("cluster")
+
+
+class ShardProblem(ValueError):
+    """A shard file of a placement state is missing or unreadable (the message names it)."""
+
+
+def bindings_shards(bindings: tuple[Binding, ...]) -> int:
+    """How many shard files `bindings` go to: 1 (none: they stay in the state file) when they
+    fit one shard or are not one a cluster in cluster order (the scheduler's order, kept)."""
+    count = shard_count(len(bindings))
+    if count == 1:
+        return 1
+    clusters = list(map(_CLUSTER, bindings))
+    if len(set(clusters)) != len(clusters) or clusters != sorted(clusters):
+        return 1
+    return count
+
+
+def grouped_parts(kept: KeptGroups, spliced: Spliced) -> dict[str, Any]:
+    """`bindings` and `bindingGroups` (when some) from kept rows, as `spliced` parts."""
+    singles, groups = kept.parts(spliced)
+    return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
+
+
+def new_groups() -> KeptGroups:
+    """Kept rows and groups of no binding yet."""
+    return KeptGroups("cluster", "clusters", _never)
+
+
+def _never(_row: Mapping[str, Any]) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class _Shard:
+    """One shard file as written: its bindings, kept rows, bytes and remembered value."""
+
+    bindings: tuple[Binding, ...]
+    kept: KeptGroups
+    data: bytes
+    value: tuple[str, int, tuple[Binding, ...]]
+
+
+class ShardWriter:
+    """Each placement's shard files as last written (one memo entry per placement)."""
+
+    def __init__(self) -> None:
+        self._last: StageMemo[tuple[int, tuple[_Shard, ...]]] = StageMemo()
+
+    def files(
+        self, key: str, bindings: tuple[Binding, ...], count: int
+    ) -> list[tuple[str, bytes, tuple[Binding, ...]]]:
+        """(path, bytes, the bindings a reader gets back) of each of the `count` shards of
+        `bindings` (one a cluster in cluster order): an unchanged shard keeps its bytes."""
+        split: list[list[Binding]] = [[] for _ in range(count)]
+        for b in bindings:
+            split[shard_of(b.cluster, count)].append(b)
+        last = self._last.last(key)
+        before = last[1][1] if last is not None and last[1][0] == count else None
+        made = []
+        for i, part in enumerate(split):
+            old = before[i] if before is not None else None
+            if old is not None and old.bindings == tuple(part):
+                made.append(old)
+            else:
+                made.append(_made(key, i, tuple(part), old))
+        self._last.put(key, (), (count, tuple(made)))
+        return [(binding_shard_path(key, i), s.data, s.value[2]) for i, s in enumerate(made)]
+
+
+def _made(key: str, shard: int, bindings: tuple[Binding, ...], old: _Shard | None) -> _Shard:
+    kept = old.kept if old is not None else new_groups()
+    kept = kept.update(dict(zip(map(_CLUSTER, bindings), bindings, strict=True)), binding_to_yaml)
+    spliced = Spliced()
+    grouped = grouped_parts(kept, spliced)
+    doc = {
+        "apiVersion": OUTPUT_API_VERSION,
+        "kind": BINDINGS_KIND,
+        "metadata": {"name": key},
+        "shard": shard,
+        **grouped,
+    }
+    data = keyed_dump(doc, grouped, spliced, _key_text).encode()
+    value = remember(data, SHARD_TAG, (key, shard, bindings))
+    return _Shard(bindings, kept, data, value)
+
+
+def _key_text(key: str, value: Any) -> str:
+    return dump_yaml({key: value})
+
+
+def read_binding_rows(doc: Mapping[str, Any]) -> tuple[Binding, ...]:
+    """The bindings of a document's `bindings` and `bindingGroups` (grouped ones in cluster
+    order: grouping is only done to bindings in that order)."""
+    if "bindingGroups" not in doc:
+        return read_bindings(doc.get("bindings"))
+    rows = expand_named(doc.get("bindings"), doc.get("bindingGroups"), "cluster", "clusters")
+    return tuple(sorted(read_bindings(rows), key=lambda b: (b.cluster, b.state)))
+
+
+def parse_shard(doc: Mapping[str, Any]) -> tuple[str, int, tuple[Binding, ...]]:
+    """A shard document's (placement key, shard, bindings). Raises on a malformed one."""
+    if doc.get("kind") != BINDINGS_KIND:
+        raise ValueError(f"kind {doc.get('kind')!r}, not {BINDINGS_KIND}")
+    return str(doc["metadata"]["name"]), int(doc["shard"]), read_binding_rows(doc)
+
+
+def read_shards(files: Mapping[str, bytes], key: str, count: int) -> list[tuple[Binding, ...]]:
+    """The bindings of each of the `count` shards of placement `key`. Raises ShardProblem."""
+    if not 1 < count <= MAX_SHARDS:
+        raise ShardProblem(f"{SHARDS_FIELD}: {count} is not between 2 and {MAX_SHARDS}")
+    out = []
+    for shard in range(count):
+        path = binding_shard_path(key, shard)
+        if path not in files:
+            raise ShardProblem(f"{path}: binding shard {shard} of {count} is missing")
+        try:
+            name, number, bindings = derive_own(files, path, SHARD_TAG, parse_shard)
+        except _READ_ERRORS as exc:
+            raise ShardProblem(f"{path}: unreadable binding shard ({type(exc).__name__})") from exc
+        if (name, number) != (key, shard):
+            raise ShardProblem(f"{path}: holds shard {number} of {name!r}, not {shard} of {key!r}")
+        out.append(bindings)
+    return out
