@@ -22,7 +22,7 @@ import hashlib
 import threading
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from contextlib import suppress
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -68,6 +68,18 @@ def blob_key(output: Mapping[str, bytes], path: str) -> str:
     if oid is not None:
         return str(oid(path))
     return _blob_id(output[path])
+
+
+def blob_keys(output: Mapping[str, bytes], paths: Iterable[str]) -> tuple[str, ...] | None:
+    """The git blob ids of `output`'s files at `paths`, or None when one is absent: what a
+    reader of many small files (shards) compares to skip reading them one by one."""
+    oid = getattr(output, "oid", None)
+    try:
+        if oid is not None:
+            return tuple(map(str, map(oid, paths)))
+        return tuple(_blob_id(output[path]) for path in paths)
+    except KeyError:
+        return None
 
 
 def paths_under(output: Mapping[str, bytes], prefix: str) -> list[str]:

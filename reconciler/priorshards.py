@@ -36,7 +36,7 @@ from reconciler.priorconds import (
     dump_conditions,
     parse_conditions_section,
 )
-from reconciler.priorparse import derive_own, remember
+from reconciler.priorparse import blob_keys, derive_own, remember
 from reconciler.stagememo import StageMemo
 from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
@@ -156,10 +156,14 @@ def parse_prior_shard(doc: Any) -> PriorShard:
 def joined_prior(output: Mapping[str, bytes], head: ShardedHead) -> PlacementPrior:
     """The record of a sharded placement: its head and every non-empty shard. Raises KeyError
     (a shard missing), yaml.YAMLError, ValueError (a shard of another placement or count)."""
+    numbers = [n for n in range(head.count) if n not in head.empty]
+    ids = blob_keys(output, [placement_prior_shard_path(head.key, n) for n in numbers])
+    if ids is not None:
+        found = _BY_IDS.get(head.key, (head, ids))
+        if found is not None:
+            return found
     shards = []
-    for number in range(head.count):
-        if number in head.empty:
-            continue
+    for number in numbers:
         path = placement_prior_shard_path(head.key, number)
         shard = derive_own(output, path, SHARD_TAG, parse_prior_shard)
         if (shard.key, shard.number, shard.count) != (head.key, number, head.count):
@@ -170,6 +174,8 @@ def joined_prior(output: Mapping[str, bytes], head: ShardedHead) -> PlacementPri
     if found is None:
         found = _joined(head, shards)
         _JOINED.put(head.key, inputs, found)
+    if ids is not None:
+        _BY_IDS.put(head.key, (head, ids), found)
     return found
 
 
@@ -194,6 +200,9 @@ def _entry_cluster(entry: Mapping[str, Any]) -> str:
     return str(entry["cluster"])
 
 
+_BY_IDS: StageMemo[PlacementPrior] = StageMemo()
+"""Placement key -> its joined record, with its head and its shards' blob ids (a hub reads the
+same shards pass after pass: one blob id lookup each instead of one read each)."""
 _JOINED: StageMemo[PlacementPrior] = StageMemo()
 """Placement key -> its record joined from its head and shards (the documents it came from):
 the pass that writes them puts what it wrote, so the next pass joins nothing."""

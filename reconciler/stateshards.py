@@ -30,7 +30,7 @@ from gitfleet.api.shards import shard_count, shard_of
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.binding import Binding, binding_to_yaml, read_bindings
 from reconciler.keptgroups import KeptGroups
-from reconciler.priorparse import derive_own, remember
+from reconciler.priorparse import blob_keys, derive_own, remember
 from reconciler.stagememo import StageMemo
 from reconciler.yamlparts import Spliced, keyed_dump
 
@@ -152,6 +152,10 @@ def read_shards(files: Mapping[str, bytes], key: str, count: int) -> list[tuple[
     """The bindings of each of the `count` shards of placement `key`. Raises ShardProblem."""
     if not 1 < count <= MAX_SHARDS:
         raise ShardProblem(f"{SHARDS_FIELD}: {count} is not between 2 and {MAX_SHARDS}")
+    ids = blob_keys(files, [binding_shard_path(key, shard) for shard in range(count)])
+    found = _READ.get(key, (ids,)) if ids is not None else None
+    if found is not None:
+        return found
     out = []
     for shard in range(count):
         path = binding_shard_path(key, shard)
@@ -164,4 +168,11 @@ def read_shards(files: Mapping[str, bytes], key: str, count: int) -> list[tuple[
         if (name, number) != (key, shard):
             raise ShardProblem(f"{path}: holds shard {number} of {name!r}, not {shard} of {key!r}")
         out.append(bindings)
+    if ids is not None:
+        _READ.put(key, (ids,), out)
     return out
+
+
+_READ: StageMemo[list[tuple[Binding, ...]]] = StageMemo()
+"""Placement key -> its shards' bindings, with the blob ids they were read from (a hub reads
+the same shards pass after pass: one blob id lookup each instead of one read each)."""

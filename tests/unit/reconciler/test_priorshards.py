@@ -283,3 +283,24 @@ def test_a_running_hub_makes_only_the_changed_shard_and_parses_none(
     record = read_placement_prior(files, "web")  # what the pass wrote: remembered, not parsed
     # nor joined again
     assert record is not None and record.index is not None and "c-0100x" in record.index.clusters
+
+
+def test_a_shard_with_other_bytes_is_read_again_not_taken_from_the_last_read() -> None:
+    """The reader skips shards whose blob ids it read last time; one shard replaced under
+    the same head (another cluster in it) must be read again."""
+    n = 250
+    before, after = _names(n), _names(n, "c-new")
+    files, other = _files(before), _files(after)
+    count = shard_count(n)
+    shard = placement_prior_shard_path("web", shard_of("c-new", count))
+    cold_caches()
+    forget_stages()
+    first = read_placement_prior(files, "web")
+    assert first is not None and first.index is not None and "c-new" not in first.index.clusters
+    head = placement_prior_path("web")
+    mixed = {**files, shard: other[shard], head: other[head]}
+    again = read_placement_prior(mixed, "web")
+    assert again is not None and again.index is not None and "c-new" in again.index.clusters
+    mixed_head_kept = {**files, shard: other[shard]}
+    kept = read_placement_prior(mixed_head_kept, "web")
+    assert kept is not None and kept.index is not None and "c-new" in kept.index.clusters

@@ -258,3 +258,24 @@ def test_passes_adding_and_removing_clusters_equal_a_fresh_pass(tmp_path: Path) 
         heads = {p.rsplit("/", 2)[1] for p in shards}
         assert 0 < len(changed) <= len(heads) < len(shards) // 4
         prior_files, prior = result.files, result.state
+
+
+def test_a_shard_with_other_bytes_is_read_again_not_taken_from_the_last_read() -> None:
+    """The reader skips shards whose blob ids it read last time; a shard replaced under the
+    same state file (another binding content, the same count) must be read again."""
+    st, bindings = _state(333, seed=5)
+    files = _files(st)
+    _forget()
+    first, _ = read_state(files)
+    cluster = NAMES[7]
+    changed = dict(bindings)
+    changed[cluster] = replace(bindings[cluster], content=f"sha256:{'9' * 64}")
+    other = _files(State(placements={"web": _placement(changed)}))
+    shard = binding_shard_path("web", shard_of(cluster, shard_count(333)))
+    assert other[placement_state_path("web")] == files[placement_state_path("web")]
+    mixed = {**files, shard: other[shard]}
+    _forget()
+    read_state(files)  # the reader's last read: every shard of `files`
+    again, problems = read_state(mixed)
+    assert problems == [] and again.placements["web"] == _placement(changed)
+    assert first.placements["web"] == st.placements["web"]
