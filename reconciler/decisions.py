@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gitfleet.api.shards import SHARD_TARGET, shard_count, shard_names, shard_of
+from gitfleet.api.shards import SHARD_TARGET, shard_count, shard_names
 from reconciler.schedule.clusters import ClusterView
 
 API_VERSION = "multicluster.x-k8s.io/v1alpha1"
@@ -68,11 +68,6 @@ def slice_revision(clusters: Sequence[str]) -> str:
 def slice_count(members: int) -> int:
     """How many shards a placement with `members` distinct clusters is cut into (1: one slice)."""
     return shard_count(members, SLICE_TARGET)
-
-
-def slice_of(cluster: str, count: int) -> int:
-    """The shard of `cluster` among `count` (`slice_count`)."""
-    return shard_of(cluster, count)
 
 
 def cluster_shards(ordered: Sequence[str]) -> list[list[str]]:

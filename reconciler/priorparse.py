@@ -73,11 +73,8 @@ def blob_key(output: Mapping[str, bytes], path: str) -> str:
 def blob_keys(output: Mapping[str, bytes], paths: Iterable[str]) -> tuple[str, ...] | None:
     """The git blob ids of `output`'s files at `paths`, or None when one is absent: what a
     reader of many small files (shards) compares to skip reading them one by one."""
-    oid = getattr(output, "oid", None)
     try:
-        if oid is not None:
-            return tuple(map(str, map(oid, paths)))
-        return tuple(_blob_id(output[path]) for path in paths)
+        return tuple(blob_key(output, path) for path in paths)
     except KeyError:
         return None
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from gitfleet.api import Condition
 from gitfleet.api.output import OUTPUT_API_VERSION, placement_prior_shard_path
-from gitfleet.api.shards import shard_of
+from gitfleet.api.shards import shard_of, split
 from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.priorconds import (
@@ -232,17 +232,11 @@ def sharded_files(
     """A placement's shard files (`section`: its `index` part, None when not recorded;
     `conditions`: None when not recorded), each made again only when its clusters' names, rows
     or conditions differ from `kept`'s; with the shards as kept now and the head's value."""
-    clusters: list[list[str]] = [[] for _ in range(count)]
-    entries: list[list[Any]] = [[] for _ in range(count)]
-    conds: list[dict[str, tuple[Condition, ...]]] = [{} for _ in range(count)]
-    for name in (section or {}).get("clusters") or ():
-        clusters[shard_of(name, count)].append(name)
-    for entry in (section or {}).get("entries") or ():
-        entries[shard_of(_entry_cluster(entry), count)].append(entry)
+    clusters = split((section or {}).get("clusters") or (), count, str)
+    entries = split((section or {}).get("entries") or (), count, _entry_cluster)
     per_cluster = conditions[1] if conditions is not None else {}
-    for name in sorted(per_cluster):
-        if not name.startswith(UNNAMED):
-            conds[shard_of(name, count)][name] = per_cluster[name]
+    named = [n for n in sorted(per_cluster) if not n.startswith(UNNAMED)]
+    conds = [{n: per_cluster[n] for n in part} for part in split(named, count, str)]
     written: Written = []
     now: dict[int, Kept] = {}
     for number in range(count):

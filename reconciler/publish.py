@@ -26,6 +26,7 @@ from functools import lru_cache, partial
 from operator import attrgetter, is_
 from typing import Any
 
+from gitfleet.api.shards import shard_of
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.decisions import (
     PROFILE_NAMESPACE,
@@ -36,7 +37,6 @@ from reconciler.decisions import (
     shard_documents,
     shard_slices,
     slice_count,
-    slice_of,
     slice_path,
 )
 from reconciler.isolate import hold
@@ -216,7 +216,7 @@ def _patched(
     shards = list(before.shards)
     copied: set[int] = set()
     for cluster in sorted(touched):
-        at = slice_of(cluster, len(shards))
+        at = shard_of(cluster, len(shards))
         if at not in copied:
             copied.add(at)
             shards[at] = (list(shards[at][0]), list(shards[at][1]))

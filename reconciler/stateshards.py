@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from gitfleet.api.output import OUTPUT_API_VERSION, binding_shard_path, expand_named
-from gitfleet.api.shards import shard_count, shard_of
+from gitfleet.api.shards import shard_count, split
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.binding import Binding, binding_to_yaml, read_bindings
 from reconciler.keptgroups import KeptGroups
@@ -95,13 +95,11 @@ class ShardWriter:
     ) -> list[tuple[str, bytes, tuple[Binding, ...]]]:
         """(path, bytes, the bindings a reader gets back) of each of the `count` shards of
         `bindings` (one a cluster in cluster order): an unchanged shard keeps its bytes."""
-        split: list[list[Binding]] = [[] for _ in range(count)]
-        for b in bindings:
-            split[shard_of(b.cluster, count)].append(b)
+        parts = split(bindings, count, _CLUSTER)
         last = self._last.last(key)
         before = last[1][1] if last is not None and last[1][0] == count else None
         made = []
-        for i, part in enumerate(split):
+        for i, part in enumerate(parts):
             old = before[i] if before is not None else None
             if old is not None and old.bindings == tuple(part):
                 made.append(old)

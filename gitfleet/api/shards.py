@@ -13,7 +13,11 @@ hub's per-placement state.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import TypeVar
+
+T = TypeVar("T")
 
 SHARD_TARGET = 50
 """Average names a shard aims at (a single shard holds up to twice as many)."""
@@ -38,11 +42,15 @@ def shard_of(name: str, shards: int) -> int:
     return name_hash(name) % shards if shards > 1 else 0
 
 
-def shard_names(names: list[str] | tuple[str, ...], target: int = SHARD_TARGET) -> list[list[str]]:
-    """`names` cut into `shard_count(len(names))` shards, each in the order given (callers pass
-    them sorted); empty shards included, so list position is the shard number."""
-    count = shard_count(len(names), target)
-    out: list[list[str]] = [[] for _ in range(count)]
-    for name in names:
-        out[shard_of(name, count)].append(name)
+def split(items: Iterable[T], count: int, name: Callable[[T], str]) -> list[list[T]]:
+    """`items` cut into `count` shards by `shard_of(name(item), count)`, each in the order
+    given; empty shards included, so list position is the shard number."""
+    out: list[list[T]] = [[] for _ in range(count)]
+    for item in items:
+        out[shard_of(name(item), count)].append(item)
     return out
+
+
+def shard_names(names: list[str] | tuple[str, ...], target: int = SHARD_TARGET) -> list[list[str]]:
+    """`names` cut into `shard_count(len(names))` shards (`split`; callers pass them sorted)."""
+    return split(names, shard_count(len(names), target), str)
