@@ -132,9 +132,7 @@ def build_placements(rng: random.Random) -> list[ClusterResourcePlacement]:
         if rng.random() < 0.5:
             affinity.update(_required(rng))
         pick = {"placementType": "PickN", "numberOfClusters": rng.randint(3, 25)}
-        out.append(
-            _placement(f"pref-{i:03d}", {**pick, "affinity": {"clusterAffinity": affinity}})
-        )
+        out.append(_placement(f"pref-{i:03d}", {**pick, "affinity": {"clusterAffinity": affinity}}))
     for i in range(40):
         policy: dict[str, Any] = {"placementType": "PickN", "numberOfClusters": rng.randint(3, 10)}
         policy["topologySpreadConstraints"] = _spread(rng)
