@@ -131,10 +131,8 @@ def build_placements(rng: random.Random) -> list[ClusterResourcePlacement]:
         affinity = {"preferredDuringSchedulingIgnoredDuringExecution": _preferred(rng)}
         if rng.random() < 0.5:
             affinity.update(_required(rng))
-        policy = {"placementType": "PickN", "numberOfClusters": rng.randint(3, 25)}
-        out.append(
-            _placement(f"pref-{i:03d}", {**policy, "affinity": {"clusterAffinity": affinity}})
-        )
+        pick = {"placementType": "PickN", "numberOfClusters": rng.randint(3, 25)}
+        out.append(_placement(f"pref-{i:03d}", {**pick, "affinity": {"clusterAffinity": affinity}}))
     for i in range(40):
         policy: dict[str, Any] = {"placementType": "PickN", "numberOfClusters": rng.randint(3, 10)}
         policy["topologySpreadConstraints"] = _spread(rng)

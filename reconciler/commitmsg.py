@@ -3,13 +3,14 @@
 `describe_changes` compares the new output tree with the previous output commit by blob id (no
 blob is read) and groups the changed paths by placement and cluster. `ChangeSummary.message_parts`
 gives the subject, body and trailers (`Gitfleet-Source`, `Gitfleet-Placement`,
-`Gitfleet-Clusters`) that `gitfleet history` reads back. Called by `reconciler.loop`.
+`Gitfleet-Clusters`) that `gitfleet history` reads back; `add_driver_trailers` appends the rollout drivers' trailers.
+Called by `reconciler.loop`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -123,3 +124,15 @@ def describe_changes(
             _record(summary, path)
             summary.changes[path] = None
     return summary
+
+
+def add_driver_trailers(
+    trailers: dict[str, str | list[str]], extra: Sequence[tuple[str, str]]
+) -> None:
+    """Append the rollout drivers' trailers (who approved, what waits) in their order; keys the
+    loop sets itself are never replaced."""
+    for key, value in extra:
+        old = trailers.get(key)
+        if isinstance(old, str):
+            continue
+        trailers[key] = [*(old or []), value]

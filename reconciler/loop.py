@@ -21,7 +21,7 @@ import hashlib
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -36,11 +36,12 @@ from gitfleet.repo.gitwrite import commit_files
 from gitfleet.repo.mirror import Mirror
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import TreeFiles, WrittenOutput
-from reconciler.commitmsg import describe_changes
+from reconciler.commitmsg import add_driver_trailers, describe_changes
 from reconciler.heap import HeapKeeper
 from reconciler.hubconfig import HubConfig as HubConfig
 from reconciler.hubconfig import PassReport as PassReport
 from reconciler.hubinputs import OlderFleets, SourceGate, with_approval_commits
+from reconciler.lastpass import LastPass
 from reconciler.pass_ import reconcile
 from reconciler.sourcehold import Refusal, Writer, record_refusal
 from reconciler.state import read_state
@@ -65,18 +66,6 @@ _ReadReport = tuple[str, "AgentReport | None", tuple[FleetError, ...]]
 def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
     values = trailers.get(key)
     return values[-1] if values else None
-
-
-def add_driver_trailers(
-    trailers: dict[str, str | list[str]], extra: Sequence[tuple[str, str]]
-) -> None:
-    """Append the rollout drivers' trailers (who approved, what waits) in their order; keys the
-    loop sets itself are never replaced."""
-    for key, value in extra:
-        old = trailers.get(key)
-        if isinstance(old, str):
-            continue
-        trailers[key] = [*(old or []), value]
 
 
 def _now() -> datetime:
@@ -118,6 +107,9 @@ class Hub:
         self.older = OlderFleets(self.mirror.path)
         self._loader = FleetLoader()
         """The source tree's snapshot, patched pass to pass with the files that changed."""
+        self._last_pass: LastPass | None = None
+        """What the last pass that ran was given (a new source commit that changes none of
+        it, e.g. a README edit, makes no pass: `reconciler.lastpass`)."""
 
     def _refspecs(self) -> list[str]:
         src, out = self.config.source_branch, self.config.output_branch
@@ -267,6 +259,9 @@ class Hub:
         approved = approved_deletions(self.mirror.path, since, source, fleet.approval_files())
         fleet = replace(fleet, allowed_deletions=approved)
         self._lap("load")
+        last = self._last_pass
+        if last and last.repeated_by(fleet, digest, output) and not self._timer_due({}):
+            return PassReport("unchanged", source, output, last.errors, "no pass input changed")
         prior_tree = self._open_output(output)
         try:
             mine = self._output.files(output)  # the files this hub wrote, from memory
@@ -307,10 +302,10 @@ class Hub:
         )
         self._lap("commit")
         self._output.wrote(written.commit, result.files, listing)
+        errors = result.errors + report_errors
         if not written.changed:
-            return PassReport(
-                "unchanged", source, output, result.errors + report_errors, "nothing to commit"
-            )
+            self._last_pass = LastPass(fleet, digest, output, errors)
+            return PassReport("unchanged", source, output, errors, "nothing to commit")
         pushed = self.mirror.push_fast_forward(written.commit, self.config.output_branch, output)
         if pushed.rejected:
             raise _Rejected(pushed.message)
@@ -321,9 +316,8 @@ class Hub:
         self._lap("push")
         self.mirror.maintain()  # fast-import leaves a pack per commit; `gc --auto` bounds them
         self._lap("maintain")
-        return PassReport(
-            "committed", source, written.commit, result.errors + report_errors, subject
-        )
+        self._last_pass = LastPass(fleet, digest, written.commit, errors)
+        return PassReport("committed", source, written.commit, errors, subject)
 
     def _open_output(self, output: str | None) -> GitTree | None:
         """The previous output commit; listed from memory when this hub wrote it."""

@@ -47,6 +47,16 @@ class AgeKey:
     def __repr__(self) -> str:
         return f"AgeKey(recipient={self.recipient!r}, source={self.source!r})"
 
+    def __eq__(self, other: object) -> bool:
+        """The same identities (so the same placeholders and the same files opened)."""
+        if not isinstance(other, AgeKey):
+            return NotImplemented
+        mine, theirs = self._identities, other._identities
+        return self is other or [str(i) for i in mine] == [str(i) for i in theirs]
+
+    def __hash__(self) -> int:
+        return hash(self.recipient)
+
     def ref(self, value: str) -> str:
         """The placeholder standing for `value` in the pass (keyed: not a plain hash)."""
         mac = hmac.new(self._mac_key, value.encode("utf-8"), hashlib.sha256).hexdigest()

@@ -85,6 +85,15 @@ class SealedValues:
     def __repr__(self) -> str:
         return f"SealedValues({len(self._values)} value(s))"
 
+    def __eq__(self, other: object) -> bool:
+        """The same key and the same placeholders for the same values (the hub compares two
+        loads of its source this way: `reconciler.lastpass`)."""
+        if not isinstance(other, SealedValues):
+            return NotImplemented
+        return self.key == other.key and self._values == other._values
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: `seal` adds values
+
     def __len__(self) -> int:
         return len(self._values)
 

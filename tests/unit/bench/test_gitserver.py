@@ -3,7 +3,6 @@ spent receiving it is counted (the daemon's reaped children), not the pusher's."
 
 from __future__ import annotations
 
-import resource
 import subprocess
 from pathlib import Path
 
@@ -32,13 +31,10 @@ def test_push_is_served_and_its_cpu_counted(tmp_path: Path) -> None:
         pytest.skip(str(exc))
     try:
         before = daemon.cpu_seconds()
-        own = resource.getrusage(resource.RUSAGE_CHILDREN)
         _git(work, "push", "-q", daemon.url(served / "remote.git"), "main")
         spent = daemon.cpu_seconds() - before
-        mine = resource.getrusage(resource.RUSAGE_CHILDREN)
     finally:
         daemon.stop()
     assert _git(served / "remote.git", "rev-parse", "main") == _git(work, "rev-parse", "HEAD")
     assert spent > 0
     assert daemon.url(served / "remote.git").startswith("git://127.0.0.1:")
-    assert mine.ru_utime + mine.ru_stime >= own.ru_utime + own.ru_stime
