@@ -299,6 +299,7 @@ class Hub:
             self.config.identity,
             sign_key=self.config.sign_key,
             known=self._output.listing(output),
+            keep_pack=True,  # no unpack-objects; `maintain` folds the small packs
         )
         self._lap("commit")
         self._output.wrote(written.commit, result.files, listing)
@@ -314,7 +315,7 @@ class Hub:
         self._trailers = (written.commit, parse_trailers(message))  # the next pass's output
         self._pushed = (written.commit, written.tree)
         self._lap("push")
-        self.mirror.maintain()  # fast-import leaves a pack per commit; `gc --auto` bounds them
+        self.mirror.maintain()  # folds the packs fast-import leaves; `gc --auto` bounds the rest
         self._lap("maintain")
         self._last_pass = LastPass(fleet, digest, written.commit, errors)
         return PassReport("committed", source, written.commit, errors, subject)

@@ -115,6 +115,7 @@ def commit_files(
     date: datetime | None = None,
     sign_key: Path | None = None,
     known: Mapping[str, tuple[str, int]] | None = None,
+    keep_pack: bool = False,
 ) -> CommitResult:
     """Commit `changes` (path -> new bytes, or None to delete the file or directory) on top of
     `parent` (None: a root commit). No commit is made when the tree would not change.
@@ -124,14 +125,15 @@ def commit_files(
     `sign_key`: an SSH private key file; the commit is signed with it (`gpg.format=ssh`).
     `known`: every file of `parent` as path -> (blob id, size), when the caller holds it (the
     hub's record of the commit it wrote); then only deletions of paths it lacks (a directory,
-    or nothing) are looked up in git.
+    or nothing) are looked up in git. `keep_pack`: see `fastimport.run_fast_import`.
     """
     check_paths(changes)
     _refuse_nesting(path for path, data in changes.items() if data is not None)
     parent_commit, parent_tree = _resolve_parent(repo, parent)
     current = _current(repo, parent_commit, changes, known) if parent_commit else {}
     effective = _effective(changes, current)
-    return _write(repo, parent_commit, parent_tree, effective, message, author, ref, date, sign_key)
+    args = (repo, parent_commit, parent_tree, effective, message, author, ref, date, sign_key)
+    return _write(*args, keep_pack=keep_pack)
 
 
 def _effective(
@@ -191,6 +193,8 @@ def _write(
     ref: str | None,
     date: datetime | None,
     sign_key: Path | None = None,
+    *,
+    keep_pack: bool = False,
 ) -> CommitResult:
     """Run fast-import for non-empty `changes` (or a root commit), sign the commit when a key
     is given, and move `ref` if asked."""
@@ -199,7 +203,7 @@ def _write(
     if parent is not None and parent_tree is not None and not changes:
         return CommitResult(parent, parent_tree, changed=False)
     stream = _stream_parts(parent, changes, message, author, date or datetime.now(UTC))
-    commit, tree = _commit_and_tree(run_fast_import(repo, stream))
+    commit, tree = _commit_and_tree(run_fast_import(repo, stream, keep_pack=keep_pack))
     if parent is not None and tree == parent_tree:
         return CommitResult(parent, tree, changed=False)
     if sign_key is not None:

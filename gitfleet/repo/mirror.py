@@ -35,6 +35,7 @@ from gitfleet.repo.gitcmd import (
     validate_ref,
 )
 from gitfleet.repo.gitwrite import ZERO_OID, check_path
+from gitfleet.repo.packs import fold_small_packs
 from gitfleet.repo.remote import RemoteURL, check_url
 from gitfleet.repo.trailers import parse_trailers
 
@@ -265,7 +266,9 @@ class Mirror:
     def maintain(self) -> None:
         """`git gc --auto`: fold the loose objects (fewer than 100 per write) or packs that
         fast-import and fetch leave per commit (call between passes). Git is not started when
-        the repository is below both of `gc --auto`'s thresholds (`_gc_due`)."""
+        the repository is below both of `gc --auto`'s thresholds (`_gc_due`). Small packs of
+        the hub's commits are folded first (`packs.fold_small_packs`)."""
+        fold_small_packs(self._path)
         if not self._gc_due():
             return
         run_git(
