@@ -101,6 +101,53 @@ def test_a_dropped_base_builds_afresh() -> None:
     assert compose(first).since is None
 
 
+def test_the_composition_before_the_last_is_patched_in_place_into_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A composition no one holds any more becomes the next one (no copy), equal to the union
+    of its units whatever changed in between: a path changed, moved, lost, added back."""
+    a, b = _unit("a", 4), _unit("b", 3)
+    steps: list[Units] = [
+        {"live/a": a, "live/b": b},
+        {"live/a": {**a, "clusters/c1/a/x.yaml": b"one"}, "live/b": b},
+        {"live/a": a, "live/b": {p: d for p, d in b.items() if "/c2/" not in p}},
+        {"live/a": a, "live/b": b, "live/n": _unit("n", 2)},
+        {"live/a": {**a, "clusters/c3/a/x.yaml": b"two"}, "live/b": b},
+        {"live/a": {**a, "clusters/c3/a/x.yaml": b"two"}, "live/b": b},
+        {"live/a": a, "live/b": {**b, "clusters/c0/b/x.yaml": b"three"}},
+        {"live/a": {**a, "clusters/c2/a/x.yaml": b"four"}, "live/b": b},
+    ]
+    recycled: list[bool] = []
+    real = unitfiles._recycled
+
+    def counted(base: dict[str, bytes]) -> tuple[dict[str, bytes], bool] | None:
+        found = real(base)
+        recycled.append(found is not None)
+        return found
+
+    monkeypatch.setattr(unitfiles, "_recycled", counted)
+    for units in steps:
+        made = compose(units)
+        assert made.files == _union(units)
+        keep_base(made, units)
+        del made
+    assert recycled == [False] + [True] * (len(steps) - 2)
+
+
+def test_a_composition_someone_still_holds_is_never_changed() -> None:
+    a = _unit("a", 3)
+    steps: list[Units] = [
+        {"live/a": {**a, "clusters/c0/a/x.yaml": str(i).encode()}} for i in range(4)
+    ]
+    held = []
+    for units in steps:
+        made = compose(units)
+        keep_base(made, units)
+        held.append((made.files, dict(made.files)))
+    assert all(files == copy for files, copy in held)
+    assert len({id(files) for files, _ in held}) == len(held)
+
+
 def test_a_tree_that_follows_the_last_assembly_names_where_it_may_differ() -> None:
     """The paths added after the copy (this pass's and the last one's) join the assembly's;
     a tree following another assembly than the last one's learns nothing."""
