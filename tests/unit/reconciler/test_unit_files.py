@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from gitfleet.repo.treefiles import BlobIdMemo
-from reconciler import unitfiles
+from reconciler import output, unitfiles
 from reconciler.output import OutputFiles
 from reconciler.stagememo import forget_stages
 from reconciler.unitfiles import Units, compose, drop_base, keep_base
@@ -174,6 +174,55 @@ def test_a_tree_that_follows_the_last_assembly_names_where_it_may_differ() -> No
     fifth.follow(later, (later, frozenset()))
     assert fifth.since is not None and fifth.since[0] is fourth
     assert fourth.since is None  # no chain of every earlier tree: each holds all its paths
+
+
+def _passes(held: list[OutputFiles]) -> list[tuple[OutputFiles, dict[str, bytes]]]:
+    """Seven passes of assembly + added files (some changing, some going, one coming back);
+    each tree with the union it must equal (`held`: trees kept by the caller)."""
+    out: list[tuple[OutputFiles, dict[str, bytes]]] = []
+    last: dict[str, bytes] | None = None
+    for i in range(7):
+        assembled = {**_unit("a", 4), f"clusters/c{i % 3}/a/x.yaml": str(i).encode()}
+        if i == 4:
+            del assembled["clusters/c3/a/x.yaml"]
+        added = {"status/p.yaml": str(i).encode(), f"status/q{i % 2}.yaml": b"q"}
+        if i in (2, 3):
+            added["state/once.yaml"] = str(i).encode()
+        since = None if last is None else (last, frozenset(_diff(last, assembled)))
+        tree = OutputFiles.of_assembly(assembled, since)
+        assert tree.since is None and tree == assembled
+        tree.add(added)
+        tree.follow(assembled, since)
+        out.append((tree if held else OutputFiles(), {**assembled, **added}))
+        assert tree == {**assembled, **added}
+        held.extend([tree] if held else [])
+        del tree
+        last = assembled
+    return out
+
+
+def test_a_tree_no_one_holds_is_patched_into_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree three passes back that nothing holds becomes this pass's (no copy): equal to
+    the assembly plus what was added, whatever came and went meanwhile."""
+    patched: list[frozenset[str]] = []
+    real = output._patch
+
+    def counted(
+        files: dict[str, bytes], paths: frozenset[str], source: Mapping[str, bytes]
+    ) -> None:
+        patched.append(paths)
+        real(files, paths, source)
+
+    monkeypatch.setattr(output, "_patch", counted)
+    _passes([])
+    assert patched
+
+
+def test_a_tree_someone_holds_is_never_patched() -> None:
+    held: list[OutputFiles] = [OutputFiles()]
+    passes = _passes(held)
+    assert all(tree == union for tree, union in passes)
+    assert len({id(tree) for tree, _ in passes}) == len(passes)
 
 
 @pytest.mark.parametrize("stale", [False, True])
