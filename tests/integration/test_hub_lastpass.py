@@ -10,9 +10,9 @@ from pathlib import Path
 
 from tests.helpers.fleetfiles import write_tree
 from tests.helpers.gitrepo import commit_all, git
-from tests.helpers.hubs import Clock, make_hub
+from tests.helpers.hubs import Clock
 from tests.integration.test_hub_faults import OUTPUT, World, rev
-from tests.integration.test_rollback_hub import START, _push, _waiting_after_staging, _world
+from tests.integration.test_rollback_hub import started_waiting
 
 BROKEN = """apiVersion: placement.kubernetes-fleet.io/v1beta1
 kind: ClusterResourcePlacement
@@ -78,17 +78,7 @@ def test_another_writers_output_runs_the_pass(tmp_path: Path) -> None:
 
 
 def test_a_due_timer_runs_the_pass_with_a_readme_commit(tmp_path: Path) -> None:
-    remote, work = _world(tmp_path)
-    clock = Clock(START)
-    hub = make_hub(remote, tmp_path / "hub", clock)
-    _push(work, "v1", {"first": None})
-    hub.run_once()
-    for _ in range(6):
-        if _waiting_after_staging(remote):
-            break
-        assert hub.next_wakeup is not None
-        clock.now = hub.next_wakeup
-        hub.run_once()
+    _remote, work, clock, hub = started_waiting(tmp_path)
     due = hub.next_wakeup
     assert due is not None
     write_tree(work, {"README.md": "# waiting\n"})

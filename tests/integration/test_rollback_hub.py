@@ -98,7 +98,8 @@ def _waiting_after_staging(remote: Path) -> bool:
     )
 
 
-def test_timed_wait_alone_wakes_the_hub_and_advances(tmp_path: Path) -> None:
+def started_waiting(tmp_path: Path) -> tuple[Path, Path, Clock, Hub]:
+    """Run `first` (pass at each due time) until it waits after its staging stage."""
     remote, work = _world(tmp_path)
     clock = Clock(START)
     hub = make_hub(remote, tmp_path / "hub", clock)
@@ -111,6 +112,11 @@ def test_timed_wait_alone_wakes_the_hub_and_advances(tmp_path: Path) -> None:
         clock.now = hub.next_wakeup
         hub.run_once()
     assert _waiting_after_staging(remote)
+    return remote, work, clock, hub
+
+
+def test_timed_wait_alone_wakes_the_hub_and_advances(tmp_path: Path) -> None:
+    remote, work, clock, hub = started_waiting(tmp_path)
     due = hub.next_wakeup
     assert due is not None and _wakeup(remote) == due.strftime("%Y-%m-%dT%H:%M:%SZ")
     assert find_output(remote, CM.format(cluster="c2")) is None, "prod waits for the TimedWait"
