@@ -2,8 +2,9 @@
 
 `read_prior_index` gives cluster -> placement key -> index entry (the ClusterIndex row with the
 placement's `objects` from its PlacementIndex). The rows come from `state/` when the previous
-pass recorded them there (`reconciler.priorstate`: the placement states and their
-`state/prior/` records), else from every cluster's index, each file parsed once per distinct
+pass recorded them there (`reconciler.priorstate`: the placement states and their `state/prior/`
+records, from memory when the output holds the very files the last pass wrote,
+`state.own_states`), else from every cluster's index, each file parsed once per distinct
 content (`reconciler.priorparse`); an older-shape (gitfleet.io/v1alpha1) cluster index that
 lists the objects itself is read too, so the next pass migrates the branch. The PlacementIndex
 files are read by blob id, once per distinct content. The index made from `state/` is patched
@@ -42,7 +43,7 @@ from reconciler.priorstate import (
 )
 from reconciler.priorstate import index_entries as _index_entries
 from reconciler.stagememo import StageMemo, changed_keys
-from reconciler.state import PlacementState, read_placement_state
+from reconciler.state import PlacementState, own_states, read_placement_state
 
 PriorIndex = dict[str, dict[str, dict[str, Any]]]
 
@@ -73,9 +74,10 @@ def recorded_prior_index(output: Mapping[str, bytes]) -> PriorIndex | None:
     when any placement lacks a readable record of its rows (an older output). The result is
     shared: read it, never change it."""
     records = []
+    own = own_states(output)  # the last pass's own files: its states, nothing read
     for path in paths_under(output, PLACEMENT_STATE_PREFIX):
         try:
-            ps = read_placement_state(output, path)
+            ps = own[path] if own is not None else read_placement_state(output, path)
             prior = read_placement_prior(output, ps.key)
         except READ_ERRORS:
             return None

@@ -18,7 +18,8 @@ shards, `state/prior/<key>/<i>.yaml`, with the placement-level parts and the sha
 `state/prior/<key>.yaml` (`reconciler.priorshards`): one cluster joining rewrites one shard.
 `prior_files` writes them from the new output tree (its documents derived through
 `reconciler.priorparse`: a pass does not parse what it wrote itself); `read_placement_prior` and
-`implied_rows` read them back (either shape). A part or shard that is missing (an output
+`implied_rows` read them back (either shape); from memory when the output holds the very files
+the last pass wrote (`reconciler.ownprior`). A part or shard that is missing (an output
 written before these files, or a row the record cannot hold) makes the readers parse the
 index or status files as before.
 A part's lists of cluster names and its kept entries are spliced in from kept texts
@@ -43,6 +44,7 @@ from gitfleet.api.output import (
 from gitfleet.api.shards import shard_count
 from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
+from reconciler.ownprior import OwnFiles
 from reconciler.priorconds import (
     PriorConditions,
     conditions_section,
@@ -112,6 +114,9 @@ def parse_placement_prior(doc: Any) -> PlacementPrior | ShardedHead:
 def read_placement_prior(output: Mapping[str, bytes], key: str) -> PlacementPrior | None:
     """The placement's record in the previous output, one file or sharded (None: absent or
     unreadable, or a shard missing or unreadable)."""
+    own = _OWN.values(output)
+    if own is not None and key in own:
+        return own[key]  # the record the last pass wrote, in the very files it wrote
     path = placement_prior_path(key)
     if path not in output:
         return None
@@ -197,6 +202,7 @@ def prior_files(
     serialised only when what it is made from changed (the conditions: the status file's blob
     id; a shard: its clusters' names, rows and conditions)."""
     files: dict[str, bytes] = {}
+    records: dict[str, PlacementPrior] = {}
     _BLOCKS.next_round()
     if rows is not None and not set(rows) <= set(placements):
         rows = None  # a row of a placement without state: only the index files hold it
@@ -210,9 +216,12 @@ def prior_files(
             kept = last[1][1] if last is not None else {}
             made = _placement_files(key, binds, rows, output, kept)
             _PRIORS.put(key, inputs, made)
-        for path, data, tag, value in made[0]:
+            for path, data, tag, value in made[0]:
+                remember_at(path, data, tag, value)
+        for path, data, _, _ in made[0]:  # last pass's files were remembered then
             files[path] = data
-            remember_at(path, data, tag, value)
+        records[key] = made[2]
+    _OWN.wrote(files, records)
     return files
 
 
@@ -222,8 +231,9 @@ def _placement_files(
     rows: Mapping[str, Mapping[str, Mapping[str, Any]]] | None,
     output: Mapping[str, bytes],
     kept: Mapping[int, Kept],
-) -> tuple[Written, dict[int, Kept]]:
-    """A placement's record: one file, or its head and shards (with the shards as kept)."""
+) -> tuple[Written, dict[int, Kept], PlacementPrior]:
+    """A placement's record: one file, or its head and shards (with the shards as kept), and
+    what reading them gives."""
     status = _status_part(output, key)
     conditions = status[1] if status is not None else None
     section: dict[str, Any] | None = None
@@ -243,15 +253,18 @@ def _placement_files(
             parts.append(_block(key, "index", section, partial(dict, section), pieces, names))
         parts += [_KIND, dump_yaml({"metadata": {"name": key}}).encode()]
         data = b"".join(parts)
-        return [(path, data, PRIOR_TAG, remember(data, PRIOR_TAG, prior))], {}
+        prior = remember(data, PRIOR_TAG, prior)
+        return [(path, data, PRIOR_TAG, prior)], {}, prior
     shards, now, (data, head) = sharded_files(key, count, section, conditions, pieces, kept)
     head = remember(data, PRIOR_TAG, head)
     remember_joined(key, head, [value for *_, value in shards], prior)
-    return [(path, data, PRIOR_TAG, head), *shards], now
+    return [(path, data, PRIOR_TAG, head), *shards], now, prior
 
 
 HEAD = dump_yaml({"apiVersion": OUTPUT_API_VERSION}).encode()
 _KIND = dump_yaml({"kind": PRIOR_KIND}).encode()
-_PRIORS: StageMemo[tuple[Written, dict[int, Kept]]] = StageMemo()
-"""Placement key -> its last `state/prior/` files (path, bytes, tag, value) and shards, with
-what they were made from."""
+_PRIORS: StageMemo[tuple[Written, dict[int, Kept], PlacementPrior]] = StageMemo()
+"""Placement key -> its last `state/prior/` files (path, bytes, tag, value), shards and record,
+with what they were made from."""
+_OWN: OwnFiles[PlacementPrior] = OwnFiles()
+"""The `state/prior/` files of the last pass, and placement key -> its record."""

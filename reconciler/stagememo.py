@@ -19,7 +19,7 @@ diffs two mappings by identity in C, so a placement's 1,000 rows cost no Python 
 one changed. Callers never remember a result that read the pass's clock. Called by `statusdocs`, `statusentries`,
 `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`,
 `rollmemo`, `rollview`, `rollcells`, `placememo`, `manifestmemo`, `sealing`, `select`,
-`yamlparts`, `keptgroups`, `priorsection` and `publish`.
+`yamlparts`, `keptgroups`, `priorsection`, `publish`, `ownprior` and `statesnaps`.
 """
 
 from __future__ import annotations

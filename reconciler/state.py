@@ -13,6 +13,10 @@ kept by value. A placement with more bindings than one shard holds writes them t
 `state/bindings/<key>/<i>.yaml` instead (`reconciler.stateshards`: one binding changed rewrites
 one shard) and its state file says how many; `read_placement_state` puts them back together
 (the very state a pass wrote, unparsed), and reads a state file holding its bindings as well.
+A pass whose prior output holds the very files the last pass wrote takes that pass's states
+from memory (`own_states`, `reconciler.ownprior`: no state file is looked up), and writes
+again only the placements whose state is another object than last time (`_all_placement_files`).
+Snapshot lists and `state/overrides.yaml` are `reconciler.statesnaps`'s.
 Called by `reconciler.pass_` and the CLI.
 """
 
@@ -30,9 +34,7 @@ import yaml
 
 from gitfleet.api.output import (
     OUTPUT_API_VERSION,
-    OVERRIDE_STATE_PATH,
     PLACEMENT_STATE_PREFIX,
-    group_named,
     placement_state_path,
 )
 from gitfleet.load.yamlemit import Pieces
@@ -41,20 +43,24 @@ from reconciler.binding import Binding as Binding
 from reconciler.binding import BindingCondition as BindingCondition
 from reconciler.binding import BindingDecision as BindingDecision
 from reconciler.binding import binding_to_yaml, read_bindings
+from reconciler.ownprior import OwnFiles
 from reconciler.priorparse import derive_own, freeze, paths_under, remember, remember_at
 from reconciler.priorrows import placement_rows
 from reconciler.priorstate import prior_files
-from reconciler.stagememo import RoundMemo, StageMemo
+from reconciler.stagememo import RoundMemo, StageMemo, changed_keys
 from reconciler.stateshards import (
     SHARDS_FIELD,
     ShardProblem,
     ShardWriter,
     bindings_shards,
+    bindings_to_yaml,
     grouped_parts,
     new_groups,
     read_binding_rows,
     read_shards,
 )
+from reconciler.statesnaps import OVERRIDES_FILE as OVERRIDES_FILE
+from reconciler.statesnaps import override_file, read_overrides, read_snapshots, snapshots_to_yaml
 from reconciler.statetypes import PlacementState as PlacementState
 from reconciler.statetypes import Snapshot as Snapshot
 from reconciler.statetypes import State as State
@@ -65,49 +71,6 @@ STATE_API_VERSION = OUTPUT_API_VERSION
 PLACEMENT_STATE_KIND = "PlacementState"
 
 
-def _snapshots_to_yaml(snaps: tuple[Snapshot, ...]) -> list[dict[str, Any]]:
-    out = []
-    for s in snaps:
-        entry: dict[str, Any] = {"index": s.index, "hash": s.hash}
-        if s.commit:
-            entry["commit"] = s.commit
-        out.append(entry)
-    return out
-
-
-_Row = tuple[dict[str, Any], list[str], list[Any]]
-"""A binding's YAML entry, its grouping text once made, and its emitted lines once written
-(`gitfleet.load.yamlemit.PieceEmitter`)."""
-_ROWS: StageMemo[dict[Binding, _Row]] = StageMemo()
-"""Placement key -> its bindings' entries the last time its state was written: a state that
-changed in one binding re-makes and re-emits that binding's entry only."""
-
-
-def _bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) -> dict[str, Any]:
-    """`bindings` (and `bindingGroups`: clusters whose bindings are identical but for the
-    cluster name, `group_named`). Grouping needs the scheduler's (cluster, state) order without
-    repeats, so that reading restores the exact tuple. Each kept entry's slot goes in `pieces`."""
-    last = _ROWS.last(key)
-    before: dict[Binding, _Row] = last[1] if last is not None else {}
-    made: dict[Binding, _Row] = {}
-    rows: list[dict[str, Any]] = []
-    texts: list[list[str]] = []
-    for b in bindings:
-        found = before.get(b)
-        if found is None:
-            found = (binding_to_yaml(b), [], [])
-        made[b] = found
-        rows.append(found[0])
-        texts.append(found[1])
-        pieces[id(found[0])] = found[2]
-    _ROWS.put(key, (), made)
-    keys = [(b.cluster, b.state) for b in bindings]
-    if keys != sorted(set(keys)):
-        return {"bindings": rows}
-    singles, groups = group_named(rows, "cluster", "clusters", texts=texts)
-    return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
-
-
 def placement_state_doc(
     ps: PlacementState, pieces: Pieces | None = None, grouped: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -115,7 +78,7 @@ def placement_state_doc(
     slots, for `dump_yaml`; `grouped`: its `bindings` and `bindingGroups` when the caller
     made them)."""
     if grouped is None:
-        grouped = _bindings_to_yaml(ps.key, ps.bindings, {} if pieces is None else pieces)
+        grouped = bindings_to_yaml(ps.key, ps.bindings, {} if pieces is None else pieces)
     doc = {
         "apiVersion": STATE_API_VERSION,
         "kind": PLACEMENT_STATE_KIND,
@@ -123,8 +86,8 @@ def placement_state_doc(
         "generation": ps.generation,
         "specHash": ps.spec_hash,
         "originFile": ps.origin_file,
-        "policySnapshots": _snapshots_to_yaml(ps.policy_snapshots),
-        "resourceSnapshots": _snapshots_to_yaml(ps.resource_snapshots),
+        "policySnapshots": snapshots_to_yaml(ps.policy_snapshots),
+        "resourceSnapshots": snapshots_to_yaml(ps.resource_snapshots),
         **grouped,
         "selected": [{"id": rid, "file": f} for rid, f in ps.selected],
     }
@@ -133,7 +96,6 @@ def placement_state_doc(
     return doc
 
 
-OVERRIDES_FILE = OVERRIDE_STATE_PATH
 MAX_EMITTED_STATES = 20_000
 """Placement states whose YAML bytes are kept between passes (least recently used dropped)."""
 _emitted: OrderedDict[PlacementState, tuple[PlacementState, bytes | None]] = OrderedDict()
@@ -143,13 +105,23 @@ _emitted: OrderedDict[PlacementState, tuple[PlacementState, bytes | None]] = Ord
 def canonical_state(ps: PlacementState) -> PlacementState:
     """The first state equal to `ps` this process kept (else `ps`, kept from now on): an
     unchanged placement's state is the same object pass after pass (`reconciler.stagememo`)."""
+    last = _CANONICAL.last(ps.key)  # equal to the placement's last one: not hashed again
+    if last is not None and (last[1] is ps or last[1] == ps):
+        return last[1]
     found = _emitted.get(ps)
     if found is not None:
         with suppress(KeyError):  # another hub thread may have dropped it meanwhile
             _emitted.move_to_end(ps)
-        return found[0]
-    _keep(ps, (ps, None))
+        ps = found[0]
+    else:
+        _keep(ps, (ps, None))
+    _CANONICAL.put(ps.key, (), ps)
     return ps
+
+
+_CANONICAL: StageMemo[PlacementState] = StageMemo()
+"""Placement key -> the state `canonical_state` gave for it last (a state equal to it is
+compared field by field, its bindings by identity: hashing it hashes each binding)."""
 
 
 def _keep(ps: PlacementState, value: tuple[PlacementState, bytes | None]) -> None:
@@ -179,9 +151,9 @@ def _state_bytes(ps: PlacementState) -> bytes:
 _SHARDS = ShardWriter()
 _HEADS: StageMemo[tuple[bytes, tuple[PlacementState, int]]] = StageMemo()
 """Placement key -> its sharded state file's bytes and remembered value, with its fields."""
-_PLACED: StageMemo[tuple[tuple[tuple[str, bytes], ...], tuple[Any, ...]]] = StageMemo()
-"""Placement key -> the files of its sharded state and what reading them gives (`_WHOLE`'s
-inputs), with the state they were made of."""
+_PLACED: StageMemo[tuple[tuple[tuple[str, bytes], ...], tuple[Any, ...] | None]] = StageMemo()
+"""Placement key -> the files of its state and, when sharded, what reading them gives
+(`_WHOLE`'s inputs), with the state they were made of."""
 
 
 def _placement_files(key: str, ps: PlacementState) -> tuple[tuple[str, bytes], ...]:
@@ -194,13 +166,15 @@ def _placement_files(key: str, ps: PlacementState) -> tuple[tuple[str, bytes], .
         if shards == 1:
             data = _state_bytes(ps)
             remember_at(path, data, "placement-state", (ps, 1))
-            return ((path, data),)
-        made = _SHARDS.files(ps.key, ps.bindings, shards)
-        head, value = _head(ps, shards)
-        read = (value[0], *(bindings for _, _, bindings in made))
-        found = (((path, head), *((p, data) for p, data, _ in made)), read)
+            found = (((path, data),), None)
+        else:
+            made = _SHARDS.files(ps.key, ps.bindings, shards)
+            head, value = _head(ps, shards)
+            read = (value[0], *(bindings for _, _, bindings in made))
+            found = (((path, head), *((p, data) for p, data, _ in made)), read)
         _PLACED.put(ps.key, (ps,), found)
-    _WHOLE.put(ps.key, found[1], ps)
+    if found[1] is not None:
+        _WHOLE.put(ps.key, found[1], ps)
     return found[0]
 
 
@@ -271,52 +245,52 @@ def _state_text(doc: dict[str, Any], pieces: Pieces) -> str:
     return spliced.dump(parts)
 
 
+def _all_placement_files(
+    placements: Mapping[str, PlacementState],
+) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """Every placement's state files, and state path -> its state. When the placements are
+    those of the last call but for a few states (by identity, `changed_keys`), the last
+    call's files with those placements' files replaced."""
+    last = _ALL.last("")
+    ordered = dict(sorted(placements.items()))
+    if last is not None and list(last[1][0]) == list(ordered):
+        before, files, values, paths = last[1]
+        files, values, paths = dict(files), dict(values), dict(paths)
+        keys = sorted(changed_keys(before, ordered))
+    else:
+        files, values, paths, keys = {}, {}, {}, list(ordered)
+    for key in keys:
+        for path in paths.get(key, ()):
+            del files[path]
+        made = _placement_files(key, ordered[key])
+        files.update(made)
+        values[made[0][0]] = ordered[key]
+        paths[key] = tuple(path for path, _ in made)
+    _ALL.put("", (), (ordered, files, values, paths))
+    return dict(files), dict(values)  # the callers add to them
+
+
+_ALL: StageMemo[Any] = StageMemo()
+"""The last placements written (key -> state), their files, state path -> state, and key ->
+the paths of its files."""
+
+
 def state_files(
     state: State, output: Mapping[str, bytes] | None = None, clusters: Iterable[str] | None = None
 ) -> dict[str, bytes]:
     """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`; with
     `output` (the new output tree, its index and status files final) `state/prior/` too
     (`clusters`: those with an index file in `output`, when the caller knows them)."""
-    files: dict[str, bytes] = {}
     _BLOCKS.next_round()
     _KEY_TEXTS.next_round()
-    for key, ps in sorted(state.placements.items()):
-        files.update(_placement_files(key, ps))
+    files, values = _all_placement_files(state.placements)
     if state.overrides:
-        doc = {
-            "apiVersion": STATE_API_VERSION,
-            "kind": "OverrideState",
-            "overrides": {k: _snapshots_to_yaml(v) for k, v in sorted(state.overrides.items())},
-        }
-        data = files[OVERRIDES_FILE] = dump_yaml(doc).encode()
-        remember(data, "override-state", dict(state.overrides))
+        files[OVERRIDES_FILE], values[OVERRIDES_FILE] = override_file(state.overrides)
+    _OWN.wrote(files, values)
     if output is not None:
         bindings = {key: ps.bindings for key, ps in state.placements.items()}
         files.update(prior_files(bindings, placement_rows(output, clusters), output))
     return files
-
-
-def _read_overrides(
-    files: Mapping[str, bytes], problems: list[str]
-) -> dict[str, tuple[Snapshot, ...]]:
-    if OVERRIDES_FILE not in files:
-        return {}
-    try:
-        return derive_own(files, OVERRIDES_FILE, "override-state", _override_snapshots)
-    except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        problems.append(f"{OVERRIDES_FILE}: unreadable state file ignored ({type(exc).__name__})")
-        return {}
-
-
-def _override_snapshots(doc: Any) -> dict[str, tuple[Snapshot, ...]]:
-    return {str(k): _snapshots(v) for k, v in ((doc or {}).get("overrides") or {}).items()}
-
-
-def _snapshots(raw: Any) -> tuple[Snapshot, ...]:
-    return tuple(
-        Snapshot(index=int(s["index"]), hash=str(s["hash"]), commit=s.get("commit"))
-        for s in raw or []
-    )
 
 
 def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
@@ -326,8 +300,8 @@ def parse_placement_state(doc: Mapping[str, Any]) -> PlacementState:
         generation=int(doc.get("generation", 0)),
         spec_hash=str(doc.get("specHash", "")),
         origin_file=str(doc.get("originFile", "")),
-        policy_snapshots=_snapshots(doc.get("policySnapshots")),
-        resource_snapshots=_snapshots(doc.get("resourceSnapshots")),
+        policy_snapshots=read_snapshots(doc.get("policySnapshots")),
+        resource_snapshots=read_snapshots(doc.get("resourceSnapshots")),
         bindings=read_binding_rows(doc),
         deleting=read_bindings(doc.get("deleting")),
         selected=tuple((str(r["id"]), str(r["file"])) for r in doc.get("selected") or []),
@@ -364,10 +338,30 @@ def read_placement_state(files: Mapping[str, bytes], path: str) -> PlacementStat
     return found
 
 
+_OWN: OwnFiles[Any] = OwnFiles()
+"""The state files of the last pass: state path -> its placement state (and the overrides)."""
+
+
+def own_states(files: Mapping[str, bytes]) -> dict[str, Any] | None:
+    """State path -> placement state of every state file in `files` when they are the very
+    files the last pass wrote (`ownprior`: nothing is read), else None. Shared: read only."""
+    own = _OWN.values(files)
+    if own is None or (OVERRIDES_FILE in own) != (OVERRIDES_FILE in files):
+        return None
+    heads = [p for p in paths_under(files, PLACEMENT_STATE_PREFIX) if p.endswith(".yaml")]
+    if len(heads) + (OVERRIDES_FILE in own) != len(own) or not all(map(own.__contains__, heads)):
+        return None
+    return {**{path: own[path] for path in heads}, **own}  # in path order, as read
+
+
 def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
     """Rebuild the State from a previous output tree; unreadable state files (or their binding
     shards) are reported and skipped (their placements start afresh) rather than failing the
-    pass."""
+    pass. The files the last pass wrote give its states without a read (`own_states`)."""
+    own = own_states(files)
+    if own is not None:
+        states = {ps.key: ps for path, ps in own.items() if path != OVERRIDES_FILE}
+        return State(states, files, own.get(OVERRIDES_FILE, {})), []
     placements: dict[str, PlacementState] = {}
     problems: list[str] = []
     for path in [p for p in paths_under(files, PLACEMENT_STATE_PREFIX) if p.endswith(".yaml")]:
@@ -380,5 +374,5 @@ def read_state(files: Mapping[str, bytes]) -> tuple[State, list[str]]:
             problems.append(f"{path}: unreadable state file ignored ({type(exc).__name__})")
             continue
         placements[ps.key] = ps
-    overrides = _read_overrides(files, problems)
+    overrides = read_overrides(files, problems)
     return State(placements=placements, output=files, overrides=overrides), problems

@@ -13,7 +13,8 @@ whose bindings are the very same objects keeps its bytes, and a changed one patc
 rows and groups (`reconciler.keptgroups`); each new file's bindings are `remember`ed, so the next
 pass does not parse it. `read_shards` reads them back (by blob id, `priorparse.derive_own`),
 raising `ShardProblem` (naming the file) for a missing or unreadable one. `grouped_parts` is the
-grouping both kinds of file share. Called by `reconciler.state`.
+grouping both kinds of file share; `bindings_to_yaml` the entries of a state file holding its
+bindings. Called by `reconciler.state`.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from typing import Any
 
 import yaml
 
-from gitfleet.api.output import OUTPUT_API_VERSION, binding_shard_path, expand_named
+from gitfleet.api.output import OUTPUT_API_VERSION, binding_shard_path, expand_named, group_named
 from gitfleet.api.shards import shard_count, split
+from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.binding import Binding, binding_to_yaml, read_bindings
 from reconciler.keptgroups import KeptGroups
@@ -45,6 +47,39 @@ _CLUSTER = attrgetter("cluster")
 
 class ShardProblem(ValueError):
     """A shard file of a placement state is missing or unreadable (the message names it)."""
+
+
+_Row = tuple[dict[str, Any], list[str], list[Any]]
+"""A binding's YAML entry, its grouping text once made, and its emitted lines once written
+(`gitfleet.load.yamlemit.PieceEmitter`)."""
+_ROWS: StageMemo[dict[Binding, _Row]] = StageMemo()
+"""Placement key -> its bindings' entries the last time its state was written: a state that
+changed in one binding re-makes and re-emits that binding's entry only."""
+
+
+def bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) -> dict[str, Any]:
+    """`bindings` (and `bindingGroups`: clusters whose bindings are identical but for the
+    cluster name, `group_named`). Grouping needs the scheduler's (cluster, state) order without
+    repeats, so that reading restores the exact tuple. Each kept entry's slot goes in `pieces`."""
+    last = _ROWS.last(key)
+    before: dict[Binding, _Row] = last[1] if last is not None else {}
+    made: dict[Binding, _Row] = {}
+    rows: list[dict[str, Any]] = []
+    texts: list[list[str]] = []
+    for b in bindings:
+        found = before.get(b)
+        if found is None:
+            found = (binding_to_yaml(b), [], [])
+        made[b] = found
+        rows.append(found[0])
+        texts.append(found[1])
+        pieces[id(found[0])] = found[2]
+    _ROWS.put(key, (), made)
+    keys = [(b.cluster, b.state) for b in bindings]
+    if keys != sorted(set(keys)):
+        return {"bindings": rows}
+    singles, groups = group_named(rows, "cluster", "clusters", texts=texts)
+    return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
 
 
 def bindings_shards(bindings: tuple[Binding, ...]) -> int:

@@ -20,6 +20,7 @@ from reconciler import (
     priorparse,
     priorstate,
     state,
+    statesnaps,
     statusdocs,
 )
 from reconciler import (
@@ -43,7 +44,7 @@ READERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
         lambda doc: priorconds.conditions_of(statusdocs._status_of(doc).get("conditions")),
     ),
     "state/placements/": ("placement-state", state.parse_state_head),
-    "state/overrides.yaml": ("override-state", state._override_snapshots),
+    "state/overrides.yaml": ("override-state", statesnaps._override_snapshots),
     "state/prior/": ("placement-prior", priorstate.parse_placement_prior),
 }
 
