@@ -254,7 +254,7 @@ def reconcile(
     )
     errors += rollout.errors
     assembled = assemble_clusters(plans, kept, prior, views, prior_index, fleet.fleet.limits())
-    files = OutputFiles(assembled.files)  # the assembly is the next pass's base: a copy
+    files = OutputFiles.of_assembly(assembled.files, assembled.since)  # the assembly: a base
     record_sync(plans, now)  # a conflict lost now makes the binding failed for the next pass
     files.add(rollout.files)
     files.add(distributed.files)

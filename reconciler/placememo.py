@@ -1,36 +1,26 @@
 """Reuse of `placement.place` across passes: a placement whose inputs did not change is not
-selected, scheduled or overridden again.
+selected, scheduled or overridden again (issue 18, item 4). `place_reusing` keys one
+placement's work by exactly what `place` reads:
 
-`place` is a pure function of the placement, its prior state, the cluster views, the resources it
-selects, the overrides serving it and a few pass-wide facts. `PlaceMemo.place` keys one
-placement's work by exactly those (issue 18, item 4):
+- the cluster views as it reads them (`_same_views`, for the clusters changed since only): each
+  cluster's name, eligibility verdict and MemberCluster without heartbeats and labels, and the
+  values of only the label keys it can read (`label_keys`: affinity and spread terms, the
+  selectors and variables of its overrides, every Tenant's cluster selector);
+- the pass-wide part (`pass_key`): CRD scope table, governance, object limit, broken files;
+- the placement as declared (canonical JSON), its selection (hash, each object's identity and
+  origin, unplaceable matches), the overrides serving it (key, spec hash, snapshot, origin),
+  the source commit only when it would be recorded, and its prior state (identity first).
 
-- the cluster views as this placement reads them (`_same_views`, compared with the rows the
-  plan was made from for only the clusters changed since): every cluster's name, eligibility
-  verdict and MemberCluster without its agent heartbeats and labels, plus the values of only
-  the label keys the placement can read (`label_keys`: its affinity and spread terms, the
-  selectors and variables of the overrides serving it, and every Tenant's cluster selector), so
-  a relabel recomputes only the placements that read that key;
-- the pass-wide part (`pass_key`): the CRD scope table, the governance inputs, the per-placement
-  object limit and the files that failed to load;
-- the placement as declared (canonical JSON of the whole object);
-- its selection: content hash plus each selected object's identity and origin, and the objects
-  it matched that cannot be placed;
-- the overrides serving it: key, spec hash, snapshot name and origin;
-- the source commit, only when it would be recorded (the selection's hash is new);
-- its prior state, by identity first (`priorparse.remember` keeps unchanged state files the very
-  same object from pass to pass) and by value otherwise.
-
-A hit returns a copy of the plan `place` returned for the same key (the later stages change
-plans in place). When only clusters changed (every other part of the key and the prior state
-are equal), the placement is scheduled again (`schedule.reuse`: in proportion to the changed
-clusters) and its remembered plan is still reused when the schedule gives the same bindings
-and no cluster it binds or bound changed as it reads them (eligibility, MemberCluster digest,
-the label keys above): nothing else of `place` reads the fleet. Only the decisions,
-explanations and Scheduled condition are this pass's then. Placements with history to render
-(pins, staged runs of older snapshots), invalid selectors and held plans are always computed. One entry per
-placement key, process-wide (like the override and parsed-source caches); a long-running hub is
-what benefits. Called by `reconciler.pass_`.
+The parts besides the views and prior are taken as they were while the placement object is
+the same and the pass's inputs are the last pass's, or differ only in index entries none of
+the placement's selection lookups finds (`select.Reads`, `select.changed_lookups`): a one
+resource edit selects again for the placements that look it up only. A hit returns a copy of
+the remembered plan (later stages change plans in place). When only clusters changed, the
+placement is scheduled again (`schedule.reuse`) and its plan is still reused when the bindings
+are the same and no cluster it binds or bound changed as it reads them; only the decisions,
+explanations and Scheduled condition are this pass's then. Placements with history to render,
+invalid selectors and held plans are always computed. One entry per placement key,
+process-wide. Called by `reconciler.pass_`.
 """
 
 from __future__ import annotations
@@ -39,7 +29,6 @@ import copy
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from operator import is_
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
@@ -50,7 +39,7 @@ from reconciler.placement import (
     PlacementPlan,
     place,
     resource_id,
-    select,
+    select_read,
 )
 from reconciler.schedule.classes import selector_keys
 from reconciler.schedule.clusteraffinity import preferred_terms, required_terms
@@ -58,7 +47,7 @@ from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.fleetfacts import FleetFacts, fleet_facts
 from reconciler.schedule.reuse import schedule_placement
 from reconciler.schedule.topologyspreadconstraints import ordered_specs
-from reconciler.select import ResourceIndex, Selection
+from reconciler.select import NO_READS, Reads, ResourceIndex, Selection, changed_lookups
 from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
 from reconciler.state import PlacementState
 
@@ -88,13 +77,14 @@ def _sha(text: str) -> str:
 @dataclass(frozen=True, eq=False)
 class PassKey:
     """The pass-wide part of every placement's key. `token`: what every selection and serving
-    override set is made from (`_inputs_token`); `previous`: the last pass's token object when
-    it equals this one (None otherwise): a placement declared by the same object then selects
-    and is served as when its `_Parts` were made under that token (`_fingerprint`)."""
+    override set is made from (`_inputs_token`); `last`: the last pass's token when this one
+    equals it but for index entries, and `touched` the lookups those entries can answer
+    differently (`select.changed_lookups`; empty when the tokens are equal)."""
 
     rest: tuple[Any, ...]
     token: tuple[Any, ...] | None = None
-    previous: tuple[Any, ...] | None = None
+    last: tuple[Any, ...] | None = None
+    touched: Reads | None = None
 
 
 def _labels(labels: Mapping[str, str], keys: list[str] | None) -> tuple[Any, ...]:
@@ -156,8 +146,10 @@ def _pass_key(
     token = _inputs_token(rest, index, inputs)
     last = _TOKENS.last("pass")
     _TOKENS.put("pass", (), token)
-    previous = last[1] if last is not None and last[1] == token else None
-    return PassKey(rest, token, previous)
+    if last is None or not _same_serving(last[1], token):
+        return PassKey(rest, token)
+    touched = NO_READS if last[1] == token else changed_lookups(last[1][1], token[1])
+    return PassKey(rest, token, last[1], touched)
 
 
 _TOKENS: StageMemo[tuple[Any, ...]] = StageMemo()
@@ -201,12 +193,7 @@ def _fingerprint(
     if inputs.history.for_placement(key):
         return None, None, None
     made = _PARTS.last(key)
-    if (
-        made is not None
-        and whole_pass.previous is not None
-        and made[1].token is whole_pass.previous
-        and made[1].placement is placement
-    ):
+    if made is not None and _still(made[1], placement, whole_pass):
         parts = made[1]
     else:
         parts = _parts(placement, index, inputs, made[1] if made is not None else None, whole_pass)
@@ -221,6 +208,18 @@ def _fingerprint(
     return (whole_pass.rest, *parts.declared, commit), selection, parts.keys
 
 
+def _still(parts: _Parts, placement: AnyPlacement, whole_pass: PassKey) -> bool:
+    """`parts` hold for this pass: made of the same placement object under the last pass's
+    token, and none of their selection's lookups touched since (`PassKey`)."""
+    return (
+        parts.placement is placement
+        and whole_pass.touched is not None
+        and parts.token is whole_pass.last
+        and parts.reads is not None
+        and not parts.reads.meets(whole_pass.touched)
+    )
+
+
 @dataclass(frozen=True)
 class _Parts:
     """What a placement's key is made of besides the pass, the cluster views and the commit:
@@ -232,6 +231,8 @@ class _Parts:
     declared: tuple[Any, ...]
     keys: LabelKeys
     token: tuple[Any, ...] | None = None
+    reads: Reads | None = None
+    """The index lookups the selection made."""
 
 
 _PARTS: StageMemo[_Parts] = StageMemo()
@@ -249,13 +250,14 @@ def _parts(
     made of the same placement object is taken rather than made again: its declared JSON,
     and, when it selected the very same objects and every override and pass-wide input is
     as then (the token but for the index entries, `_same_serving`), everything else too."""
-    selection = select(placement, index)
+    selection, reads = select_read(placement, index)
     if selection.error is not None:
         return _Parts(placement, selection, (), None)
+    now = whole_pass.token if whole_pass is not None else None
     if last is None or last.placement is not placement or not last.declared:
         text = _declared(placement)
-    elif _same_selection(last.selection, selection) and _same_serving(last.token, whole_pass):
-        return _Parts(placement, selection, last.declared, last.keys)
+    elif last.selection.same_objects(selection) and _same_serving(last.token, now):
+        return _Parts(placement, selection, last.declared, last.keys, reads=reads)
     else:
         text = last.declared[0]
     serving = inputs.overrides.for_placement(placement, selection.resources).overrides
@@ -269,24 +271,13 @@ def _parts(
         tuple((o.key, o.hash, o.snapshot, o.origin) for o in serving),
         tuple(inputs.override_names.get(o.key) for o in serving),
     )
-    return _Parts(placement, selection, declared, label_keys(placement, serving, inputs.governance))
+    keys = label_keys(placement, serving, inputs.governance)
+    return _Parts(placement, selection, declared, keys, reads=reads)
 
 
-def _same_selection(before: Selection, now: Selection) -> bool:
-    """The very same selected objects (and unplaceable matches) in the same order."""
-    return (
-        before.hash == now.hash
-        and len(before.resources) == len(now.resources)
-        and all(map(is_, before.resources, now.resources))
-        and len(before.invalid) == len(now.invalid)
-        and all(map(is_, before.invalid, now.invalid))
-    )
-
-
-def _same_serving(before: tuple[Any, ...] | None, whole_pass: PassKey | None) -> bool:
-    """Every part of the pass's token but the index entries equals `before`'s (a token of
+def _same_serving(before: tuple[Any, ...] | None, now: tuple[Any, ...] | None) -> bool:
+    """Every part of token `now` but the index entries equals `before`'s (tokens of
     `_inputs_token`): the same pass-wide inputs, skipped namespaces and overrides."""
-    now = whole_pass.token if whole_pass is not None else None
     if before is None or now is None:
         return False
     return before[0] == now[0] and before[2:] == now[2:]

@@ -45,7 +45,7 @@ from reconciler.schedule.cycle import (
 )
 from reconciler.schedule.outcome import ClusterExplanation
 from reconciler.schedule.reuse import schedule_placement
-from reconciler.select import ResourceIndex, SelectedResource, Selection, select_resources
+from reconciler.select import Reads, ResourceIndex, SelectedResource, Selection, select_reading
 from reconciler.state import PlacementState, Snapshot
 from reconciler.status import Cond
 
@@ -273,7 +273,13 @@ def _hold_reasons(
 
 def select(placement: AnyPlacement, index: ResourceIndex) -> Selection:
     """What the placement selects (`place`, and `placememo` keying its work by it)."""
-    return select_resources(placement, index)
+    return select_reading(placement, index)[0]
+
+
+def select_read(placement: AnyPlacement, index: ResourceIndex) -> tuple[Selection, Reads]:
+    """`select`, and the index lookups it made (`placememo` keeps them: a pass whose changed
+    index entries none of them finds selects the same)."""
+    return select_reading(placement, index)
 
 
 def place(

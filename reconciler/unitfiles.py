@@ -7,7 +7,9 @@ not the ~470k paths of a 1,000-cluster output, and says which paths may differ f
 composition (`Composed.since`), so the hub hashes and compares only those
 (`gitfleet.repo.treefiles.BlobIdMemo.listing_since`, through `OutputFiles.since`). The
 composition is kept apart from the pass's tree (which copies it and adds the other files):
-copying a dict that never lost a key is a memory copy, ~5x faster than rebuilding one.
+copying a dict that never lost a key is a memory copy, ~5x faster than rebuilding one. The
+composition before the last one, which no one holds any more, is patched in place into the
+next one instead of copying the last (`_recycled`): no copy and no freeing of ~470k entries.
 
 A unit made by `patched_unit` (a copy of an earlier unit with some paths changed) names those
 paths: compared with the unit it was patched from, only they are looked at.
@@ -19,6 +21,7 @@ by `assemble`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -43,6 +46,9 @@ class Composed:
 
 _LAST: StageMemo[tuple[dict[str, bytes], Units]] = StageMemo()
 """The last composition kept as a base, with the units it was made of."""
+_SPARE: StageMemo[tuple[dict[str, bytes], frozenset[str], dict[str, bytes]]] = StageMemo()
+"""(the composition the kept base was patched from, the paths they may differ in, that base):
+patched in place into the next composition when nothing else holds it."""
 _PATCHES: dict[int, tuple[Mapping[str, bytes], Mapping[str, bytes], frozenset[str]]] = {}
 """id(unit) -> (that unit, the unit it was patched from, the paths that may differ) for the
 units `patched_unit` made since the last `compose` (which forgets them)."""
@@ -93,8 +99,11 @@ def compose(units: Units) -> Composed:
 def keep_base(composed: Composed, units: Units) -> None:
     """Keep `composed` (unchanged since `compose`) as the next pass's base; `units` are kept
     as they are (their dicts must not change either)."""
+    _SPARE.drop("")
     if composed.disjoint:
         _LAST.put("", (), (composed.files, units))
+        if composed.since is not None and isinstance(composed.since[0], dict):
+            _SPARE.put("", (), (composed.since[0], composed.since[1], composed.files))
     else:
         _LAST.drop("")
 
@@ -102,6 +111,29 @@ def keep_base(composed: Composed, units: Units) -> None:
 def drop_base() -> None:
     """The composition was changed afterwards (a cluster over its cap): build afresh next."""
     _LAST.drop("")
+    _SPARE.drop("")
+
+
+def _recycled(base: dict[str, bytes]) -> tuple[dict[str, bytes], bool] | None:
+    """The composition `base` was patched from, made equal to `base` again on the paths they
+    may differ in (and whether it lost a path), when nothing but this module holds it: the
+    next composition is then patched in place into it instead of into a copy of `base`."""
+    found = _SPARE.last("")
+    _SPARE.drop("")
+    if found is None or found[1][2] is not base:
+        return None
+    spare, paths, _ = found[1]
+    del found
+    if sys.getrefcount(spare) > 2:  # this name and the call's argument: anyone else may read it
+        return None
+    lost = False
+    for path in paths:
+        data = base.get(path)
+        if data is not None:
+            spare[path] = data
+        elif spare.pop(path, None) is not None:
+            lost = True
+    return spare, lost
 
 
 def _patched(
@@ -112,7 +144,9 @@ def _patched(
     reaches moves from the placement's kept files to its live ones): paths gone from their unit
     are removed after the additions, unless a unit added them again, so a move costs no removal
     (a dict that lost keys must be compacted, a second copy of the whole tree)."""
-    files = base.copy()  # a dict that never lost a key copies as one block of memory
+    recycled = _recycled(base)
+    # a dict that never lost a key copies as one block of memory
+    files, lost = recycled if recycled is not None else (base.copy(), False)
     hints: dict[str, frozenset[str] | None] = {}
     gone: set[str] = set()
     for name, old in old_units.items():
@@ -129,7 +163,7 @@ def _patched(
     removed = gone - written
     for path in removed:
         del files[path]
-    if removed:  # compact it: a dict that lost keys copies ~5x slower next time
+    if removed or lost:  # compact it: a dict that lost keys copies ~5x slower next time
         files = dict(files)
     return files, gone | written
 

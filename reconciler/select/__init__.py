@@ -19,15 +19,24 @@ from reconciler.select.order import KIND_ORDER, sort_key
 from reconciler.select.policy import is_disabled, is_reserved_namespace
 from reconciler.select.protocols import PlacementLike, SelectorTermLike
 from reconciler.select.scope import BUILTIN_CLUSTER_SCOPED, ScopeTable, build_scope_table
-from reconciler.select.selector import hash_selection, select_resources
+from reconciler.select.selector import (
+    NO_READS,
+    Reads,
+    changed_lookups,
+    hash_selection,
+    select_reading,
+    select_resources,
+)
 from reconciler.select.strip import strip_object
 
 __all__ = [
     "BUILTIN_CLUSTER_SCOPED",
     "INVALID_RESOURCE_SELECTORS",
     "KIND_ORDER",
+    "NO_READS",
     "IndexEntry",
     "PlacementLike",
+    "Reads",
     "ResourceIndex",
     "ResourceIssue",
     "ScopeTable",
@@ -37,11 +46,13 @@ __all__ = [
     "build_index",
     "build_scope_table",
     "canonical_json",
+    "changed_lookups",
     "check_envelope",
     "hash_selection",
     "is_disabled",
     "is_envelope",
     "is_reserved_namespace",
+    "select_reading",
     "select_resources",
     "sort_key",
     "strip_object",

@@ -9,6 +9,7 @@ placement's `status.selectedResources`, and the per-cluster manifests. All froze
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 from gitfleet.api.errors import FleetError
@@ -104,3 +105,13 @@ class Selection:
     def identifiers(self) -> list[dict[str, str]]:
         """`status.selectedResources`, in selection order."""
         return [res.identifier() for res in self.resources]
+
+    def same_objects(self, other: Selection) -> bool:
+        """The very same selected objects (and unplaceable matches) in the same order."""
+        return (
+            self.hash == other.hash
+            and len(self.resources) == len(other.resources)
+            and all(map(is_, self.resources, other.resources))
+            and len(self.invalid) == len(other.invalid)
+            and all(map(is_, self.invalid, other.invalid))
+        )

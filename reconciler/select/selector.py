@@ -4,13 +4,17 @@
 ResourcePlacement's `spec.resourceSelectors` against the pass's `ResourceIndex` and returns a
 `Selection`: the selected objects in snapshot order (§7.3) with their hash (§7.4), or the user
 error KubeFleet reports as `Scheduled=False, reason InvalidResourceSelectors`. Called by the
-reconcile pass once per placement. Pure: no I/O, no clock.
+reconcile pass once per placement (`select_reading` also says which index lookups it made,
+so `placememo` can tell whether changed index entries can change the selection). Pure: no I/O,
+no clock.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import is_
 
 from reconciler.select.index import IndexEntry, ResourceIndex
 from reconciler.select.model import ResourceIssue, SelectedResource, Selection
@@ -29,6 +33,49 @@ class SelectionError(Exception):
     """A user error in a placement's resource selectors (message is KubeFleet's)."""
 
 
+@dataclass(frozen=True)
+class Reads:
+    """The index lookups one selection made: identity keys (group, kind, namespace, name),
+    kinds (group, kind, namespace) and namespaces (`ResourceIndex.get`, `of_kind`,
+    `in_namespace`). An entry none of them finds cannot change the selection."""
+
+    keys: frozenset[tuple[str, str, str, str]]
+    kinds: frozenset[tuple[str, str, str]]
+    namespaces: frozenset[str]
+
+    def meets(self, other: Reads) -> bool:
+        """Any key, kind or namespace in both."""
+        return not (
+            self.keys.isdisjoint(other.keys)
+            and self.kinds.isdisjoint(other.kinds)
+            and self.namespaces.isdisjoint(other.namespaces)
+        )
+
+
+NO_READS = Reads(frozenset(), frozenset(), frozenset())
+
+
+def changed_lookups(old: Sequence[IndexEntry], new: Sequence[IndexEntry]) -> Reads:
+    """Every lookup that finds an entry of `old` or `new` between their longest common start
+    and end (the very same entry objects, compared in C): the lookups whose answer (or its
+    order) can differ between indexes built from them (same scopes and skipped namespaces)."""
+    head = _same_run(old, new)
+    tail = _same_run(old[head:][::-1], new[head:][::-1])
+    between = [*old[head : len(old) - tail], *new[head : len(new) - tail]]
+    return Reads(
+        frozenset(
+            (e.resource.group, e.resource.kind, e.namespace, e.resource.name) for e in between
+        ),
+        frozenset((e.resource.group, e.resource.kind, e.namespace) for e in between),
+        frozenset(e.namespace for e in between),
+    )
+
+
+def _same_run(old: Sequence[IndexEntry], new: Sequence[IndexEntry]) -> int:
+    same = list(map(is_, old, new))
+    return same.index(False) if False in same else len(same)
+
+
 @dataclass
 class _Gather:
     """Mutable state of one selection: what was picked, in term order, and what was refused."""
@@ -38,6 +85,9 @@ class _Gather:
     namespace: str
     picked: dict[tuple[str, str, str, str], IndexEntry] = field(default_factory=dict)
     invalid: dict[ResourceIssue, None] = field(default_factory=dict)
+    keys: set[tuple[str, str, str, str]] = field(default_factory=set)
+    kinds: set[tuple[str, str, str]] = field(default_factory=set)
+    namespaces: set[str] = field(default_factory=set)
 
     @property
     def key(self) -> str:
@@ -59,6 +109,18 @@ class _Gather:
 
 def select_resources(placement: PlacementLike, index: ResourceIndex) -> Selection:
     """What `placement` selects from `index` (see module docstring)."""
+    return select_reading(placement, index)[0]
+
+
+def select_reading(placement: PlacementLike, index: ResourceIndex) -> tuple[Selection, Reads]:
+    """`select_resources`, and the index lookups it made."""
+    selection, state = _gathered(placement, index)
+    return selection, Reads(
+        frozenset(state.keys), frozenset(state.kinds), frozenset(state.namespaces)
+    )
+
+
+def _gathered(placement: PlacementLike, index: ResourceIndex) -> tuple[Selection, _Gather]:
     namespace = getattr(placement.metadata, "namespace", None) or ""
     state = _Gather(index, placement.metadata.name, namespace)
     terms = list(placement.spec.resource_selectors)
@@ -68,10 +130,13 @@ def select_resources(placement: PlacementLike, index: ResourceIndex) -> Selectio
             state.add(_select_term(state, term, scoped_ns))
     except SelectionError as exc:
         message = f"{INVALID_SELECTORS_PREFIX}{USER_ERROR_PREFIX}{exc}"
-        return Selection(resources=(), hash="", error=message)
+        return Selection(resources=(), hash="", error=message), state
     chosen = [e.selected for e in sorted(state.picked.values(), key=_order) if e.selected]
     invalid = sorted(state.invalid, key=lambda i: (i.origin.file, i.origin.doc, i.field))
-    return Selection(resources=tuple(chosen), hash=hash_selection(chosen), invalid=tuple(invalid))
+    selection = Selection(
+        resources=tuple(chosen), hash=hash_selection(chosen), invalid=tuple(invalid)
+    )
+    return selection, state
 
 
 def hash_selection(resources: list[SelectedResource] | tuple[SelectedResource, ...]) -> str:
@@ -143,9 +208,11 @@ def _fetch(state: _Gather, term: SelectorTermLike, namespace: str) -> list[Index
     """Objects of the term's kind in `namespace` ('' = cluster scope) by name, label or all."""
     index = state.index
     if term.name:
+        state.keys.add((term.group, term.kind, namespace, term.name))
         entry = index.get(term.group, term.kind, namespace, term.name)
         candidates: tuple[IndexEntry, ...] = (entry,) if entry is not None else ()
     else:
+        state.kinds.add((term.group, term.kind, namespace))
         candidates = index.of_kind(term.group, term.kind, namespace)
         selector = term.label_selector
         if selector is not None:
@@ -174,6 +241,7 @@ def _reserved(state: _Gather, namespace: str) -> SelectionError:
 
 def _namespace_contents(state: _Gather, namespace: IndexEntry) -> list[IndexEntry]:
     """Every selectable namespaced object in a namespace (NamespaceWithResources)."""
+    state.namespaces.add(namespace.resource.name)
     return [
         e
         for e in state.index.in_namespace(namespace.resource.name)

@@ -46,7 +46,7 @@ def _raise_when(original: Callable[..., Any], hit: Callable[..., bool]) -> Calla
 
 # (stage, module, attribute, predicate over the call's arguments)
 STAGES: list[tuple[str, Any, str, Callable[..., bool]]] = [
-    ("select", placement_mod, "select_resources", lambda p, *_: p.metadata.name == "web"),
+    ("select", placement_mod, "select_reading", lambda p, *_: p.metadata.name == "web"),
     ("schedule", placement_mod, "schedule_placement", lambda key, *_: key == "web"),
     ("manifests", placement_mod, "default_manifests", lambda s, *_: _web_selection(s)),
     (

@@ -141,3 +141,41 @@ def test_an_unplaceable_match_is_part_of_the_key(tmp_path: Path, computed: list[
     assert computed, "the placement matching it is computed again"
     placememo.forget()
     _same(result, reconcile(added, prior, None, NOW))
+
+
+def _selecting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The placements `placememo` selects for, in order."""
+    selected: list[str] = []
+    real = placememo.select_read
+    monkeypatch.setattr(
+        placememo, "select_read", lambda p, i: selected.append(p.metadata.name) or real(p, i)
+    )
+    return selected
+
+
+@pytest.mark.parametrize(
+    ("edit", "selects"),
+    [
+        ("resource", "few"),  # only placements whose lookups find the edited ConfigMap
+        ("resource and override", "all"),  # the overrides changed too: no lookup is trusted
+        ("nothing", "none"),
+    ],
+)
+def test_an_edited_resource_selects_again_only_for_placements_that_look_it_up(
+    edit: str, selects: str, tmp_path: Path, computed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fleet = _fleet(tmp_path, 3)
+    prior = read_state(reconcile(fleet, State(), None, NOW).files)[0]
+    selected = _selecting(monkeypatch)
+    rng = random.Random(4)
+    edited = {
+        "resource": lambda: _resource_edited(fleet, rng, 1),
+        "resource and override": lambda: _override_edited(_resource_edited(fleet, rng, 1), rng, 1),
+        "nothing": lambda: dataclasses.replace(fleet, resources=list(fleet.resources)),
+    }[edit]()
+    result = reconcile(edited, prior, None, NOW)
+    total = len(fleet.placements) + len(fleet.resource_placements)
+    count = {"few": (1 <= len(selected) < total / 2), "all": len(selected) == total}
+    assert count.get(selects, not selected), (selects, selected)
+    placememo.forget()
+    _same(result, reconcile(edited, prior, None, NOW))

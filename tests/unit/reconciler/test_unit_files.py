@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from gitfleet.repo.treefiles import BlobIdMemo
-from reconciler import unitfiles
+from reconciler import output, unitfiles
 from reconciler.output import OutputFiles
 from reconciler.stagememo import forget_stages
 from reconciler.unitfiles import Units, compose, drop_base, keep_base
@@ -101,6 +101,53 @@ def test_a_dropped_base_builds_afresh() -> None:
     assert compose(first).since is None
 
 
+def test_the_composition_before_the_last_is_patched_in_place_into_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A composition no one holds any more becomes the next one (no copy), equal to the union
+    of its units whatever changed in between: a path changed, moved, lost, added back."""
+    a, b = _unit("a", 4), _unit("b", 3)
+    steps: list[Units] = [
+        {"live/a": a, "live/b": b},
+        {"live/a": {**a, "clusters/c1/a/x.yaml": b"one"}, "live/b": b},
+        {"live/a": a, "live/b": {p: d for p, d in b.items() if "/c2/" not in p}},
+        {"live/a": a, "live/b": b, "live/n": _unit("n", 2)},
+        {"live/a": {**a, "clusters/c3/a/x.yaml": b"two"}, "live/b": b},
+        {"live/a": {**a, "clusters/c3/a/x.yaml": b"two"}, "live/b": b},
+        {"live/a": a, "live/b": {**b, "clusters/c0/b/x.yaml": b"three"}},
+        {"live/a": {**a, "clusters/c2/a/x.yaml": b"four"}, "live/b": b},
+    ]
+    recycled: list[bool] = []
+    real = unitfiles._recycled
+
+    def counted(base: dict[str, bytes]) -> tuple[dict[str, bytes], bool] | None:
+        found = real(base)
+        recycled.append(found is not None)
+        return found
+
+    monkeypatch.setattr(unitfiles, "_recycled", counted)
+    for units in steps:
+        made = compose(units)
+        assert made.files == _union(units)
+        keep_base(made, units)
+        del made
+    assert recycled == [False] + [True] * (len(steps) - 2)
+
+
+def test_a_composition_someone_still_holds_is_never_changed() -> None:
+    a = _unit("a", 3)
+    steps: list[Units] = [
+        {"live/a": {**a, "clusters/c0/a/x.yaml": str(i).encode()}} for i in range(4)
+    ]
+    held = []
+    for units in steps:
+        made = compose(units)
+        keep_base(made, units)
+        held.append((made.files, dict(made.files)))
+    assert all(files == copy for files, copy in held)
+    assert len({id(files) for files, _ in held}) == len(held)
+
+
 def test_a_tree_that_follows_the_last_assembly_names_where_it_may_differ() -> None:
     """The paths added after the copy (this pass's and the last one's) join the assembly's;
     a tree following another assembly than the last one's learns nothing."""
@@ -127,6 +174,55 @@ def test_a_tree_that_follows_the_last_assembly_names_where_it_may_differ() -> No
     fifth.follow(later, (later, frozenset()))
     assert fifth.since is not None and fifth.since[0] is fourth
     assert fourth.since is None  # no chain of every earlier tree: each holds all its paths
+
+
+def _passes(held: list[OutputFiles]) -> list[tuple[OutputFiles, dict[str, bytes]]]:
+    """Seven passes of assembly + added files (some changing, some going, one coming back);
+    each tree with the union it must equal (`held`: trees kept by the caller)."""
+    out: list[tuple[OutputFiles, dict[str, bytes]]] = []
+    last: dict[str, bytes] | None = None
+    for i in range(7):
+        assembled = {**_unit("a", 4), f"clusters/c{i % 3}/a/x.yaml": str(i).encode()}
+        if i == 4:
+            del assembled["clusters/c3/a/x.yaml"]
+        added = {"status/p.yaml": str(i).encode(), f"status/q{i % 2}.yaml": b"q"}
+        if i in (2, 3):
+            added["state/once.yaml"] = str(i).encode()
+        since = None if last is None else (last, frozenset(_diff(last, assembled)))
+        tree = OutputFiles.of_assembly(assembled, since)
+        assert tree.since is None and tree == assembled
+        tree.add(added)
+        tree.follow(assembled, since)
+        out.append((tree if held else OutputFiles(), {**assembled, **added}))
+        assert tree == {**assembled, **added}
+        held.extend([tree] if held else [])
+        del tree
+        last = assembled
+    return out
+
+
+def test_a_tree_no_one_holds_is_patched_into_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree three passes back that nothing holds becomes this pass's (no copy): equal to
+    the assembly plus what was added, whatever came and went meanwhile."""
+    patched: list[frozenset[str]] = []
+    real = output._patch
+
+    def counted(
+        files: dict[str, bytes], paths: frozenset[str], source: Mapping[str, bytes]
+    ) -> None:
+        patched.append(paths)
+        real(files, paths, source)
+
+    monkeypatch.setattr(output, "_patch", counted)
+    _passes([])
+    assert patched
+
+
+def test_a_tree_someone_holds_is_never_patched() -> None:
+    held: list[OutputFiles] = [OutputFiles()]
+    passes = _passes(held)
+    assert all(tree == union for tree, union in passes)
+    assert len({id(tree) for tree, _ in passes}) == len(passes)
 
 
 @pytest.mark.parametrize("stale", [False, True])
