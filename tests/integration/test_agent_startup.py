@@ -40,6 +40,12 @@ users:
 """
 
 
+def _sigint_default() -> None:
+    """Ctrl-C as in a terminal: a test run started in the background (`cmd &` without job
+    control) ignores SIGINT, and a child inherits that, so the agent would never see it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -81,7 +87,9 @@ def test_a_long_running_agent_keeps_retrying_an_unreachable_api_server(
     argv = [sys.executable, "-m", "gitfleet", "agent", "--repo", str(output_repo)]
     argv += ["--cluster", "eu-1", "--kubeconfig", str(kubeconfig)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        argv, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default
+    )
     assert proc.stderr is not None
     try:
         seen = [proc.stderr.readline() for _ in range(3)]
