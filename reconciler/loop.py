@@ -255,12 +255,13 @@ class Hub:
         with GitTree.open(self.mirror.path, source) as tree:
             fleet = self._loader.load(tree)
         fleet = with_approval_commits(fleet, self.mirror.path, source)
-        since = _last(self._recorded(output), SOURCE_TRAILER)  # approvals come after it
+        recorded = self._recorded(output)
+        since = _last(recorded, SOURCE_TRAILER)  # approvals come after it
         approved = approved_deletions(self.mirror.path, since, source, fleet.approval_files())
         fleet = replace(fleet, allowed_deletions=approved)
         self._lap("load")
         last = self._last_pass
-        if last and last.repeated_by(fleet, digest, output) and not self._timer_due({}):
+        if last and last.repeated_by(fleet, digest, output) and not self._timer_due(recorded):
             return PassReport("unchanged", source, output, last.errors, "no pass input changed")
         prior_tree = self._open_output(output)
         try:

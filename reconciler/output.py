@@ -11,14 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from typing import Any
 
 from gitfleet.load.yamlio import dump_yaml
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import StageMemo, unheld
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -123,11 +122,11 @@ class OutputFiles(dict[str, bytes]):
             return cls(assembled)
         tree, _, paths = found[1]
         del found
-        if last[1][1] is not since[0] or sys.getrefcount(tree) > 2:  # this name, the argument
+        if last[1][1] is not since[0] or not unheld(tree):
             return cls(assembled)
         before, _, added = last[1]
-        _patch(tree, paths, before)  # `tree` becomes the last tree
-        _patch(tree, added | since[1], assembled)  # then the last assembly, then this one
+        patch(tree, paths, before)  # `tree` becomes the last tree
+        patch(tree, added | since[1], assembled)  # then the last assembly, then this one
         tree.since = tree._added = None
         return tree
 
@@ -173,14 +172,16 @@ _SPARE: StageMemo[tuple[OutputFiles, OutputFiles, frozenset[str]]] = StageMemo()
 patches it into the next tree when nothing else holds it."""
 
 
-def _patch(files: dict[str, bytes], paths: frozenset[str], source: Mapping[str, bytes]) -> None:
-    """`files` made equal to `source` on `paths`."""
+def patch(files: dict[str, bytes], paths: Iterable[str], source: Mapping[str, bytes]) -> bool:
+    """`files` made equal to `source` on `paths`; whether that removed a path from `files`."""
+    lost = False
     for path in paths:
         data = source.get(path)
-        if data is None:
-            files.pop(path, None)
-        else:
+        if data is not None:
             files[path] = data
+        elif files.pop(path, None) is not None:
+            lost = True
+    return lost
 
 
 _FOLLOWED: StageMemo[tuple[OutputFiles, Mapping[str, bytes], frozenset[str]]] = StageMemo()

@@ -24,6 +24,7 @@ one changed. Callers never remember a result that read the pass's clock. Called 
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Hashable, Mapping
 from operator import and_, eq, is_
@@ -33,6 +34,13 @@ T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
 MAX_KEYS = 50_000
 """Keys a memo remembers; beyond it the memo starts afresh."""
+
+
+def unheld(obj: object) -> bool:
+    """Nothing holds `obj` but one name of the caller (who may then change it in place): its
+    references are that name, this parameter and `getrefcount`'s argument."""
+    return sys.getrefcount(obj) <= 3
+
 
 _memos: list[StageMemo[Any] | IdentityMemo[Any] | RoundMemo[Any]] = []
 _lock = threading.Lock()

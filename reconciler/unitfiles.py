@@ -21,12 +21,11 @@ by `assemble`.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reconciler.output import Since
-from reconciler.stagememo import StageMemo
+from reconciler.output import Since, patch
+from reconciler.stagememo import StageMemo, unheld
 
 Units = dict[str, Mapping[str, bytes]]
 """Unit name -> its files (path -> bytes); no path in two units."""
@@ -124,16 +123,9 @@ def _recycled(base: dict[str, bytes]) -> tuple[dict[str, bytes], bool] | None:
         return None
     spare, paths, _ = found[1]
     del found
-    if sys.getrefcount(spare) > 2:  # this name and the call's argument: anyone else may read it
+    if not unheld(spare):  # anyone else may read it
         return None
-    lost = False
-    for path in paths:
-        data = base.get(path)
-        if data is not None:
-            spare[path] = data
-        elif spare.pop(path, None) is not None:
-            lost = True
-    return spare, lost
+    return spare, patch(spare, paths, base)
 
 
 def _patched(

@@ -11,8 +11,8 @@ import pytest
 
 from gitfleet.repo.treefiles import BlobIdMemo
 from reconciler import output, unitfiles
-from reconciler.output import OutputFiles
-from reconciler.stagememo import forget_stages
+from reconciler.output import OutputFiles, patch
+from reconciler.stagememo import forget_stages, unheld
 from reconciler.unitfiles import Units, compose, drop_base, keep_base
 
 
@@ -205,15 +205,15 @@ def test_a_tree_no_one_holds_is_patched_into_the_next(monkeypatch: pytest.Monkey
     """A tree three passes back that nothing holds becomes this pass's (no copy): equal to
     the assembly plus what was added, whatever came and went meanwhile."""
     patched: list[frozenset[str]] = []
-    real = output._patch
+    real = output.patch
 
     def counted(
         files: dict[str, bytes], paths: frozenset[str], source: Mapping[str, bytes]
-    ) -> None:
+    ) -> bool:
         patched.append(paths)
-        real(files, paths, source)
+        return real(files, paths, source)
 
-    monkeypatch.setattr(output, "_patch", counted)
+    monkeypatch.setattr(output, "patch", counted)
     _passes([])
     assert patched
 
@@ -244,3 +244,29 @@ def test_a_listing_from_the_named_paths_equals_a_full_one(stale: bool) -> None:
     listing, maybe = ids.listing_since(after, (before, listed))
     assert listing == BlobIdMemo().listing(after)
     assert maybe is not None and set(maybe) == _diff(before, after)
+
+
+def test_a_tree_is_unheld_only_while_one_name_holds_it() -> None:
+    tree = {"a": b"1"}
+    assert unheld(tree)
+    other = [tree]
+    assert not unheld(tree)
+    other.clear()
+    assert unheld(tree)
+
+
+@pytest.mark.parametrize(
+    ("files", "source", "want", "lost"),
+    [
+        ({"a": b"1", "b": b"2"}, {"a": b"9"}, {"a": b"9"}, True),  # b gone from the source
+        ({"a": b"1"}, {"a": b"1", "b": b"2"}, {"a": b"1", "b": b"2"}, False),
+        ({"a": b"1"}, {}, {}, True),
+        ({"c": b"3"}, {}, {"c": b"3"}, False),  # a path in neither: nothing lost
+    ],
+)
+def test_patch_makes_the_paths_equal_to_the_source_and_says_whether_one_went(
+    files: dict[str, bytes], source: dict[str, bytes], want: dict[str, bytes], lost: bool
+) -> None:
+    paths = {"a", "b"}
+    assert patch(files, paths, source) is lost
+    assert files == want
