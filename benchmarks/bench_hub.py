@@ -4,9 +4,10 @@
 (`benchmarks.generate`), commits it to `main` in a work clone and pushes it to a bare remote.
 The cold full pass runs in a fresh process per trial (a fresh remote each, so render + commit +
 push from nothing, peak RSS from os.wait4); the other scenarios run in this process on the first
-cold trial's remote, each trial = push one source change, then time one pass: no-op, an unrelated
-source commit, edit one resource, edit a fleet-wide resource, edit one override, change one
-placement, relabel one cluster, add a cluster, remove a cluster. Every Hub uses the same fixed
+cold trial's remote, each trial = push one source change, then time one pass. First, once, the
+hub process's first pass after a restart (an unrelated commit, nothing in memory); then no-op,
+an unrelated source commit, edit one resource, edit a fleet-wide resource, edit one override,
+change one placement, relabel one cluster, add a cluster, remove a cluster. Every Hub uses the same fixed
 clock. Three checks make a run count (exit 1 otherwise): the incremental `clusters/` tree equals
 a fresh process's full render of the final source; every fresh process gives the same tree id;
 the no-op pass leaves the output ref alone. Prints a markdown table; `--json` saves everything.
@@ -51,7 +52,7 @@ from benchmarks.hub_checks import (
     resolve,
 )
 from benchmarks.hub_report import render_markdown, summarise
-from benchmarks.hub_scenarios import scenarios
+from benchmarks.hub_scenarios import scenarios, unrelated
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_NOW = "2026-01-01T00:00:00Z"
@@ -224,6 +225,10 @@ def run_scenarios(
     return out
 
 
+RESTART = "first pass after a restart (unrelated commit)"
+"""The scenario measured once, before the others: the hub process's first pass that does not
+skip, with nothing of a last pass in memory (the prior output is read from Git, every memo is
+empty), on a source commit that changes no fleet input."""
 Render = Callable[[Path, str, Path, str], dict[str, Any]]
 """(source remote, commit, work dir, now) -> a cold pass's figures: `run_fresh` (or, in the
 test, an in-process stand-in)."""
@@ -273,7 +278,9 @@ def measure_all(
         hub = make_hub(server.url(remote) if server else remote, work / "hub-cache", args.now)
         if hub.run_once().outcome != "skipped":  # warm the mirror: the output is already there
             raise CheckFailed("the first pass on a rendered remote should skip")
-        trials = run_scenarios(fleet, clone, remote, hub, args.trials, budget, server)
+        push_source(clone, unrelated(clone, -1))
+        trials = [measure(hub, remote, RESTART, server)]
+        trials += run_scenarios(fleet, clone, remote, hub, args.trials, budget, server)
     finally:
         if server:
             server.stop()
@@ -307,7 +314,7 @@ def summarise_all(fleet: GeneratedFleet, got: Measured) -> list[dict[str, Any]]:
     """One summary row per scenario, the cold pass first."""
     cold = [{**c, "outcome": "committed"} for c in got.cold]
     rows = [summarise("cold full pass (fresh process)", cold)]
-    for name, _ in scenarios(fleet):
+    for name in [RESTART] + [name for name, _ in scenarios(fleet)]:
         trials = [t for t in got.trials if t.scenario == name]
         dicts = [
             {

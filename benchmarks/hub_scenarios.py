@@ -112,7 +112,8 @@ def _remove_cluster(clone: Path, k: int) -> str:
     return f"remove cluster bench-added-{k}"
 
 
-def _unrelated(clone: Path, k: int) -> str:
+def unrelated(clone: Path, k: int) -> str:
+    """A commit that changes no fleet input (a notes file beside the fleet)."""
     (clone / "NOTES.md").write_text(f"benchmark note {k}\n")
     return "edit NOTES.md"
 
@@ -122,7 +123,7 @@ def scenarios(fleet: GeneratedFleet) -> list[tuple[str, Edit | None]]:
     express (no override, no PickFixed placement) are left out."""
     listed: list[tuple[str, Edit | None]] = [
         ("no-op", None),
-        ("unrelated source commit", _unrelated),
+        ("unrelated source commit", unrelated),
         ("edit one resource", _annotate(_resource_of(fleet, ("affinity", "fixed", "pickn")))),
         ("edit fleet-wide resource", _annotate(_resource_of(fleet, ("platform",)))),
         ("edit one override", _edit_override(fleet)),

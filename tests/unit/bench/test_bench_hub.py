@@ -15,6 +15,7 @@ import yaml
 
 from benchmarks.bench_hub import (
     DEFAULT_NOW,
+    RESTART,
     Measured,
     enforce_checks,
     fresh_render,
@@ -69,6 +70,7 @@ def test_every_scenario_runs_with_its_outcome(run: Run) -> None:
     assert names == list(EXPECTED)
     got = {s["scenario"]: s["outcomes"] for s in run.result["scenarios"]}
     assert got.pop("cold full pass (fresh process)") == ["committed"]
+    assert got.pop(RESTART) == ["unchanged"]  # an unrelated commit: the same output
     assert got == {name: [outcome] for name, outcome in EXPECTED.items()}
     files = {s["scenario"]: s["files"]["median"] for s in run.result["scenarios"]}
     assert files["no-op"] == 0 and files["unrelated source commit"] == 0
