@@ -52,7 +52,8 @@ from benchmarks.hub_checks import (
     resolve,
 )
 from benchmarks.hub_report import render_markdown, summarise
-from benchmarks.hub_scenarios import scenarios, unrelated
+from benchmarks.hub_reports import ReportEdit, report_scenarios
+from benchmarks.hub_scenarios import Edit, scenarios, unrelated
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_NOW = "2026-01-01T00:00:00Z"
@@ -199,11 +200,13 @@ def run_scenarios(
     trials: int,
     budget: float,
     server: GitDaemon | None = None,
+    now: str = DEFAULT_NOW,
 ) -> list[Trial]:
     """Every scenario `trials` times (a further trial only while the budget in seconds, if
-    any, leaves room for one more of the same length)."""
+    any, leaves room for one more of the same length): the source changes, then the agent
+    reports."""
     out = []
-    for name, edit in scenarios(fleet):
+    for name, act in _actions(fleet, clone, remote, now):
         started, done = time.perf_counter(), list[Trial]()
         for k in range(trials):
             last = done[-1].seconds if done else 0.0
@@ -214,8 +217,7 @@ def run_scenarios(
                 and not (clone / f"clusters/bench-added-{k}.yaml").exists()
             ):
                 break  # only as many removals as there were additions
-            if edit is not None:
-                push_source(clone, edit(clone, k) or "")
+            act(k)
             done.append(measure(hub, remote, name, server))
             print(
                 f"  {name} trial {k + 1}: {done[-1].seconds:.3f}s {done[-1].outcome}",
@@ -223,6 +225,28 @@ def run_scenarios(
             )
         out += done
     return out
+
+
+def _actions(
+    fleet: GeneratedFleet, clone: Path, remote: Path, now: str
+) -> list[tuple[str, Callable[[int], None]]]:
+    """(scenario, what a trial k does before its pass), in run order."""
+
+    def source(edit: Edit | None) -> Callable[[int], None]:
+        return lambda k: None if edit is None else push_source(clone, edit(clone, k) or "")
+
+    def report(edit: ReportEdit) -> Callable[[int], None]:
+        return lambda k: edit(remote, k)
+
+    return [(name, source(edit)) for name, edit in scenarios(fleet)] + [
+        (name, report(edit)) for name, edit in report_scenarios(fleet, now)
+    ]
+
+
+def scenario_names(fleet: GeneratedFleet) -> list[str]:
+    """Every scenario's name in run order, the restart first (the cold pass is not one)."""
+    names = [name for name, _ in scenarios(fleet)]
+    return [RESTART, *names, *(name for name, _ in report_scenarios(fleet, DEFAULT_NOW))]
 
 
 RESTART = "first pass after a restart (unrelated commit)"
@@ -280,7 +304,7 @@ def measure_all(
             raise CheckFailed("the first pass on a rendered remote should skip")
         push_source(clone, unrelated(clone, -1))
         trials = [measure(hub, remote, RESTART, server)]
-        trials += run_scenarios(fleet, clone, remote, hub, args.trials, budget, server)
+        trials += run_scenarios(fleet, clone, remote, hub, args.trials, budget, server, args.now)
     finally:
         if server:
             server.stop()
@@ -314,7 +338,7 @@ def summarise_all(fleet: GeneratedFleet, got: Measured) -> list[dict[str, Any]]:
     """One summary row per scenario, the cold pass first."""
     cold = [{**c, "outcome": "committed"} for c in got.cold]
     rows = [summarise("cold full pass (fresh process)", cold)]
-    for name in [RESTART] + [name for name, _ in scenarios(fleet)]:
+    for name in scenario_names(fleet):
         trials = [t for t in got.trials if t.scenario == name]
         dicts = [
             {

@@ -20,6 +20,7 @@ from benchmarks.bench_hub import (
     enforce_checks,
     fresh_render,
     measure_all,
+    scenario_names,
     summarise_all,
 )
 from benchmarks.generate import FleetSize, GeneratedFleet, build_fleet
@@ -39,6 +40,10 @@ EXPECTED = {
     "relabel one cluster": "committed",
     "add a cluster": "committed",
     "remove a cluster": "committed",
+}
+REPORTED = {
+    "one agent's first report": "committed",  # its status; its rollout goes on
+    "one agent's heartbeat": "committed",  # lastReceivedHeartbeat
 }
 
 
@@ -68,10 +73,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
 def test_every_scenario_runs_with_its_outcome(run: Run) -> None:
     names = [name for name, _ in scenarios(run.fleet)]
     assert names == list(EXPECTED)
+    assert scenario_names(run.fleet) == [RESTART, *EXPECTED, *REPORTED]
     got = {s["scenario"]: s["outcomes"] for s in run.result["scenarios"]}
     assert got.pop("cold full pass (fresh process)") == ["committed"]
     assert got.pop(RESTART) == ["unchanged"]  # an unrelated commit: the same output
-    assert got == {name: [outcome] for name, outcome in EXPECTED.items()}
+    assert got == {name: [outcome] for name, outcome in {**EXPECTED, **REPORTED}.items()}
     files = {s["scenario"]: s["files"]["median"] for s in run.result["scenarios"]}
     assert files["no-op"] == 0 and files["unrelated source commit"] == 0
     assert all(files[n] > 0 for n, o in EXPECTED.items() if o == "committed")
@@ -179,7 +185,8 @@ def test_git_daemon_reports_the_servers_cpu_apart(tmp_path: Path) -> None:
         raise
     enforce_checks(measured)
     committed = [t for t in measured.trials if t.outcome == "committed"]
-    assert len(committed) == sum(1 for o in EXPECTED.values() if o == "committed")
+    expected = {**EXPECTED, **REPORTED}
+    assert len(committed) == sum(1 for o in expected.values() if o == "committed")
     assert all(t.server_cpu_seconds >= 0 for t in measured.trials)  # ticks: a tiny push may be 0
     rows = {r["scenario"]: r for r in summarise_all(fleet, measured)}
     summary = {"size": "tiny", "seed": 1, "fleet": "tiny", "scenarios": list(rows.values())}
