@@ -3,7 +3,9 @@
 A cluster's status file is its MemberCluster with the reported status and gitfleet's eligibility
 verdict (`gitfleet.io/Eligible`), its time carried over from the previous pass (from memory
 when the previous output holds the very files the last pass wrote, `reconciler.ownprior`; then
-only the clusters whose view changed are made again). Called by `pass_`.
+only the clusters whose view changed are made again). The MemberAgent's Joined and Healthy keep
+the previous file's transition time while their status stays, as KubeFleet's do: a heartbeat
+moves only `lastReceivedHeartbeat`. Called by `pass_`.
 """
 
 from __future__ import annotations
