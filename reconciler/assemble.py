@@ -22,6 +22,7 @@ from gitfleet.api.output import cluster_dir, object_path
 from reconciler.clustersizes import Parts, summed
 from reconciler.conflicts import Claim, find_owners, ident_key
 from reconciler.indexfiles import write_indexes
+from reconciler.indexrows import Rows, joined_rows
 from reconciler.isolate import hold
 from reconciler.layoutcells import CHECKS, Checked, CleanLayouts, checked_once
 from reconciler.layoutdiff import fixed_inputs, relaid
@@ -92,22 +93,23 @@ def _write_held(
     held: Mapping[str, dict[str, dict[str, Any]]],
     prior: State,
     units: Units,
-    index: dict[str, list[dict[str, Any]]],
+    parts: list[Rows],
     sizes: Parts,
     unit: str = "held/",
 ) -> None:
     """Held placements keep exactly the files and index entries of the previous output (one
-    unit per placement, named `unit` + its key, and its bytes per cluster in `sizes`)."""
+    unit per placement, named `unit` + its key, and its bytes per cluster in `sizes`; its
+    index rows in `parts`)."""
     for key, per_cluster in sorted(held.items()):
         files: dict[str, bytes] = {}
         mine: dict[str, int] = {}
+        parts.append({cluster: [entry] for cluster, entry in per_cluster.items()})
         for cluster, entry in per_cluster.items():
             for obj in entry.get("objects") or []:
                 path = object_path(cluster, key, str(obj["file"]))
                 if path in prior.output:
                     data = files[path] = prior.output[path]
                     mine[cluster] = mine.get(cluster, 0) + len(data)
-            index[cluster].append(entry)
         if files:
             units[unit + key] = files
             sizes[unit + key] = mine
@@ -147,12 +149,12 @@ def _write_live(
     prior: State,
     prior_index: dict[str, dict[str, dict[str, Any]]],
     units: Units,
-    index: dict[str, list[dict[str, Any]]],
+    parts: list[Rows],
     limits: Limits,
     sizes: Parts,
 ) -> dict[tuple[str, str, str], list[str]]:
-    """Files (one unit per placement, `live/<key>`) and index entries of placements that render
-    now (their bytes per cluster in `sizes`, per unit); returns the conflicts lost. A placement
+    """Files (one unit per placement, `live/<key>`) and index rows (`parts`) of placements that
+    render now (their bytes per cluster in `sizes`, per unit); returns the conflicts lost. A placement
     whose layout raises is held instead (`reconciler.isolate`)."""
     lost: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for _, plan in sorted(plans.items()):
@@ -168,8 +170,7 @@ def _write_live(
         if found is not None:
             if found[0]:
                 units["live/" + plan.key] = found[0]
-            for cluster, rows in found[1].items():
-                index[cluster] += rows
+            parts.append(found[1])  # the very mapping of the last pass: `joined_rows`
             sizes["live/" + plan.key] = found[2]
             continue
         mine: dict[str, bytes] = {}
@@ -187,17 +188,17 @@ def _write_live(
             hold(plan, "laying out the files of", exc)
             forget_layout(plan.key)
             continue
+        rows = dict(entries)
         if inputs and pure and len(plan.errors) == errors:
-            _LAYOUTS.put(plan.key, inputs, (mine, dict(entries), written))
-            remember_layout(plan, fixed, layouts.laid, (mine, dict(entries), written))
+            _LAYOUTS.put(plan.key, inputs, (mine, rows, written))
+            remember_layout(plan, fixed, layouts.laid, (mine, rows, written))
         else:
             _LAYOUTS.drop(plan.key)
             forget_layout(plan.key)
         if mine:
             units["live/" + plan.key] = mine
         sizes["live/" + plan.key] = written
-        for cluster, rows in entries.items():
-            index[cluster] += rows
+        parts.append(rows)
         for what, clusters in losses.items():
             lost[what] += clusters
     return lost
@@ -313,14 +314,15 @@ def assemble_clusters(
                 held[key] = rolling
     owners = find_owners(plans, held, prior_index)
     units: Units = {}  # disjoint parts of `clusters/`, in the order they were once written
-    index: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    parts: list[Rows] = []  # each placement's index rows, in the order they are listed
     sizes: Parts = {}  # bytes per cluster of each unit, summed below
-    _write_held(held, prior, units, index, sizes)
-    lost = _write_live(plans, owners, prior, prior_index, units, index, limits, sizes)
+    _write_held(held, prior, units, parts, sizes)
+    lost = _write_live(plans, owners, prior, prior_index, units, parts, limits, sizes)
     _report_conflicts(plans, lost)
     failed = {k for k, p in plans.items() if p.held and k not in held}
     failed_entries = {k: _held_entries(k, prior_index, views) for k in sorted(failed)}
-    _write_held(failed_entries, prior, units, index, sizes, "failed/")
+    _write_held(failed_entries, prior, units, parts, sizes, "failed/")
+    index = joined_rows(parts)
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.
     clusters = sorted(set(index) | set(views))

@@ -15,7 +15,7 @@ one placement key (never made by the assembly) is laid out afresh. Called by `as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -139,7 +139,7 @@ def _index_bytes(cluster: str, pieces: Iterable[Piece]) -> bytes:
 
 
 def _reused(
-    entries: list[dict[str, Any]], before: Mapping[str, Piece], listings: _Listings
+    entries: Sequence[dict[str, Any]], before: Mapping[str, Piece], listings: _Listings
 ) -> dict[str, Piece]:
     """Last pass's piece of each row that makes the same pieces."""
     out: dict[str, Piece] = {}
@@ -152,12 +152,12 @@ def _reused(
 
 
 def _cluster_files(
-    cluster: str, entries: list[dict[str, Any]], listings: _Listings, last: Written | None
+    cluster: str, entries: Sequence[dict[str, Any]], listings: _Listings, last: Written | None
 ) -> Written:
     """The cluster's index files, patched from `last` (its files of the last pass)."""
     if last is not None and last.pieces is None:
         last = None
-    now = tuple(entries)
+    now = tuple(entries)  # the very tuple when `entries` is one
     if last is not None and last.entries == now:  # mostly identity checks, at C speed
         return last
     before = last.pieces if last is not None and last.pieces is not None else {}
@@ -183,7 +183,7 @@ def _fresh(changes: Mapping[str, bytes | None]) -> dict[str, bytes]:
     return {path: data for path, data in changes.items() if data is not None}
 
 
-def _afresh(cluster: str, entries: list[dict[str, Any]], listings: _Listings) -> Written:
+def _afresh(cluster: str, entries: Sequence[dict[str, Any]], listings: _Listings) -> Written:
     """Index files of rows that may repeat a placement key (the later row's PlacementIndex
     file wins, every row is listed)."""
     made = [_piece(e, listings) for e in entries]
@@ -195,16 +195,22 @@ def _afresh(cluster: str, entries: list[dict[str, Any]], listings: _Listings) ->
 
 def write_indexes(
     clusters: list[str],
-    index: Mapping[str, list[dict[str, Any]]],
+    index: Mapping[str, Sequence[dict[str, Any]]],
     units: dict[str, Mapping[str, bytes]],
 ) -> dict[str, int]:
     """Every cluster's ClusterIndex and PlacementIndex files into `units` (one unit per cluster,
-    `index/<cluster>`: the same dict while its rows are); returns their bytes per cluster."""
+    `index/<cluster>`: the same dict while its rows are); returns their bytes per cluster. A
+    cluster whose rows are the very tuple its last files were made from keeps them unlooked-at
+    (`reconciler.indexrows` hands unchanged clusters last pass's tuple)."""
     listings = _Listings()
     sizes = {}
     for cluster in clusters:
         last = _CLUSTERS.last(cluster)
-        entries = index.get(cluster, [])
+        entries = index.get(cluster, ())
+        if last is not None and last[1].entries is entries and last[1].pieces is not None:
+            units["index/" + cluster] = last[1].files
+            sizes[cluster] = last[1].size
+            continue
         written = _cluster_files(cluster, entries, listings, last[1] if last else None)
         if last is None or written is not last[1]:
             _CLUSTERS.put(cluster, (), written)
