@@ -4,13 +4,14 @@
 (`benchmarks.generate`), commits it to `main` in a work clone and pushes it to a bare remote.
 The cold full pass runs in a fresh process per trial (a fresh remote each, so render + commit +
 push from nothing, peak RSS from os.wait4); the other scenarios run in this process on the first
-cold trial's remote, each trial = push one source change, then time one pass. First, once, the
-hub process's first pass after a restart (an unrelated commit, nothing in memory); then no-op,
-an unrelated source commit, edit one resource, edit a fleet-wide resource, edit one override,
-change one placement, relabel one cluster, add a cluster, remove a cluster. Every Hub uses the same fixed
-clock. Three checks make a run count (exit 1 otherwise): the incremental `clusters/` tree equals
-a fresh process's full render of the final source; every fresh process gives the same tree id;
-the no-op pass leaves the output ref alone. Prints a markdown table; `--json` saves everything.
+cold trial's remote, each trial = push one source change (or an agent's report), then time one
+pass. First, once, the hub process's first pass after a restart (an unrelated commit, nothing in
+memory); then no-op, an unrelated source commit, edit one resource, edit a fleet-wide resource,
+edit one override, change one placement, relabel one cluster, add a cluster, remove a cluster,
+one agent's first report, one agent's heartbeat. Every Hub uses the same fixed clock. Three
+checks make a run count (exit 1 otherwise): the incremental `clusters/` tree equals a fresh
+process's full render of the final source; every fresh process gives the same tree id; the
+no-op pass leaves the output ref alone. Prints a markdown table; `--json` saves everything.
 """
 
 from __future__ import annotations

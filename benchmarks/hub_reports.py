@@ -95,7 +95,6 @@ def report_scenarios(fleet: GeneratedFleet, now: str) -> list[tuple[str, ReportE
     """(name, edit) of the report scenarios, in run order. Heartbeats come before `now` (the
     hub's clock), later each trial."""
     clusters = [c.name for c in fleet.clusters]
-
     since = _at(now, 900)
 
     def first_report(remote: Path, k: int) -> None:

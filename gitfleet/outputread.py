@@ -20,6 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from gitfleet.api.hubstatus import HUB_STATUS_PATH, HubStatus
+from gitfleet.api.indexrow import read_row
 from gitfleet.api.output import (
     cluster_index_path,
     cluster_status_path,
@@ -111,6 +112,8 @@ def _cluster_index(files: Mapping[str, bytes], cluster: str) -> dict[str, Any] |
         return None
     placements = []
     for entry in index.get("placements") or []:
+        if isinstance(entry, dict):
+            entry = read_row(entry)  # the default apply strategy the file leaves out
         if isinstance(entry, dict) and "objects" not in entry:
             listed = files.get(placement_index_path(cluster, str(entry.get("key"))))
             objects = (load_bounded(listed) or {}).get("objects") if listed else None

@@ -3,7 +3,9 @@
 A cluster's status file is its MemberCluster with the reported status and gitfleet's eligibility
 verdict (`gitfleet.io/Eligible`), its time carried over from the previous pass (from memory
 when the previous output holds the very files the last pass wrote, `reconciler.ownprior`; then
-only the clusters whose view changed are made again). Called by `pass_`.
+only the clusters whose view changed are made again). The MemberAgent's Joined and Healthy keep
+the previous file's transition time while their status stays, as KubeFleet's do: a heartbeat
+moves only `lastReceivedHeartbeat`. Called by `pass_`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
+from typing import Any
 
 from gitfleet.api import Condition
 from gitfleet.api.output import cluster_status_path
@@ -27,16 +30,47 @@ from reconciler.status import Cond, keeps_time, timed
 from reconciler.statusdocs import derive_status
 
 ELIGIBLE = "gitfleet.io/Eligible"
+MEMBER_AGENT = "MemberAgent"
 
 
-def _prior_conditions(
-    prior: State, path: str, own: Mapping[str, tuple[Condition, ...]] | None
-) -> tuple[Condition, ...]:
+Conds = tuple[tuple[Condition, ...], tuple[Condition, ...]]
+"""A cluster status file's conditions and its MemberAgent's conditions."""
+
+
+def _conditions_in(status: Mapping[str, Any]) -> Conds:
+    agents = status.get("agentStatus") or []
+    agent = next((a for a in agents if isinstance(a, dict) and a.get("type") == MEMBER_AGENT), {})
+    return (_conditions_of(status.get("conditions")), _conditions_of(agent.get("conditions")))
+
+
+def _prior_conditions(prior: State, path: str, own: Mapping[str, Conds] | None) -> Conds:
     if own is not None and path in own:
         return own[path]  # the last pass's file, the very bytes (`ownprior`)
-    return derive_status(
-        prior, path, "conditions", lambda status: _conditions_of(status.get("conditions")), ()
-    )
+    none: Conds = ((), ())
+    return derive_status(prior, path, "clusterconds", _conditions_in, none)
+
+
+def _keep_agent_times(agents: list[Any], before: tuple[Condition, ...]) -> list[Any]:
+    """The MemberAgent's conditions keep the previous file's transition time while their
+    status stays (KubeFleet's `meta.SetStatusCondition`): a report only sets it when Joined or
+    Healthy changes, not on every heartbeat."""
+    was = {c.type: c for c in before}
+    out = []
+    for agent in agents:
+        if isinstance(agent, dict) and agent.get("type") == MEMBER_AGENT:
+            conds = []
+            for cond in agent.get("conditions") or []:
+                old = was.get(cond.get("type"))
+                if (
+                    old is not None
+                    and old.status == cond.get("status")
+                    and old.last_transition_time
+                ):
+                    cond = {**cond, "lastTransitionTime": old.last_transition_time}
+                conds.append(cond)
+            agent = {**agent, "conditions": conds}
+        out.append(agent)
+    return out
 
 
 def _eligibility_cond(view: ClusterView, has_status: bool, mode: str) -> Cond:
@@ -106,7 +140,7 @@ class _Round:
     clusters: dict[str, object]
     reasons: dict[str, str | None]
     files: dict[str, bytes]
-    written: dict[str, tuple[Condition, ...]]
+    written: dict[str, Conds]
     unsettled: frozenset[str]
 
     def reusable(self, facts: tuple[bool, str], clusters: Mapping[str, object]) -> bool:
@@ -114,9 +148,9 @@ class _Round:
 
 
 _ROUND: StageMemo[_Round] = StageMemo()
-_FILES: StageMemo[tuple[bytes, tuple[Condition, ...]]] = StageMemo()
+_FILES: StageMemo[tuple[bytes, Conds]] = StageMemo()
 """Cluster name -> its last status file and its conditions, with what they were made from."""
-_OWN: OwnFiles[tuple[Condition, ...]] = OwnFiles()
+_OWN: OwnFiles[Conds] = OwnFiles()
 """The cluster status files of the last pass, and their conditions by path."""
 
 
@@ -132,21 +166,23 @@ def _status_file(
     view: ClusterView,
     has_status: bool,
     mode: str,
-    before: tuple[Condition, ...],
+    before: Conds,
     now: datetime,
     inputs: tuple[object, ...],
-) -> tuple[bytes, tuple[Condition, ...]]:
+) -> tuple[bytes, Conds]:
     doc = view.cluster.model_dump(by_alias=True, exclude_none=True, mode="json")
     status = dict(doc.get("status") or {})
+    if status.get("agentStatus"):
+        status["agentStatus"] = _keep_agent_times(status["agentStatus"], before[1])
     reported = [c for c in status.get("conditions") or [] if c.get("type") != ELIGIBLE]
-    verdict = timed([_eligibility_cond(view, has_status, mode)], before, 0, now)
+    verdict = timed([_eligibility_cond(view, has_status, mode)], before[0], 0, now)
     verdict_dump = [
         {k: v for k, v in c.items() if k != "observedGeneration"} for c in dump_conditions(verdict)
     ]
     status["conditions"] = sorted(reported + verdict_dump, key=lambda c: str(c.get("type")))
     data = yaml_bytes({**doc, "status": status})
-    made = (data, remember(data, "conditions", _conditions_of(status["conditions"])))
-    if _kept(verdict, before):
+    made = (data, remember(data, "clusterconds", _conditions_in(status)))
+    if _kept(verdict, before[0]):
         _FILES.put(view.name, inputs, made)
     else:
         _FILES.drop(view.name)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gitfleet.api.indexrow import written_row
 from gitfleet.api.output import (
     IDENTITY_FIELDS,
     cluster_index_doc,
@@ -42,7 +43,8 @@ class Piece:
     order: tuple[str, str]
     """Where the ClusterIndex lists it (namespace, name)."""
     row: dict[str, Any]
-    """The row without its objects (what the ClusterIndex lists)."""
+    """The row without its objects (what the ClusterIndex lists, its apply strategy in full:
+    what reading the file back gives, `indexrow.read_row`)."""
     item: bytes
     """The row's ClusterIndex list item."""
     listing: bytes
@@ -100,7 +102,8 @@ def _piece(entry: dict[str, Any], listings: _Listings) -> Piece:
     order = (str(entry.get("namespace", "")), str(entry["name"]))
     key, objects = str(entry["key"]), entry.get("objects") or []
     listing = listings.listing(key, objects)
-    return Piece(entry, order, row, yaml_bytes([row]), listing, listings.ident(key, objects))
+    item = yaml_bytes([written_row(row)])  # the default apply strategy left out
+    return Piece(entry, order, row, item, listing, listings.ident(key, objects))
 
 
 def _header(entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from gitfleet.api.indexrow import read_row
 from gitfleet.api.output import (
     OUTPUT_API_VERSION,
     placement_prior_path,
@@ -141,10 +142,12 @@ def status_conditions(output: Mapping[str, bytes], key: str) -> PriorConditions 
 
 
 def index_entries(doc: Any) -> dict[str, dict[str, Any]]:
-    """placement key -> row of one parsed ClusterIndex. An older-shape (v1alpha1) row keeps its
+    """placement key -> row of one parsed ClusterIndex, with the default apply strategy where
+    the file leaves it out (`indexrow.read_row`). An older-shape (v1alpha1) row keeps its
     `objects` (shared: the same on every cluster that got the same file)."""
     out: dict[str, dict[str, Any]] = {}
     for entry in (doc or {}).get("placements") or []:
+        entry = read_row(entry)
         objects = entry.get("objects")
         if isinstance(objects, list):
             entry = {**entry, "objects": [shared_object(o) for o in objects]}

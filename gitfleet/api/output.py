@@ -4,7 +4,8 @@ Contract version `OUTPUT_API_VERSION` (gitfleet.io/v1alpha2):
 
 ```
 clusters/<cluster>/index.yaml             ClusterIndex: the placements bound to the cluster (key,
-                                          name, snapshot indexes, apply strategy, content hash)
+                                          name, snapshot indexes, content hash, and the apply
+                                          strategy when it is not the default: `indexrow`)
 clusters/<cluster>/<key>/index.yaml       PlacementIndex: the placement's objects on that cluster,
                                           identity and file (the same bytes, so the same git blob,
                                           on every cluster that gets the same objects)
@@ -51,6 +52,7 @@ from pydantic import Field
 
 from gitfleet.api.base import KubeModel
 from gitfleet.api.canonical import canonical_json
+from gitfleet.api.indexrow import written_row
 from gitfleet.api.placement import ApplyStrategy
 
 OUTPUT_API_VERSION = "gitfleet.io/v1alpha2"
@@ -148,7 +150,7 @@ def index_object(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 def cluster_index_doc(cluster: str, placements: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """`clusters/<cluster>/index.yaml` from per-placement headers (any `objects` left out)."""
-    rows = [{k: v for k, v in p.items() if k != "objects"} for p in placements]
+    rows = [written_row(p) for p in placements]
     return {
         "apiVersion": OUTPUT_API_VERSION,
         "kind": CLUSTER_INDEX_KIND,
@@ -202,6 +204,7 @@ class IndexPlacement(KubeModel):
     resource_snapshot_index: int = Field(ge=0)
     policy_snapshot_index: int | None = Field(default=None, ge=0)
     apply_strategy: ApplyStrategy = Field(default_factory=ApplyStrategy)
+    """Absent from the file when it is the default (`indexrow.written_row`): this default."""
     content_hash: str = Field(pattern=HASH_PATTERN)
     """`placement_content_hash` of the placement's files on this cluster: the agent checks the
     files against it and reports it back for what it applied."""

@@ -7,7 +7,9 @@ being deleted), and indexes it by identity, by kind and by namespace so selectio
 the whole list. Objects that cannot be placed (scope mistakes, bad envelopes, bad labels,
 duplicates) are collected as `ResourceIssue`s and are never selected. A pass whose entries are
 the very same objects as the last pass's (nothing changed in `resources/`) gets the last index
-itself. Pure: no I/O.
+itself; one whose resources differ from the last pass's in a few objects edited in place gets
+the last index patched (`reconciler.select.indexpatch`; anything else builds it in full).
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gitfleet.api.canonical import canonical_json
 from gitfleet.api.errors import FieldIssue
 from reconciler.select.envelope import check_envelope, is_envelope, unwrap_envelope
+from reconciler.select.indexpatch import Built, patch_index
 from reconciler.select.model import ResourceIssue, SelectedResource
 from reconciler.select.order import SortKey, sort_key
 from reconciler.select.policy import (
@@ -101,8 +104,14 @@ def build_index(
     skipped_namespaces: Iterable[str] = (),
 ) -> ResourceIndex:
     """Index `resources` (the snapshot's payload objects) for this pass's selections."""
+    resources = tuple(resources)
+    args = (tuple(extra_cluster_scoped), frozenset(skipped_namespaces))
+    patched = patch_index(_BASES.last("bases"), resources, args, _fresh_entry)
+    if patched is not None:
+        _remember(patched)
+        return patched.index
     _entries.next_round()
-    scopes, crd_issues = build_scope_table(resources, extra_cluster_scoped)
+    scopes, crd_issues = build_scope_table(resources, args[0])
     services = {(r.namespace, r.name) for r in resources if (r.group, r.kind) == ("", "Service")}
     entries: list[IndexEntry] = []
     first_seen: dict[IdentityKey, Resource] = {}
@@ -119,7 +128,27 @@ def build_index(
             first_seen[key] = res
         has_service = (res.namespace, res.name) in services
         entries.append(_entry_of(res, scopes, crd_issues.get(pos), duplicate, has_service))
-    return _indexed(scopes, tuple(entries), frozenset(skipped_namespaces))
+    index = _indexed(scopes, tuple(entries), args[1])
+    _remember(Built(resources, args, frozenset(services), index, 0))
+    return index
+
+
+_BASES: StageMemo[tuple[Built, ...]] = StageMemo()
+"""The last two indexes built with what they were built from: the next pass patches the one
+its resources differ from in a few objects (`indexpatch`). Two, so that an index of older
+resources built in between (`reconciler.history`) does not push the pass's own out."""
+
+
+def _fresh_entry(res: Resource, scopes: ScopeTable, has_service: bool) -> IndexEntry:
+    """The entry of a changed object in a patched index: not a CRD (no CRD issue), no
+    duplicate (the patched index had none and keeps every lookup key)."""
+    return _entry_of(res, scopes, None, None, has_service)
+
+
+def _remember(built: Built) -> None:
+    last = _BASES.last("bases")
+    kept = tuple(b for b in (last[1] if last else ()) if b.index is not built.index)
+    _BASES.put("bases", (), (*kept[-1:], built))
 
 
 _LAST: StageMemo[ResourceIndex] = StageMemo()

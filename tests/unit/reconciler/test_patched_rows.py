@@ -16,6 +16,7 @@ import pytest
 
 from gitfleet.api import ClusterResourcePlacement
 from gitfleet.api.canonical import placement_content_hash
+from gitfleet.api.indexrow import read_row
 from gitfleet.api.output import cluster_index_path
 from gitfleet.load.yamlio import dump_yaml
 from reconciler import (
@@ -158,7 +159,8 @@ def test_placement_rows_keep_an_unchanged_placements_mapping() -> None:
     output[cluster_index_path("b")] = _index_bytes([_row("api", "2")])
     second = priorrows.placement_rows(output)
     assert first is not None and second is not None
-    assert second["web"] is first["web"] and second["api"] == {"b": _row("api", "2")}
+    read = read_row(_row("api", "2"))  # as read back: the default apply strategy filled in
+    assert second["web"] is first["web"] and second["api"] == {"b": read}
 
 
 def test_an_index_that_lists_objects_is_never_recorded_even_after_a_patch() -> None:

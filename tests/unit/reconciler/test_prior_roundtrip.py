@@ -14,8 +14,8 @@ from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from benchmarks.hub_scenarios import _add_cluster, _annotate, _remove_cluster, _resource_of
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import (
+    clusterstatus,
     placememo,
-    priorconds,
     priorindex,
     priorparse,
     priorstate,
@@ -40,8 +40,8 @@ READERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
         lambda doc: statusdocs._placement_conditions(statusdocs._status_of(doc)),
     ),
     "status/clusters/": (
-        "conditions",
-        lambda doc: priorconds.conditions_of(statusdocs._status_of(doc).get("conditions")),
+        "clusterconds",
+        lambda doc: clusterstatus._conditions_in(statusdocs._status_of(doc)),
     ),
     "state/placements/": ("placement-state", state.parse_state_head),
     "state/overrides.yaml": ("override-state", statesnaps._override_snapshots),

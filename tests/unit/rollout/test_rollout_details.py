@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gitfleet.api.indexrow import read_row
 from gitfleet.api.output import expand_named
 from reconciler.rollout.model import BindingView, DriverResult, ExternalUpdate, RolloutInputs
 from reconciler.rollview import with_sync
@@ -25,7 +26,7 @@ SSA = {"type": "ServerSideApply", "serverSideApplyConfig": {"forceConflicts": Tr
 def _entry(files: Mapping[str, bytes], cluster: str) -> dict[str, Any] | None:
     doc = yaml.safe_load(files[f"clusters/{cluster}/index.yaml"])
     entries = [p for p in doc["placements"] if p["key"] == "web"]
-    return entries[0] if entries else None
+    return read_row(entries[0]) if entries else None  # the default strategy filled in
 
 
 def _driver(moves: Mapping[str, int], strategy: Mapping[str, Any] | None) -> Any:
