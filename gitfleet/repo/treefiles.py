@@ -1,7 +1,9 @@
 """Views of Git trees and blobs the hub loop keeps between passes: `TreeFiles`, a lazy
 path -> bytes mapping of a tree (blobs read only when accessed, blob ids without reading), and
-`BlobIdMemo`, blob ids of output contents remembered per bytes object, and `WrittenOutput`, the
-output commit the hub wrote last with its files and listing. Called by `reconciler.loop`.
+`BlobIdMemo`, blob ids of output contents remembered per bytes object, `Listing`, a listing kept
+as the changes on top of an earlier one (no copy of the whole tree's listing each pass), and
+`WrittenOutput`, the output commit the hub wrote last with its files and listing. Called by
+`reconciler.loop`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from itertools import compress
 from operator import is_not
+from typing import Any
 
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import blob_id
@@ -52,6 +55,77 @@ class TreeFiles(Mapping[str, bytes]):
 
 Written = tuple[Mapping[str, bytes], Mapping[str, tuple[str, int]]]
 """The files of an output tree and their (blob id, size) listing."""
+Entry = tuple[str, int]
+"""(blob id, size)."""
+FLATTEN_SHARE = 8
+"""A `Listing` whose changes outnumber 1/FLATTEN_SHARE of its base is copied into one dict."""
+
+
+class Listing(Mapping[str, Entry]):
+    """path -> (blob id, size): `base` with `changes` on top (None: the path is gone). Neither
+    is ever changed once given (the listing of the previous output stays as it was)."""
+
+    __slots__ = ("_base", "_changes", "_len")
+
+    def __init__(self, base: Mapping[str, Entry], changes: dict[str, Entry | None], size: int):
+        self._base, self._changes, self._len = base, changes, size
+
+    @classmethod
+    def since(
+        cls, last: Mapping[str, Entry], changes: dict[str, Entry | None]
+    ) -> Mapping[str, Entry]:
+        """`last` with `changes` (path -> entry, None: gone): last's base under last's changes
+        with these on top, or one dict once the changes outnumber 1/FLATTEN_SHARE of the base
+        (lookups stay two at most; the whole listing is copied once in many passes)."""
+        size = len(last) + sum(
+            (entry is not None) - (path in last) for path, entry in changes.items()
+        )
+        base: Mapping[str, Entry] = last
+        if isinstance(last, Listing):
+            base, changes = last._base, {**last._changes, **changes}
+        if len(changes) * FLATTEN_SHARE <= len(base):
+            return cls(base, changes, size)
+        flat = dict(base)
+        for path, entry in changes.items():
+            if entry is None:
+                flat.pop(path, None)
+            else:
+                flat[path] = entry
+        return flat
+
+    def __getitem__(self, path: str) -> Entry:
+        entry = self._changes.get(path, _NOT_CHANGED)
+        if entry is _NOT_CHANGED:
+            return self._base[path]
+        if entry is None:
+            raise KeyError(path)
+        found: Entry = entry
+        return found
+
+    def get(self, path: str, default: Any = None) -> Any:
+        entry = self._changes.get(path, _NOT_CHANGED)
+        if entry is _NOT_CHANGED:
+            return self._base.get(path, default)
+        return default if entry is None else entry
+
+    def __contains__(self, path: object) -> bool:
+        entry = self._changes.get(path, _NOT_CHANGED)  # type: ignore[call-overload]
+        return path in self._base if entry is _NOT_CHANGED else entry is not None
+
+    def __iter__(self) -> Iterator[str]:
+        changes, base = self._changes, self._base
+        for path in base:
+            if changes.get(path, _NOT_CHANGED) is not None:
+                yield path
+        for path, entry in changes.items():
+            if entry is not None and path not in base:
+                yield path
+
+    def __len__(self) -> int:
+        return self._len
+
+
+_NOT_CHANGED: Any = object()
 
 
 class BlobIdMemo:
@@ -75,7 +149,7 @@ class BlobIdMemo:
 
     def listing_since(
         self, files: Mapping[str, bytes], last: Written | None
-    ) -> tuple[dict[str, tuple[str, int]], list[str] | None]:
+    ) -> tuple[Mapping[str, Entry], list[str] | None]:
         """(path -> (blob id, size) of `files`, the paths that may differ from `last`). With
         `last` (the files and listing of the previous output), only paths whose bytes are not
         that pass's very object are hashed, and the listing is last's with those updated: the
@@ -85,7 +159,6 @@ class BlobIdMemo:
         if last is None:
             return self.listing(files), None
         before, listed = last
-        listing = dict(listed)
         since = getattr(files, "since", None)  # `reconciler.output.OutputFiles.since`
         if since is not None and since[0] is before:
             maybe = [p for p in since[1] if before.get(p) is not files.get(p)]
@@ -93,14 +166,12 @@ class BlobIdMemo:
             maybe = list(compress(files, map(is_not, map(before.get, files), files.values())))
             if len(files) - sum(1 for p in maybe if p not in before) < len(before):
                 maybe += [p for p in before if p not in files]
+        changes: dict[str, Entry | None] = {}
         for path in maybe:
             data = files.get(path)
-            if data is None:
-                del listing[path]
-            else:
-                listing[path] = self.entry(data)
+            changes[path] = None if data is None else self.entry(data)
         self._forget_unused(files)
-        return listing, maybe
+        return Listing.since(listed, changes), maybe
 
     def listing(self, files: Mapping[str, bytes]) -> dict[str, tuple[str, int]]:
         """path -> (blob id, size) of `files`. Contents no longer among them are forgotten once
@@ -179,7 +250,7 @@ class WrittenOutput:
 
     def changes(
         self, output: str | None, files: Mapping[str, bytes]
-    ) -> tuple[dict[str, tuple[str, int]], list[str] | None]:
+    ) -> tuple[Mapping[str, Entry], list[str] | None]:
         """The listing of `files` and the paths that may differ from `output` (None: any)."""
         last = self._last if output is not None and output == self._commit else None
         listing, maybe = self._ids.listing_since(files, last)
