@@ -26,10 +26,13 @@ class CheckFailed(RuntimeError):
     """One of the three checks did not hold: the run does not count."""
 
 
-def git(repo: Path, *args: str, bare: bool = True) -> str:
-    """Run git on `repo` (a bare repository, or a work tree with bare=False); stdout."""
+def git(repo: Path, *args: str, bare: bool = True, stdin: bytes | None = None) -> str:
+    """Run git on `repo` (a bare repository, or a work tree with bare=False), `stdin` on its
+    standard input; stdout."""
     where = ["--git-dir", str(repo)] if bare else ["-C", str(repo)]
-    done = subprocess.run(["git", *IDENTITY, *where, *args], capture_output=True, check=False)
+    done = subprocess.run(
+        ["git", *IDENTITY, *where, *args], input=stdin, capture_output=True, check=False
+    )
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace')}")
     return done.stdout.decode()

@@ -11,7 +11,6 @@ first trial's cluster reports again, only its heartbeat later). Called by `bench
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,21 +19,11 @@ from typing import Any
 import yaml
 
 from benchmarks.generate import GeneratedFleet
-from benchmarks.hub_checks import IDENTITY, OUTPUT_REF, git, resolve
+from benchmarks.hub_checks import OUTPUT_REF, git, resolve
 from gitfleet.load.report import REPORT_FILE, status_branch
 
 ReportEdit = Callable[[Path, int], None]
 """(bare remote, trial) -> nothing: writes one agent's report into the remote."""
-
-
-def _write(remote: Path, data: bytes, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *IDENTITY, "--git-dir", str(remote), *args],
-        input=data,
-        capture_output=True,
-        check=True,
-    )
-    return done.stdout.decode().strip()
 
 
 def _condition(kind: str, reason: str, at: str) -> dict[str, str]:
@@ -78,11 +67,13 @@ def push_report(remote: Path, cluster: str, at: str, since: str) -> None:
     data = yaml.safe_dump(
         report_of(index or {}, cluster, output, at, since), sort_keys=True
     ).encode()
-    blob = _write(remote, data, "hash-object", "-w", "--stdin")
-    tree = _write(remote, f"100644 blob {blob}\t{REPORT_FILE}\n".encode(), "mktree")
+    blob = git(remote, "hash-object", "-w", "--stdin", stdin=data).strip()
+    listing = f"100644 blob {blob}\t{REPORT_FILE}\n".encode()
+    tree = git(remote, "mktree", stdin=listing).strip()
     ref = f"refs/heads/{status_branch(cluster)}"
     parent = resolve(remote, ref)
-    commit = _write(remote, b"report\n", "commit-tree", tree, *(["-p", parent] if parent else []))
+    parents = ["-p", parent] if parent else []
+    commit = git(remote, "commit-tree", tree, *parents, stdin=b"report\n").strip()
     git(remote, "update-ref", ref, commit)
 
 
