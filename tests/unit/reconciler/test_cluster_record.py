@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pytest
@@ -106,7 +106,7 @@ def _report(name: str, beat: str, healthy: bool, cpu: str) -> AgentReport:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _view(name: str, beat: str, env: str, healthy: bool, cpu: str) -> ClusterView:
     """The same view object for the same report, as the pass's views memo keeps it."""
     declared = cluster(name, {"env": env}).cluster
