@@ -142,7 +142,8 @@ def describe_cluster(doc: Mapping[str, Any], index: Mapping[str, Any] | None) ->
     ]
     for agent in status.get("agentStatus") or []:
         lines.append(
-            f"Agent:       {agent.get('type')} last heartbeat {agent.get('lastReceivedHeartbeat', '-')}"
+            f"Agent:       {agent.get('type')} heartbeat recorded "
+            f"{agent.get('lastReceivedHeartbeat', '-')} (at most every clusterStatusRecordInterval)"
         )
     props = status.get("properties") or {}
     if props:
