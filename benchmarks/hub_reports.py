@@ -5,8 +5,11 @@ A report is made as a healthy agent would make it from what the hub gave its clu
 placement row of `clusters/<cluster>/index.yaml` on the output tip, Applied and Available, with
 that row's content hash, the output commit, and a heartbeat. It is written straight into the
 bare remote as the agent's push leaves it (one commit on `gitfleet/status/<cluster>`).
-Scenarios: the first report of a cluster (a different cluster each trial) and a heartbeat (the
-first trial's cluster reports again, only its heartbeat later). Called by `bench_hub`.
+Scenarios: the first report of a cluster (a different cluster each trial); a heartbeat (the
+first trial's cluster reports again 30 s later, only its heartbeat moved: the hub records it
+later, `clusterStatusRecordInterval`, so the pass makes no commit); and a heartbeat recorded
+(each first-report cluster reports 5 min after its first report: the interval is reached, the
+status file is written). Called by `bench_hub`.
 """
 
 from __future__ import annotations
@@ -92,6 +95,13 @@ def report_scenarios(fleet: GeneratedFleet, now: str) -> list[tuple[str, ReportE
         push_report(remote, clusters[(k + 1) % len(clusters)], _at(now, 600), since)
 
     def heartbeat(remote: Path, k: int) -> None:  # the cluster of the first trial above
-        push_report(remote, clusters[1 % len(clusters)], _at(now, 300 - k), since)
+        push_report(remote, clusters[1 % len(clusters)], _at(now, 570 - k), since)
 
-    return [("one agent's first report", first_report), ("one agent's heartbeat", heartbeat)]
+    def recorded(remote: Path, k: int) -> None:  # the cluster of trial k above, 5 min on
+        push_report(remote, clusters[(k + 1) % len(clusters)], _at(now, 300), since)
+
+    return [
+        ("one agent's first report", first_report),
+        ("one agent's heartbeat", heartbeat),
+        ("one agent's heartbeat, recorded (5 min on)", recorded),
+    ]

@@ -43,7 +43,8 @@ EXPECTED = {
 }
 REPORTED = {
     "one agent's first report": "committed",  # its status; its rollout goes on
-    "one agent's heartbeat": "committed",  # lastReceivedHeartbeat
+    "one agent's heartbeat": "unchanged",  # recorded at most every clusterStatusRecordInterval
+    "one agent's heartbeat, recorded (5 min on)": "committed",  # lastReceivedHeartbeat
 }
 
 
