@@ -5,49 +5,56 @@ verdict (`gitfleet.io/Eligible`), its time carried over from the previous pass (
 when the previous output holds the very files the last pass wrote, `reconciler.ownprior`; then
 only the clusters whose view changed are made again). The MemberAgent's Joined and Healthy keep
 the previous file's transition time while their status stays, as KubeFleet's do: a heartbeat
-moves only `lastReceivedHeartbeat`. Called by `pass_`.
+moves only `lastReceivedHeartbeat`, and that (with the other observations) is recorded at most
+every `clusterStatusRecordInterval` (`reconciler.clusterrecord`). Called by `pass_`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from functools import partial
 from operator import attrgetter
 from typing import Any
 
+import yaml
+
 from gitfleet.api import Condition
 from gitfleet.api.output import cluster_status_path
+from reconciler.clusterrecord import (
+    NOTHING,
+    Recorded,
+    heartbeat_in,
+    keeps_record,
+    record_due,
+    recorded_in,
+    skeleton_of,
+)
 from reconciler.output import yaml_bytes
 from reconciler.ownprior import OwnFiles
-from reconciler.priorconds import conditions_of as _conditions_of
 from reconciler.priorconds import dump_conditions
-from reconciler.priorparse import remember
+from reconciler.priorparse import derive_own, remember
 from reconciler.schedule.clusters import ClusterView
 from reconciler.stagememo import StageMemo, changed_keys
 from reconciler.state import State
 from reconciler.status import Cond, keeps_time, timed
-from reconciler.statusdocs import derive_status
 
 ELIGIBLE = "gitfleet.io/Eligible"
 MEMBER_AGENT = "MemberAgent"
+TAG = "cluster-record"
+"""The `priorparse` reader tag of a cluster status file's `Recorded`."""
 
 
-Conds = tuple[tuple[Condition, ...], tuple[Condition, ...]]
-"""A cluster status file's conditions and its MemberAgent's conditions."""
-
-
-def _conditions_in(status: Mapping[str, Any]) -> Conds:
-    agents = status.get("agentStatus") or []
-    agent = next((a for a in agents if isinstance(a, dict) and a.get("type") == MEMBER_AGENT), {})
-    return (_conditions_of(status.get("conditions")), _conditions_of(agent.get("conditions")))
-
-
-def _prior_conditions(prior: State, path: str, own: Mapping[str, Conds] | None) -> Conds:
+def _prior_record(prior: State, path: str, own: Mapping[str, Recorded] | None) -> Recorded:
     if own is not None and path in own:
         return own[path]  # the last pass's file, the very bytes (`ownprior`)
-    none: Conds = ((), ())
-    return derive_status(prior, path, "clusterconds", _conditions_in, none)
+    if path not in prior.output:
+        return NOTHING
+    try:
+        return derive_own(prior.output, path, TAG, recorded_in)
+    except (yaml.YAMLError, AttributeError, TypeError, ValueError):
+        return NOTHING  # unreadable: new condition times, observations written afresh
 
 
 def _keep_agent_times(agents: list[Any], before: tuple[Condition, ...]) -> list[Any]:
@@ -93,14 +100,21 @@ def _eligibility_cond(view: ClusterView, has_status: bool, mode: str) -> Cond:
 
 
 def cluster_status_files(
-    views: Mapping[str, ClusterView], has_status: bool, mode: str, prior: State, now: datetime
+    views: Mapping[str, ClusterView],
+    has_status: bool,
+    mode: str,
+    prior: State,
+    now: datetime,
+    every: timedelta = timedelta(0),
 ) -> dict[str, bytes]:
-    """Every cluster's status file; a cluster whose inputs equal the last pass's, with a
-    verdict that kept its time then, gets that pass's bytes (`_FILES`). When the prior output
-    holds the very files the last call wrote (`ownprior`), only the clusters whose view
-    changed, or whose file was not settled then, are looked at (`_Round`)."""
+    """Every cluster's status file, its observations recorded at most every `every`
+    (`clusterrecord`); a cluster whose inputs equal the last pass's, with a verdict that kept
+    its time then, gets that pass's bytes (`_FILES`). When the prior output holds the very
+    files the last call wrote (`ownprior`), only the clusters whose view changed, or whose
+    file was not settled then, are looked at (`_Round`), and all whose observations moved
+    when the pass records them."""
     own = _OWN.values(prior.output)
-    facts = (has_status, mode)
+    facts = (has_status, mode, every)
     clusters = dict(zip(views, map(_CLUSTER, views.values()), strict=True))
     reasons = dict(zip(views, map(_REASON, views.values()), strict=True))
     last = _ROUND.last("")
@@ -108,25 +122,46 @@ def cluster_status_files(
         before = last[1]
         files, written = dict(before.files), dict(before.written)
         redo = changed_keys(before.clusters, clusters) | changed_keys(before.reasons, reasons)
-        names = sorted(redo | before.unsettled)
+        redo |= before.unsettled
     else:
-        files, written, names = {}, {}, sorted(views)
+        files, written, redo = {}, {}, set(views)
+    records = {n: _prior_record(prior, cluster_status_path(n), own) for n in redo}
+    live = {name: _live_heartbeat(view) for name, view in views.items()}
+    recorded = {n: (records[n] if n in records else written[_path(n)]).heartbeat for n in views}
+    due = record_due(live, recorded, every)
+    for name in [n for n in views if due and n not in records and live[n] != recorded[n]]:
+        records[name] = _prior_record(prior, _path(name), own)  # its observations moved
     unsettled = set()
-    for name in names:
-        path = cluster_status_path(name)
-        before_conds = _prior_conditions(prior, path, own)
-        inputs = (clusters[name], reasons[name], has_status, mode, before_conds)
+    for name in sorted(records):
+        path, before_record = _path(name), records[name]
+        inputs = (clusters[name], reasons[name], has_status, mode, before_record, due)
         found = _FILES.get(name, inputs)
         if found is None:
-            found = _status_file(views[name], has_status, mode, before_conds, now, inputs)
-        if _FILES.last(name) is None or found[1] != before_conds:
-            unsettled.add(name)  # read back, its file's conditions are not its inputs'
+            kept = partial(_recorded_bytes, files, prior.output, path)
+            found = _status_file(views[name], facts, before_record, due, now, inputs, kept)
+        if _FILES.last(name) is None or found[1] != before_record:
+            unsettled.add(name)  # read back, its file's record is not its inputs'
         files[path], written[path] = found
     _OWN.wrote(files, written)
     _ROUND.put("", (), _Round(facts, clusters, reasons, files, written, frozenset(unsettled)))
     return dict(files)  # the round keeps its own
 
 
+def _live_heartbeat(view: ClusterView) -> str | None:
+    status = view.cluster.status
+    for agent in (status.agent_status if status is not None else None) or ():
+        if agent.type == MEMBER_AGENT:
+            return agent.last_received_heartbeat
+    return None
+
+
+def _recorded_bytes(
+    files: Mapping[str, bytes], output: Mapping[str, bytes], path: str
+) -> bytes | None:
+    return files.get(path) or output.get(path)  # the last round's, else the prior tree's
+
+
+_path = cluster_status_path
 _CLUSTER = attrgetter("cluster")
 _REASON = attrgetter("ineligible_reason")
 
@@ -136,22 +171,22 @@ class _Round:
     """The last call: its facts, clusters and reasons (by name), files and their conditions
     (by path), and the clusters whose file the next pass may make differently."""
 
-    facts: tuple[bool, str]
+    facts: tuple[bool, str, timedelta]
     clusters: dict[str, object]
     reasons: dict[str, str | None]
     files: dict[str, bytes]
-    written: dict[str, Conds]
+    written: dict[str, Recorded]
     unsettled: frozenset[str]
 
-    def reusable(self, facts: tuple[bool, str], clusters: Mapping[str, object]) -> bool:
+    def reusable(self, facts: tuple[bool, str, timedelta], clusters: Mapping[str, object]) -> bool:
         return self.facts == facts and self.clusters.keys() == clusters.keys()
 
 
 _ROUND: StageMemo[_Round] = StageMemo()
-_FILES: StageMemo[tuple[bytes, Conds]] = StageMemo()
-"""Cluster name -> its last status file and its conditions, with what they were made from."""
-_OWN: OwnFiles[Conds] = OwnFiles()
-"""The cluster status files of the last pass, and their conditions by path."""
+_FILES: StageMemo[tuple[bytes, Recorded]] = StageMemo()
+"""Cluster name -> its last status file and its record, with what they were made from."""
+_OWN: OwnFiles[Recorded] = OwnFiles()
+"""The cluster status files of the last pass, and their records by path."""
 
 
 def _kept(verdict: tuple[Condition, ...], before: tuple[Condition, ...]) -> bool:
@@ -164,25 +199,34 @@ def _kept(verdict: tuple[Condition, ...], before: tuple[Condition, ...]) -> bool
 
 def _status_file(
     view: ClusterView,
-    has_status: bool,
-    mode: str,
-    before: Conds,
+    facts: tuple[bool, str, timedelta],
+    before: Recorded,
+    due: bool,
     now: datetime,
     inputs: tuple[object, ...],
-) -> tuple[bytes, Conds]:
+    recorded: Callable[[], bytes | None],
+) -> tuple[bytes, Recorded]:
+    """The file and its record: the recorded bytes when only observations moved and the pass
+    does not record them (`clusterrecord.keeps_record`), else the document made now."""
     doc = view.cluster.model_dump(by_alias=True, exclude_none=True, mode="json")
     status = dict(doc.get("status") or {})
     if status.get("agentStatus"):
-        status["agentStatus"] = _keep_agent_times(status["agentStatus"], before[1])
+        status["agentStatus"] = _keep_agent_times(status["agentStatus"], before.agent_conditions)
     reported = [c for c in status.get("conditions") or [] if c.get("type") != ELIGIBLE]
-    verdict = timed([_eligibility_cond(view, has_status, mode)], before[0], 0, now)
+    verdict = timed([_eligibility_cond(view, *facts[:2])], before.conditions, 0, now)
     verdict_dump = [
         {k: v for k, v in c.items() if k != "observedGeneration"} for c in dump_conditions(verdict)
     ]
     status["conditions"] = sorted(reported + verdict_dump, key=lambda c: str(c.get("type")))
-    data = yaml_bytes({**doc, "status": status})
-    made = (data, remember(data, "clusterconds", _conditions_in(status)))
-    if _kept(verdict, before[0]):
+    full = {**doc, "status": status}
+    skeleton = skeleton_of(full)
+    kept = recorded() if keeps_record(before, heartbeat_in(status), skeleton, due) else None
+    if kept is not None:
+        made = (kept, before)
+    else:
+        data = yaml_bytes(full)
+        made = (data, remember(data, TAG, recorded_in(full, skeleton)))
+    if _kept(verdict, before.conditions):
         _FILES.put(view.name, inputs, made)
     else:
         _FILES.drop(view.name)

@@ -267,7 +267,12 @@ def reconcile(
     files.add(profile_files(views))
     files.add(
         cluster_status_files(
-            views, statuses is not None, fleet.fleet.spec.cluster_eligibility, prior, now
+            views,
+            statuses is not None,
+            fleet.fleet.spec.cluster_eligibility,
+            prior,
+            now,
+            fleet.fleet.spec.cluster_status_record_interval_delta(),
         )
     )
     files.add(with_overlay_status(files, overlay))

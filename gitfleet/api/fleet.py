@@ -82,6 +82,10 @@ class FleetSpec(KubeModel):
     limits: FleetLimits | None = None
     heartbeat_timeout: str = "5m"
     health_timeout: str = "5m"
+    cluster_status_record_interval: str = "5m"
+    """How often `status/clusters/<name>.yaml` records an agent's observations (heartbeat,
+    properties, resource usage) when nothing else in it changed; 0 records every heartbeat
+    (`reconciler.clusterrecord`)."""
     cluster_eligibility: Literal["RequireAgent", "AssumeJoined"] = "RequireAgent"
     verification: FleetVerification | None = None
     deletion_budget: IntOrString = "20%"
@@ -96,6 +100,10 @@ class FleetSpec(KubeModel):
     def health_timeout_delta(self) -> timedelta:
         """healthTimeout as a timedelta (DurationError if invalid; validation prevents it)."""
         return parse_duration(self.health_timeout)
+
+    def cluster_status_record_interval_delta(self) -> timedelta:
+        """clusterStatusRecordInterval as a timedelta (DurationError if invalid)."""
+        return parse_duration(self.cluster_status_record_interval)
 
 
 def branch_problem(branch: str) -> str | None:
@@ -117,10 +125,12 @@ def branch_problem(branch: str) -> str | None:
     )
 
 
-def _duration_issue(field: str, text: str) -> list[FieldIssue]:
+def _duration_issue(field: str, text: str, zero: bool = False) -> list[FieldIssue]:
     try:
-        if parse_duration_ns(text) <= 0:
-            return [FieldIssue(field, f'must be a positive duration: "{text}"')]
+        ns = parse_duration_ns(text)
+        if ns < 0 or (ns == 0 and not zero):
+            rule = "a duration >= 0" if zero else "a positive duration"
+            return [FieldIssue(field, f'must be {rule}: "{text}"')]
     except DurationError as exc:
         return [FieldIssue(field, str(exc))]
     return []
@@ -161,6 +171,9 @@ class Fleet(KubeObject):
             issues.append(FieldIssue("spec.outputBranch", problem))
         issues += _duration_issue("spec.heartbeatTimeout", self.spec.heartbeat_timeout)
         issues += _duration_issue("spec.healthTimeout", self.spec.health_timeout)
+        issues += _duration_issue(
+            "spec.clusterStatusRecordInterval", self.spec.cluster_status_record_interval, True
+        )
         if not is_budget_value(self.spec.deletion_budget):
             message = (
                 f'must be an integer >= 0 or a percentage 0%..100%: "{self.spec.deletion_budget}"'

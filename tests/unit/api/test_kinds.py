@@ -612,6 +612,7 @@ def test_fleet_defaults_and_limits() -> None:
     assert model.heartbeat_timeout() == timedelta(minutes=5)
     assert model.health_timeout() == timedelta(minutes=5)
     assert model.spec.heartbeat_timeout_delta() == timedelta(minutes=5)
+    assert model.spec.cluster_status_record_interval_delta() == timedelta(minutes=5)
     assert model.limits() == Limits(max_file_bytes=1024, template_timeout_seconds=2.0)
     plain, _ = parse_object(fleet())
     assert isinstance(plain, Fleet) and plain.limits() == Limits()
@@ -649,6 +650,20 @@ def test_fleet_defaults_and_limits() -> None:
             [("spec.heartbeatTimeout", 'time: missing unit in duration "5"')],
         ),
         ({"healthTimeout": "-1m"}, [("spec.healthTimeout", 'must be a positive duration: "-1m"')]),
+        ({"clusterStatusRecordInterval": "0s"}, []),
+        ({"clusterStatusRecordInterval": "90s"}, []),
+        (
+            {"clusterStatusRecordInterval": "-1s"},
+            [("spec.clusterStatusRecordInterval", 'must be a duration >= 0: "-1s"')],
+        ),
+        (
+            {"clusterStatusRecordInterval": "soon"},
+            [("spec.clusterStatusRecordInterval", 'time: invalid duration "soon"')],
+        ),
+        (
+            {"heartbeatTimeout": "0s"},
+            [("spec.heartbeatTimeout", 'must be a positive duration: "0s"')],
+        ),
         ({"limits": {"maxYamlDepth": 0}}, [("spec.limits.maxYamlDepth", "must be > 0")]),
         (
             {"clusterEligibility": "Maybe"},

@@ -14,6 +14,7 @@ from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from benchmarks.hub_scenarios import _add_cluster, _annotate, _remove_cluster, _resource_of
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import (
+    clusterrecord,
     clusterstatus,
     placememo,
     priorindex,
@@ -39,10 +40,7 @@ READERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
         "placement-conditions",
         lambda doc: statusdocs._placement_conditions(statusdocs._status_of(doc)),
     ),
-    "status/clusters/": (
-        "clusterconds",
-        lambda doc: clusterstatus._conditions_in(statusdocs._status_of(doc)),
-    ),
+    "status/clusters/": (clusterstatus.TAG, clusterrecord.recorded_in),
     "state/placements/": ("placement-state", state.parse_state_head),
     "state/overrides.yaml": ("override-state", statesnaps._override_snapshots),
     "state/prior/": ("placement-prior", priorstate.parse_placement_prior),
