@@ -9,15 +9,19 @@ Part of the hub's imperative shell (`reconciler.loop` is its only caller); it re
 - `OlderFleets`: fleets loaded at the source commits recorded for older resource snapshots
   (rollback and pins, `reconciler.history`), cached by commit id.
 - `with_approval_commits`: who last changed each approval file (the approving commit).
+- `SourceFleets`: the fleet at the source tip, loaded once per (tip, last reconciled source):
+  a pass for new agent reports only (most passes of a large fleet) neither lists nor loads the
+  source tree again, nor asks Git for approvals and the tip's author.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from gitfleet.load.model import FleetSnapshot, PathCommit
-from gitfleet.repo.branches import last_changes
+from gitfleet.repo.branches import approved_deletions, last_changes
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.signatures import CommitFiles, TrustPolicy, operator_policy
@@ -34,6 +38,7 @@ from reconciler.history import (
 from reconciler.sourcepolicy import PolicyError, SourcePolicies
 from reconciler.state import State
 from renderers import load_fleet
+from renderers.hubload import FleetLoader
 
 APPROVAL_KINDS = ("ClusterApprovalRequest", "ApprovalRequest")
 MAX_HISTORICAL_FLEETS = 4
@@ -107,3 +112,34 @@ def with_approval_commits(fleet: FleetSnapshot, repo: Path, source: str) -> Flee
     changes = last_changes(repo, source, paths)
     commits = {p: PathCommit(c.commit, c.author, c.committer) for p, c in changes.items()}
     return replace(fleet, file_commits=commits)
+
+
+class SourceFleets:
+    """The fleet at a source commit with its approving commits and approved deletions (those
+    since `since`, the source commit the output last recorded), loaded once for that pair:
+    the source tree's snapshot is patched pass to pass with the files that changed
+    (`FleetLoader`), and the same pair again gives the same snapshot object."""
+
+    def __init__(self) -> None:
+        self._loader = FleetLoader()
+        self._last: tuple[tuple[str, str | None], FleetSnapshot] | None = None
+        self._author: tuple[str, str | None] | None = None
+
+    def fleet(self, repo: Path, source: str, since: str | None) -> FleetSnapshot:
+        """The fleet at `source` (a commit id) with approvals since `since`."""
+        key = (source, since)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        with GitTree.open(repo, source) as tree:
+            fleet = self._loader.load(tree)
+        fleet = with_approval_commits(fleet, repo, source)
+        approved = approved_deletions(repo, since, source, fleet.approval_files())
+        fleet = replace(fleet, allowed_deletions=approved)
+        self._last = (key, fleet)
+        return fleet
+
+    def author(self, source: str, lookup: Callable[[str], str | None]) -> str | None:
+        """`lookup(source)` (the commit's author), asked once per source commit."""
+        if self._author is None or self._author[0] != source:
+            self._author = (source, lookup(source))
+        return self._author[1]

@@ -29,7 +29,6 @@ from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
-from gitfleet.repo.branches import approved_deletions
 from gitfleet.repo.gitcmd import GitError, remember_written, remembered_peels
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import commit_files
@@ -40,12 +39,11 @@ from reconciler.commitmsg import add_driver_trailers, describe_changes
 from reconciler.heap import HeapKeeper
 from reconciler.hubconfig import HubConfig as HubConfig
 from reconciler.hubconfig import PassReport as PassReport
-from reconciler.hubinputs import OlderFleets, SourceGate, with_approval_commits
+from reconciler.hubinputs import OlderFleets, SourceFleets, SourceGate
 from reconciler.lastpass import LastPass
 from reconciler.pass_ import reconcile
 from reconciler.sourcehold import Refusal, Writer, record_refusal
 from reconciler.state import read_state
-from renderers.hubload import FleetLoader
 
 SOURCE_TRAILER = "Gitfleet-Source"
 REPORTS_TRAILER = "Gitfleet-Reports"
@@ -105,8 +103,8 @@ class Hub:
         self._gate = SourceGate(self.mirror.path, config.allowed_signers)
         self._heap = HeapKeeper() if config.manage_heap else None
         self.older = OlderFleets(self.mirror.path)
-        self._loader = FleetLoader()
-        """The source tree's snapshot, patched pass to pass with the files that changed."""
+        self._sources = SourceFleets()
+        """The fleet at the source tip, loaded once (`reconciler.hubinputs`)."""
         self._last_pass: LastPass | None = None
         """What the last pass that ran was given (a new source commit that changes none of
         it, e.g. a README edit, makes no pass: `reconciler.lastpass`)."""
@@ -252,13 +250,9 @@ class Hub:
     def _render_and_push(
         self, source: str, output: str | None, refs: Mapping[str, str], digest: str
     ) -> PassReport:
-        with GitTree.open(self.mirror.path, source) as tree:
-            fleet = self._loader.load(tree)
-        fleet = with_approval_commits(fleet, self.mirror.path, source)
         recorded = self._recorded(output)
         since = _last(recorded, SOURCE_TRAILER)  # approvals come after it
-        approved = approved_deletions(self.mirror.path, since, source, fleet.approval_files())
-        fleet = replace(fleet, allowed_deletions=approved)
+        fleet = self._sources.fleet(self.mirror.path, source, since)
         self._lap("load")
         last = self._last_pass
         if last and last.repeated_by(fleet, digest, output) and not self._timer_due(recorded):
@@ -286,11 +280,9 @@ class Hub:
         if result.next_wakeup is not None:
             trailers[WAKEUP_TRAILER] = format_time(result.next_wakeup)
         add_driver_trailers(trailers, result.trailers)
-        author = self.mirror.log(source, max_count=1)
+        author = self._sources.author(source, self._author_of)
         if author:
-            trailers["Gitfleet-Source-Author"] = (
-                f"{author[0].author_name} <{author[0].author_email}>"
-            )
+            trailers["Gitfleet-Source-Author"] = author
         message = compose_message(subject, body, trailers)
         written = commit_files(
             self.mirror.path,
@@ -320,6 +312,10 @@ class Hub:
         self._lap("maintain")
         self._last_pass = LastPass(fleet, digest, written.commit, errors)
         return PassReport("committed", source, written.commit, errors, subject)
+
+    def _author_of(self, source: str) -> str | None:
+        entries = self.mirror.log(source, max_count=1)
+        return f"{entries[0].author_name} <{entries[0].author_email}>" if entries else None
 
     def _open_output(self, output: str | None) -> GitTree | None:
         """The previous output commit; listed from memory when this hub wrote it."""

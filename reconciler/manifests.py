@@ -4,8 +4,9 @@
 §6.5): every cluster without applicable overrides shares those bytes. `OverrideRenderer` gives a
 cluster with applicable overrides its own list: each object goes through
 `PlacementOverrides.apply` (memoised per distinct object, override set and variable values) and
-each distinct result is serialised once; results that differ only by the cluster's name are
-serialised once for all clusters (`reconciler.nametemplate`). Serialised bytes are kept across
+each distinct result is serialised once; results that differ only by the cluster's name and
+label values are serialised once for all clusters on which the same rules apply
+(`reconciler.nametemplate`). Serialised bytes are kept across
 passes by content hash, and a source object's manifest by object (`source_manifest`), so a
 long-running hub serialises only what changed. A patch failure drops only that object for that
 cluster and is reported (the caller keeps the previous file). Called by `reconciler.placement`.
@@ -23,7 +24,15 @@ from typing import Any, TypeAlias
 
 from gitfleet.api.canonical import content_hash, pairs_content_hash
 from gitfleet.load.yamlio import dump_yaml
-from reconciler.nametemplate import TOKEN, NameTemplate, instantiate, safe_name, template_of
+from reconciler.nametemplate import (
+    MAX_LABELS,
+    TOKEN,
+    NameTemplate,
+    holds_stand_in,
+    instantiate,
+    label_token,
+    template_of,
+)
 from reconciler.output import object_file_name, object_identity
 from reconciler.override import PlacementOverrides, wrapped_resource
 from reconciler.override.cache import OverrideFault
@@ -52,8 +61,14 @@ _tokens: dict[tuple[Any, ...], int] = {}
 reused, so clearing this table only costs reuse)."""
 _counter = itertools.count()
 _templates: OrderedDict[int, NameTemplate | None] = OrderedDict()
-"""Result key token -> the name template of a result that depends on the cluster's name
-(None: none)."""
+"""Template token (`_template_part`) -> the name template of results that depend on the
+cluster's name or label values (None: none)."""
+TemplatePart: TypeAlias = "tuple[int, tuple[str, ...], tuple[str, ...]]"
+"""The template a result can be made from: its token, the label keys it stands in for and the
+cluster's values of them (`_template_part`)."""
+Recipe: TypeAlias = "tuple[int, bool, TemplatePart | None]"
+"""The token of a result's key without the cluster's name, whether the name is part of the
+key, and its template part (`OverrideRenderer._recipe`)."""
 _MISSING = object()
 
 
@@ -74,8 +89,8 @@ class Manifest:
 
 def _remember(key: tuple[int, str | None], outcome: Outcome) -> None:
     _outcomes[key] = outcome
-    with suppress(KeyError):
-        if len(_outcomes) > MAX_OUTCOMES:
+    if len(_outcomes) > MAX_OUTCOMES:
+        with suppress(KeyError):
             _outcomes.popitem(last=False)
 
 
@@ -139,6 +154,34 @@ def default_manifests(
     return tuple(out), errors
 
 
+def _token(key: tuple[Any, ...]) -> int:
+    """The number naming `key` (a result key, or a template's)."""
+    token = _tokens.get(key)
+    if token is None:
+        if len(_tokens) >= MAX_OUTCOMES:
+            _tokens.clear()  # tokens are never reused: old outcomes just go unused
+        token = _tokens[key] = next(_counter)
+    return token
+
+
+def _template_part(key: tuple[Any, ...]) -> TemplatePart | None:
+    """The template a result of `PlacementOverrides.result_key` `key` can be made from (one
+    for every cluster on which the same rules apply: the same object, overrides, rules, label
+    keys read and op limit); None when the result reads neither the cluster's name nor a
+    label, when a label it reads is missing (its error names the cluster) or when the source
+    object holds something like a stand-in."""
+    labels = key[2]
+    if key[3] is None and not labels:
+        return None
+    if len(labels) > MAX_LABELS or any(v is None for _, v in labels):
+        return None
+    if holds_stand_in(key[0][-1]):  # the source object's JSON
+        return None
+    keys = tuple(k for k, _ in labels)
+    token = _token(("template", key[0], key[1], keys, key[4]))
+    return token, keys, tuple(v for _, v in labels)
+
+
 @dataclass(frozen=True)
 class ClusterManifests:
     """What overrides make of a placement on one cluster."""
@@ -176,7 +219,7 @@ class OverrideRenderer:
         self._names = snapshot_names
         self._rendered: dict[int, tuple[Any, Manifest]] = {}
         self._faults: list[tuple[str, OverrideFault]] = []
-        self._recipes: dict[tuple[int, Any], tuple[SelectedResource, tuple[int, bool, bool]]] = {}
+        self._recipes: dict[tuple[int, Any], tuple[SelectedResource, Recipe]] = {}
         """(object id, cluster labels) -> (the object, its `_recipe`)."""
         self._tuples: dict[tuple[int, ...], tuple[Manifest, ...]] = {}
         """One tuple object per distinct manifest sequence: clusters with equal results share
@@ -197,14 +240,14 @@ class OverrideRenderer:
         depends on (`PlacementOverrides.result_key`), so a long-running hub re-applies and
         re-serialises only what an edit touched. The key is made once per object and label
         set (`_recipe`) and names the cluster only when the result depends on it."""
-        token, named, templated = self._recipe(sel, view)
+        token, named, template = self._recipe(sel, view)
         key = (token, view.name if named else None)
         found = _outcomes.get(key, _MISSING)
         if found is not _MISSING:
             with suppress(KeyError):
                 _outcomes.move_to_end(key)
             return found  # type: ignore[return-value]
-        outcome: Outcome = self._from_template(sel, view, token) if templated else None
+        outcome: Outcome = self._from_template(sel, view, template) if template else None
         if outcome is None:
             applied = self._overrides.apply(sel, view)
             if applied.error is not None:
@@ -214,36 +257,29 @@ class OverrideRenderer:
         _remember(key, outcome)
         return outcome
 
-    def _recipe(self, sel: SelectedResource, view: ClusterView) -> tuple[int, bool, bool]:
+    def _recipe(self, sel: SelectedResource, view: ClusterView) -> Recipe:
         """(the token of `result_key(sel, view)` without the cluster's name, whether the name
-        is part of the key, whether a name template may make the result), once per object and
+        is part of the key, the template that may make the result), once per object and
         cluster label set in this pass."""
         labels = self._overrides.cache.labels_of(view)
         found = self._recipes.get((id(sel), labels))
         if found is not None and found[0] is sel:
             return found[1]
         key = self._overrides.result_key(sel, view)
-        named = key[3] is not None
-        base = (*key[:3], None, *key[4:])
-        token = _tokens.get(base)
-        if token is None:
-            if len(_tokens) >= MAX_OUTCOMES:
-                _tokens.clear()  # tokens are never reused: old outcomes just go unused
-            token = _tokens[base] = next(_counter)
-        recipe = (token, named, named and TOKEN not in key[0][-1])  # the source object's JSON
+        recipe = (_token((*key[:3], None, *key[4:])), key[3] is not None, _template_part(key))
         self._recipes[(id(sel), labels)] = (sel, recipe)
         return recipe
 
     def _from_template(
-        self, sel: SelectedResource, view: ClusterView, token: int
+        self, sel: SelectedResource, view: ClusterView, part: TemplatePart
     ) -> Manifest | None:
-        """The manifest of a result that depends on the cluster's name, from its name template
-        (`reconciler.nametemplate`); None when it cannot be made that way."""
-        if not safe_name(view.name):
-            return None
+        """The manifest of a result that depends on the cluster's name or label values, from
+        its template (`reconciler.nametemplate`); None when it cannot be made that way."""
+        token, keys, values = part
         template = _templates.get(token, _MISSING)
         if template is _MISSING:
-            applied = self._overrides.apply(sel, replace(view, name=TOKEN))
+            stand_ins = {key: label_token(i) for i, key in enumerate(keys)}
+            applied = self._overrides.apply_as(sel, view, (TOKEN, stand_ins))
             made = template_of(applied.obj) if applied.error is None and applied.obj else None
             template = _templates[token] = made
             with suppress(KeyError):
@@ -251,7 +287,7 @@ class OverrideRenderer:
                     _templates.popitem(last=False)
         if not isinstance(template, NameTemplate):
             return None
-        made_here = instantiate(template, view.name)
+        made_here = instantiate(template, view.name, values)
         if made_here is None:
             return None
         file, data, digest = made_here

@@ -1,19 +1,24 @@
-"""Manifests that differ between clusters only by the cluster's name, serialised once.
+"""Manifests that differ between clusters only by the cluster's name and label values,
+serialised once.
 
-An override whose patch uses `${MEMBER-CLUSTER-NAME}` makes one object per cluster. Applied once
-with a stand-in name (`TOKEN`), the object is serialised once as a `NameTemplate`; each cluster's
-manifest is then the template's bytes with the stand-in replaced by the name, and its content
-hash the SHA-256 of the template's canonical JSON with the same replacement (issue 18, item 5).
+An override whose patch uses `${MEMBER-CLUSTER-NAME}` or `${MEMBER-CLUSTER-LABEL-KEY-<key>}`
+makes one object per cluster name or label value. Applied once with stand-ins (`TOKEN` for the
+name, `label_token(i)` for the i-th label the result reads), the object is serialised once as a
+`NameTemplate`; each cluster's manifest is then the template's bytes with the stand-ins
+replaced by its name and label values, and its content hash the SHA-256 of the template's
+canonical JSON with the same replacements (issue 18, item 5).
 
-That gives exactly `manifest_of(<object applied with the name>)` when the replacement cannot
-change how either text is written: the name is a DNS label starting with a letter (nothing to
-escape in JSON or YAML, no indicator), the stand-in occurs in no mapping key, file name or
-identity (key order, file and index entry stay), and every string holding it needs quotes after
-the replacement exactly when it did before (`gitfleet.load.yamlscalars.needs_quotes`, which
-decides the style: `no`, `y` or `null` alone would be quoted). Otherwise `instantiate` returns None and the caller applies the override with
-the name itself. The stand-in is random per process and absent from the source object (the
-caller checks), so it never meets user text; it never reaches the output. Called by
-`reconciler.manifests`.
+That gives exactly `manifest_of(<object applied with the values>)` when the replacement cannot
+change how either text is written: the name is a DNS label starting with a letter, a label
+value a Kubernetes label value (letters, digits, `-`, `_`, `.`, alphanumeric at both ends:
+nothing to escape in JSON or YAML, no indicator), no stand-in occurs in a mapping key, file
+name or identity (key order, file and index entry stay), and every string holding one needs
+quotes after the replacement exactly when it did before
+(`gitfleet.load.yamlscalars.needs_quotes`, which decides the style: `no`, `y` or `null` alone
+would be quoted). Otherwise `instantiate` returns None and the caller applies the override
+with the values themselves. The stand-ins share a stem random per process and absent from the
+source object (the caller checks, `holds_stand_in`), so they never meet user text; they never
+reach the output. Called by `reconciler.manifests`.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ import json
 import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
@@ -32,22 +37,60 @@ from gitfleet.load.yamlio import dump_yaml
 from gitfleet.load.yamlscalars import needs_quotes
 from reconciler.output import object_file_name, object_identity
 
-TOKEN = "zgitfleet" + secrets.token_hex(12)
+_STEM = "zgitfleet" + secrets.token_hex(10)
+"""What every stand-in starts with (`holds_stand_in`)."""
+TOKEN = _STEM + "n000"
 """The stand-in cluster name: a DNS label no input contains."""
+MAX_LABELS = 1000
+"""Label values one template can stand in for (`label_token`: fixed width, so no stand-in is
+a prefix of another)."""
 _NAME = re.compile(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?")
+_VALUE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?")
+
+
+def label_token(i: int) -> str:
+    """The stand-in of the i-th label value a result reads (i < MAX_LABELS)."""
+    return f"{_STEM}l{i:03d}"
+
+
+def holds_stand_in(text: str) -> bool:
+    """Whether `text` (a source object's JSON) holds anything like a stand-in."""
+    return _STEM in text
 
 
 @dataclass(frozen=True)
 class NameTemplate:
-    """One serialised object with `TOKEN` for the cluster name."""
+    """One serialised object with stand-ins for the cluster's name and label values."""
 
     file: str
     identity: Mapping[str, str]
     data: str
     json: str
     strings: tuple[tuple[str, bool], ...]
-    """Every string value holding `TOKEN`, and whether it needs quotes (per name, that must
-    stay so)."""
+    """Every string value holding a stand-in, and whether it needs quotes (per cluster, that
+    must stay so)."""
+    named: bool
+    """Whether it holds `TOKEN` (the cluster name)."""
+    filled: dict[tuple[str, ...], NameTemplate | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Label values -> this template with them in place (`instantiate`)."""
+
+    @cached_property
+    def data_parts(self) -> list[str]:
+        """`data` split at `TOKEN` (joining them with a name is a replacement without a
+        search)."""
+        return self.data.split(TOKEN)
+
+    @cached_property
+    def json_parts(self) -> list[str]:
+        """`json` split at `TOKEN`."""
+        return self.json.split(TOKEN)
+
+
+MAX_FILLED = 4096
+"""Distinct label values a template keeps filled in (all dropped when exceeded)."""
+_MISSING = object()
 
 
 @lru_cache(maxsize=1 << 16)
@@ -57,18 +100,24 @@ def safe_name(name: str) -> bool:
     return _NAME.fullmatch(name) is not None
 
 
+@lru_cache(maxsize=1 << 16)
+def _safe_value(value: str) -> bool:
+    """Whether label value `value` can replace its stand-in in serialised text."""
+    return _VALUE.fullmatch(value) is not None and _STEM not in value
+
+
 def template_of(obj: Mapping[str, Any]) -> NameTemplate | None:
-    """The template of an object applied with `TOKEN` as the cluster name (None when the
-    stand-in is in a key, the file name or the identity)."""
+    """The template of an object applied with stand-ins for the cluster's name and label
+    values (None when a stand-in is in a key, the file name or the identity)."""
     text = canonical_json(obj)
     strings = _holding(text)
     if strings is None:
         return None
     file, identity = object_file_name(obj), object_identity(obj)
-    if TOKEN in file or any(TOKEN in v for v in identity.values()):
+    if _STEM in file or any(_STEM in v for v in identity.values()):
         return None
     quoted = tuple((s, needs_quotes(s)) for s in strings)
-    return NameTemplate(file, identity, dump_yaml(obj), text, quoted)
+    return NameTemplate(file, identity, dump_yaml(obj), text, quoted, TOKEN in text)
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -76,29 +125,71 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def _holding(text: str) -> list[str] | None:
-    """The strings of canonical JSON `text` that hold `TOKEN`, or None when a mapping key does.
+    """The strings of canonical JSON `text` that hold a stand-in, or None when a mapping key
+    does.
     Scanned left to right, each match is a whole string literal (the text between literals is
     structure, numbers and literals: no quotes); a key is the literal right before a `:`."""
     strings = []
     for found in _STRING.finditer(text):
         literal = found.group()
-        if TOKEN in literal:  # TOKEN is plain ASCII: the same escaped or not
+        if _STEM in literal:  # the stem is plain ASCII: the same escaped or not
             if text.startswith(":", found.end()):
                 return None
             strings.append(json.loads(literal))
     return strings
 
 
-def instantiate(template: NameTemplate, name: str) -> tuple[str, bytes, str] | None:
-    """(file, YAML bytes, content hash) of the template on cluster `name`, or None when the
-    name would change how a string is written."""
-    if not safe_name(name):
+def instantiate(
+    template: NameTemplate, name: str, values: tuple[str, ...] = ()
+) -> tuple[str, bytes, str] | None:
+    """(file, YAML bytes, content hash) of the template on cluster `name` whose labels read
+    have `values` (in the order of their `label_token`s), or None when one would change how a
+    string is written. The label values are put in once per distinct `values`."""
+    if values:
+        found = template.filled.get(values, _MISSING)
+        if found is _MISSING:
+            if len(template.filled) >= MAX_FILLED:
+                template.filled.clear()
+            found = template.filled[values] = _with_labels(template, values)
+        if not isinstance(found, NameTemplate):
+            return None
+        template = found
+    data, text = template.data, template.json
+    if template.named:
+        if not safe_name(name):
+            return None
+        for held, quoted in template.strings:
+            if _quoted(held.replace(TOKEN, name)) != quoted:
+                return None
+        data, text = name.join(template.data_parts), name.join(template.json_parts)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return template.file, data.encode(), "sha256:" + digest
+
+
+def _with_labels(template: NameTemplate, values: tuple[str, ...]) -> NameTemplate | None:
+    """`template` with `values` in place of their stand-ins (`TOKEN` stays), or None when one
+    would change how a string is written."""
+    if not all(_safe_value(value) for value in values):
         return None
-    if any(_quoted(s.replace(TOKEN, name)) != quoted for s, quoted in template.strings):
-        return None
-    data = template.data.replace(TOKEN, name).encode()
-    digest = hashlib.sha256(template.json.replace(TOKEN, name).encode()).hexdigest()
-    return template.file, data, "sha256:" + digest
+    pairs = [(label_token(i), value) for i, value in enumerate(values)]
+    strings = []
+    for held, quoted in template.strings:
+        held = _filled(held, pairs)
+        if TOKEN in held:
+            strings.append((held, quoted))  # checked with the name in it
+        elif _quoted(held) != quoted:
+            return None
+    data, text = _filled(template.data, pairs), _filled(template.json, pairs)
+    return NameTemplate(
+        template.file, template.identity, data, text, tuple(strings), template.named
+    )
+
+
+def _filled(text: str, pairs: list[tuple[str, str]]) -> str:
+    """`text` with each stand-in replaced by its value."""
+    for stand_in, value in pairs:
+        text = text.replace(stand_in, value)
+    return text
 
 
 _QUOTED: dict[str, bool] = {}

@@ -13,9 +13,11 @@ placement's work by exactly what `place` reads:
 
 The parts besides the views and prior are taken as they were while the placement object is
 the same and the pass's inputs are the last pass's, or differ only in index entries none of
-the placement's selection lookups finds (`select.Reads`, `select.changed_lookups`): a one
-resource edit selects again for the placements that look it up only. A hit returns a copy of
-the remembered plan (later stages change plans in place). When only clusters changed, the
+the placement's selection lookups finds (`select.Reads`, `select.changed_lookups`) and in
+overrides restricted to other placements (`passkey.served_by_changes`): a one resource edit
+selects again for the placements that look it up only, a one override edit for the placement
+it names only. A hit returns a copy of the remembered plan (later stages change plans in
+place). When only clusters changed, the
 placement is scheduled again (`schedule.reuse`) and its plan is still reused when the bindings
 are the same and no cluster it binds or bound changed as it reads them; only the decisions,
 explanations and Scheduled condition are this pass's then. Placements with history to render,
@@ -26,13 +28,13 @@ process-wide. Called by `reconciler.pass_`.
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
 from reconciler.override.compiled import CompiledOverride
+from reconciler.passkey import PassKey, make_pass_key, same_serving
 from reconciler.placement import (
     AnyPlacement,
     PassInputs,
@@ -47,7 +49,7 @@ from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.fleetfacts import FleetFacts, fleet_facts
 from reconciler.schedule.reuse import schedule_placement
 from reconciler.schedule.topologyspreadconstraints import ordered_specs
-from reconciler.select import NO_READS, Reads, ResourceIndex, Selection, changed_lookups
+from reconciler.select import Reads, ResourceIndex, Selection
 from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
 from reconciler.state import PlacementState
 
@@ -68,23 +70,6 @@ _PLANS: StageMemo[_Kept] = StageMemo()
 """Placement key -> the plan `place` returned, with its key and the prior state it came from."""
 _declared_texts: IdentityMemo[str] = IdentityMemo()
 """Placement object -> its canonical JSON (`_declared`), for the last two passes."""
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-@dataclass(frozen=True, eq=False)
-class PassKey:
-    """The pass-wide part of every placement's key. `token`: what every selection and serving
-    override set is made from (`_inputs_token`); `last`: the last pass's token when this one
-    equals it but for index entries, and `touched` the lookups those entries can answer
-    differently (`select.changed_lookups`; empty when the tokens are equal)."""
-
-    rest: tuple[Any, ...]
-    token: tuple[Any, ...] | None = None
-    last: tuple[Any, ...] | None = None
-    touched: Reads | None = None
 
 
 def _labels(labels: Mapping[str, str], keys: list[str] | None) -> tuple[Any, ...]:
@@ -122,50 +107,14 @@ def label_keys(
 
 
 def pass_key(views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs) -> PassKey:
-    """The part of every placement's key that is the same for the whole pass (a key equal to
-    no other when it cannot be made: nothing is reused then, and nothing fails)."""
+    """The part of every placement's key that is the same for the whole pass
+    (`reconciler.passkey`; a key equal to no other when it cannot be made: nothing is reused
+    then, and nothing fails)."""
     try:
-        return _pass_key(views, index, inputs)
+        _declared_texts.next_round()
+        return make_pass_key(views, index, inputs)
     except Exception:
         return PassKey((object(),))
-
-
-def _pass_key(
-    views: Mapping[str, ClusterView], index: ResourceIndex, inputs: PassInputs
-) -> PassKey:
-    _declared_texts.next_round()
-    # The whole governance value, repr'd: a field it gains later is part of the key by itself
-    # (a repr that differs between equal values only costs reuse, never correctness).
-    governance = repr(inputs.governance)
-    rest = (
-        index.scopes.content,
-        _sha(repr(governance)),
-        inputs.max_objects,
-        tuple(sorted(inputs.broken_files)),
-    )
-    token = _inputs_token(rest, index, inputs)
-    last = _TOKENS.last("pass")
-    _TOKENS.put("pass", (), token)
-    if last is None or not _same_serving(last[1], token):
-        return PassKey(rest, token)
-    touched = NO_READS if last[1] == token else changed_lookups(last[1][1], token[1])
-    return PassKey(rest, token, last[1], touched)
-
-
-_TOKENS: StageMemo[tuple[Any, ...]] = StageMemo()
-"""The last pass's `_inputs_token`."""
-
-
-def _inputs_token(
-    rest: tuple[Any, ...], index: ResourceIndex, inputs: PassInputs
-) -> tuple[Any, ...]:
-    """What every placement's selection and serving overrides are made from besides the
-    placement: the index entries (the very objects: `select.index` keeps an unchanged
-    object's entry), the skipped namespaces, each override's key, spec hash, snapshot name
-    and origin, the names of the overrides' latest snapshots, and `rest`."""
-    overrides = tuple((o.key, o.hash, o.snapshot, o.origin) for o in inputs.overrides.overrides)
-    names = tuple(sorted(inputs.override_names.items()))
-    return (rest, index.entries, index.skipped_namespaces, overrides, names)
 
 
 def _declared(placement: AnyPlacement) -> str:
@@ -210,13 +159,15 @@ def _fingerprint(
 
 def _still(parts: _Parts, placement: AnyPlacement, whole_pass: PassKey) -> bool:
     """`parts` hold for this pass: made of the same placement object under the last pass's
-    token, and none of their selection's lookups touched since (`PassKey`)."""
+    token, none of their selection's lookups touched since and no override that changed
+    may serve the placement (`PassKey`)."""
     return (
         parts.placement is placement
         and whole_pass.touched is not None
         and parts.token is whole_pass.last
         and parts.reads is not None
         and not parts.reads.meets(whole_pass.touched)
+        and (placement.kind, placement.namespace or "", placement.name) not in whole_pass.served
     )
 
 
@@ -249,14 +200,14 @@ def _parts(
     """The placement's parts, selected afresh. What `last` (its parts of an earlier pass)
     made of the same placement object is taken rather than made again: its declared JSON,
     and, when it selected the very same objects and every override and pass-wide input is
-    as then (the token but for the index entries, `_same_serving`), everything else too."""
+    as then (the token but for the index entries, `passkey.same_serving`), everything else too."""
     selection, reads = select_read(placement, index)
     if selection.error is not None:
         return _Parts(placement, selection, (), None)
     now = whole_pass.token if whole_pass is not None else None
     if last is None or last.placement is not placement or not last.declared:
         text = _declared(placement)
-    elif last.selection.same_objects(selection) and _same_serving(last.token, now):
+    elif last.selection.same_objects(selection) and same_serving(last.token, now):
         return _Parts(placement, selection, last.declared, last.keys, reads=reads)
     else:
         text = last.declared[0]
@@ -273,14 +224,6 @@ def _parts(
     )
     keys = label_keys(placement, serving, inputs.governance)
     return _Parts(placement, selection, declared, keys, reads=reads)
-
-
-def _same_serving(before: tuple[Any, ...] | None, now: tuple[Any, ...] | None) -> bool:
-    """Every part of token `now` but the index entries equals `before`'s (tokens of
-    `_inputs_token`): the same pass-wide inputs, skipped namespaces and overrides."""
-    if before is None or now is None:
-        return False
-    return before[0] == now[0] and before[2:] == now[2:]
 
 
 def copy_plan(plan: PlacementPlan) -> PlacementPlan:

@@ -7,9 +7,13 @@ not the ~470k paths of a 1,000-cluster output, and says which paths may differ f
 composition (`Composed.since`), so the hub hashes and compares only those
 (`gitfleet.repo.treefiles.BlobIdMemo.listing_since`, through `OutputFiles.since`). The
 composition is kept apart from the pass's tree (which copies it and adds the other files):
-copying a dict that never lost a key is a memory copy, ~5x faster than rebuilding one. The
-composition before the last one, which no one holds any more, is patched in place into the
-next one instead of copying the last (`_recycled`): no copy and no freeing of ~470k entries.
+`dict.copy` is a memory copy, ~5x faster than rebuilding one. The composition before the last
+one, which no one holds any more, is patched in place into the next one instead of copying the
+last (`_recycled`): no copy and no freeing of ~470k entries. A removed path leaves a hole: the
+dict is not compacted (a rebuild, ~140 ms at fleet-1k, was most of a pass that removes a
+placement from a cluster). CPython's `dict.copy` stays a memory copy while at most a third of
+a table's entries are holes, and a table compacts itself when it grows; only `dict(files)`
+of a dict with holes rebuilds it (`OutputFiles.of_assembly` does so on its first passes).
 
 A unit made by `patched_unit` (a copy of an earlier unit with some paths changed) names those
 paths: compared with the unit it was patched from, only they are looked at.
@@ -113,10 +117,10 @@ def drop_base() -> None:
     _SPARE.drop("")
 
 
-def _recycled(base: dict[str, bytes]) -> tuple[dict[str, bytes], bool] | None:
+def _recycled(base: dict[str, bytes]) -> dict[str, bytes] | None:
     """The composition `base` was patched from, made equal to `base` again on the paths they
-    may differ in (and whether it lost a path), when nothing but this module holds it: the
-    next composition is then patched in place into it instead of into a copy of `base`."""
+    may differ in, when nothing but this module holds it: the next composition is then
+    patched in place into it instead of into a copy of `base`."""
     found = _SPARE.last("")
     _SPARE.drop("")
     if found is None or found[1][2] is not base:
@@ -125,7 +129,8 @@ def _recycled(base: dict[str, bytes]) -> tuple[dict[str, bytes], bool] | None:
     del found
     if not unheld(spare):  # anyone else may read it
         return None
-    return spare, patch(spare, paths, base)
+    patch(spare, paths, base)
+    return spare
 
 
 def _patched(
@@ -134,11 +139,9 @@ def _patched(
     """`base` (the union of `old_units`) changed into the union of `units`, and the paths
     changed, added or removed. A path may move from one unit to another (a cluster the rollout
     reaches moves from the placement's kept files to its live ones): paths gone from their unit
-    are removed after the additions, unless a unit added them again, so a move costs no removal
-    (a dict that lost keys must be compacted, a second copy of the whole tree)."""
+    are removed after the additions, unless a unit added them again, so a move costs nothing."""
     recycled = _recycled(base)
-    # a dict that never lost a key copies as one block of memory
-    files, lost = recycled if recycled is not None else (base.copy(), False)
+    files = recycled if recycled is not None else base.copy()  # one block of memory
     hints: dict[str, frozenset[str] | None] = {}
     gone: set[str] = set()
     for name, old in old_units.items():
@@ -152,11 +155,8 @@ def _patched(
             else:
                 gone.update(old.keys() - new.keys())
     written = _written(files, old_units, units, hints)
-    removed = gone - written
-    for path in removed:
-        del files[path]
-    if removed or lost:  # compact it: a dict that lost keys copies ~5x slower next time
-        files = dict(files)
+    for path in gone - written:
+        del files[path]  # a hole: not compacted (see the module's docstring)
     return files, gone | written
 
 

@@ -19,12 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
-from reconciler.override.cache import Applied, OverrideCache, OverrideFault, Plan, Route
+from reconciler.override.cache import Applied, OverrideCache, OverrideFault, Plan, Planned, Route
 from reconciler.override.compiled import CompiledOverride, CompiledRule, TargetKey, namespace_key
 from reconciler.override.patch import apply_operation
 from reconciler.override.variables import VariableError, substitute
 from reconciler.schedule.clusters import ClusterView
 from reconciler.select.model import SelectedResource
+
+Facts = tuple[str, Mapping[str, str]]
+"""What override variables read of a cluster: its name and its labels."""
 
 
 def _object_key(sel: SelectedResource) -> tuple[str, ...]:
@@ -47,10 +50,11 @@ def _run_rule(
     doc: Any,
     override: CompiledOverride,
     rule: CompiledRule,
-    view: ClusterView,
+    cluster: Facts,
     budget: tuple[int, int],
 ) -> Any:
-    """Apply one JSONPatch rule to `doc`; raises _Failure. Variables first, as KubeFleet does.
+    """Apply one JSONPatch rule to `doc`; raises _Failure. Variables first, as KubeFleet does,
+    from `cluster` (its name and labels).
 
     `budget` is (ops applied so far to this object, the cap)."""
     if len(rule.ops) > budget[1] - budget[0]:
@@ -67,7 +71,7 @@ def _run_rule(
             raise _Failure(override, rule.index, op.index, op.variables.problem)
         try:
             values.append(
-                None if op.op == "remove" else substitute(op.value, view.name, view.labels)
+                None if op.op == "remove" else substitute(op.value, cluster[0], cluster[1])
             )
         except VariableError as exc:
             raise _Failure(override, rule.index, op.index, str(exc)) from None
@@ -78,10 +82,9 @@ def _run_rule(
     return doc
 
 
-def run_plan(
-    doc: Any, sel: SelectedResource, plan: Plan, view: ClusterView, max_ops: int
-) -> Applied:
-    """Apply the plan to `doc`, a private copy of `sel.obj` (nothing escapes on failure)."""
+def run_plan(doc: Any, sel: SelectedResource, plan: Plan, cluster: Facts, max_ops: int) -> Applied:
+    """Apply the plan to `doc`, a private copy of `sel.obj` (nothing escapes on failure), with
+    the variables of the cluster `cluster` (its name and labels)."""
     used = 0
     try:
         for override, match in plan:
@@ -89,7 +92,7 @@ def run_plan(
                 rule = override.rules[i]
                 if rule.delete:
                     return Applied(obj=None, overridden=True)
-                doc = _run_rule(doc, override, rule, view, (used, max_ops))
+                doc = _run_rule(doc, override, rule, cluster, (used, max_ops))
                 used += len(rule.ops)
     except _Failure as fail:
         return Applied(
@@ -169,13 +172,23 @@ class PlacementOverrides:
         key = (obj_key, planned.rules_key, planned.labels_key, named)
         hit = self.cache.results.get(key)
         if hit is None:
-            hit = (
-                run_plan(self._copy(obj_key, sel), sel, planned.plan, view, self.cache.max_ops)
-                if planned.plan
-                else Applied(sel.obj)
-            )
+            hit = self._run(sel, planned, obj_key, (view.name, view.labels))
             self.cache.results[key] = hit
         return hit
+
+    def apply_as(self, sel: SelectedResource, view: ClusterView, cluster: Facts) -> Applied:
+        """`sel` after the overrides whose rules match `view`, their variables read from
+        `cluster` instead (name templates: stand-ins for the name and labels; not memoised)."""
+        planned = self.cache.planned(self.route(sel), view)
+        return self._run(sel, planned, _object_key(sel), cluster)
+
+    def _run(
+        self, sel: SelectedResource, planned: Planned, obj_key: tuple[str, ...], cluster: Facts
+    ) -> Applied:
+        if not planned.plan:
+            return Applied(sel.obj)
+        doc = self._copy(obj_key, sel)
+        return run_plan(doc, sel, planned.plan, cluster, self.cache.max_ops)
 
     def result_key(self, sel: SelectedResource, view: ClusterView) -> tuple[Any, ...]:
         """What `apply(sel, view)` depends on, across passes too: the object's content, the

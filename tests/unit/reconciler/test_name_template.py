@@ -1,6 +1,6 @@
 """Name templates (`reconciler.nametemplate`): a manifest made from the template equals the
-manifest of the object applied with the name itself, byte for byte and hash for hash, or the
-template refuses (the caller then applies the override with the name)."""
+manifest of the object applied with the name (and label values) itself, byte for byte and hash
+for hash, or the template refuses (the caller then applies the override with the values)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from gitfleet.api.canonical import canonical_json
 from reconciler.manifests import manifest_of
-from reconciler.nametemplate import TOKEN, _holding, instantiate, template_of
+from reconciler.nametemplate import TOKEN, _holding, instantiate, label_token, template_of
 
 NAMES = ["eu-1", "a", "prod-west-00042", "no", "on", "off", "yes", "null", "true", "e1", "x" * 63]
 NAMES += ["nan", "inf", "y", "n", "o-n", "t-rue", "a1b2c3"]
@@ -53,6 +53,26 @@ def test_template_gives_the_manifest_of_the_named_object(shape: str, name: str) 
         return
     assert made == (direct.file, direct.data, direct.hash)
     assert template.identity == direct.identity
+
+
+LABEL_VALUES = ["eu", "A.b_c", "1.5", "true", "no", "0x1F", "2001-12-14", "", "a: b", "x" * 64]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=list(SHAPES))
+@pytest.mark.parametrize("value", LABEL_VALUES)
+def test_template_gives_the_manifest_of_the_object_with_a_label_value(
+    shape: str, value: str
+) -> None:
+    """The same with a label value (here beside the name: `x-<name>` stands in the list)."""
+    make = SHAPES[shape]
+    template = template_of({**make(label_token(0)), "extra": [f"x-{TOKEN}"]})
+    assert template is not None
+    made = instantiate(template, "eu-1", (value,))
+    if made is None:  # refused: a value that is written otherwise or is no label value
+        assert value in ("1.5", "true", "no", "0x1F", "2001-12-14", "", "a: b", "x" * 64)
+        return
+    direct = manifest_of({**make(value), "extra": ["x-eu-1"]})
+    assert made == (direct.file, direct.data, direct.hash)
 
 
 @pytest.mark.parametrize("name", ["1abc", "Eu-1", "eu_1", "eu-", "", "a" * 64, "eu.1"])

@@ -38,8 +38,11 @@ def _override_edited(fleet: FleetSnapshot, rng: random.Random, step: int) -> Fle
     """One override's first patch value changed (a new object; the others stay)."""
     kinds = [k for k in ("cluster_overrides", "resource_overrides") if getattr(fleet, k)]
     kind = rng.choice(kinds)
+    return _with_override_edited(fleet, kind, rng.choice(sorted(getattr(fleet, kind))), step)
+
+
+def _with_override_edited(fleet: FleetSnapshot, kind: str, key: Any, step: int) -> FleetSnapshot:
     table = getattr(fleet, kind)
-    key = rng.choice(sorted(table))
     old = table[key]
     doc = old.model_dump(by_alias=True, exclude_none=True, mode="json")
     rules = doc["spec"]["policy"]["overrideRules"]
@@ -177,5 +180,34 @@ def test_an_edited_resource_selects_again_only_for_placements_that_look_it_up(
     total = len(fleet.placements) + len(fleet.resource_placements)
     count = {"few": (1 <= len(selected) < total / 2), "all": len(selected) == total}
     assert count.get(selects, not selected), (selects, selected)
+    placememo.forget()
+    _same(result, reconcile(edited, prior, None, NOW))
+
+
+@pytest.mark.parametrize("restricted", [True, False])
+def test_an_edited_override_selects_again_only_for_the_placements_it_may_serve(
+    restricted: bool, tmp_path: Path, computed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An override restricted to one placement: that placement only (its parts are made
+    again, and its plan); one serving any placement: every placement."""
+    fleet = _fleet(tmp_path, 3)
+    prior = read_state(reconcile(fleet, State(), None, NOW).files)[0]
+    prior = read_state(reconcile(fleet, prior, None, NOW).files)[0]
+    reconcile(fleet, prior, None, NOW)  # every plan remembered with this prior
+    selected = _selecting(monkeypatch)
+    key, cro = next(
+        (k, o)
+        for k, o in sorted(fleet.cluster_overrides.items())
+        if (o.spec.placement is not None) == restricted
+    )
+    edited = _with_override_edited(fleet, "cluster_overrides", key, 1)
+    computed.clear()
+    result = reconcile(edited, prior, None, NOW)
+    if restricted:
+        assert cro.spec.placement is not None
+        assert selected == [cro.spec.placement.name], selected
+        assert computed == [cro.spec.placement.name], computed
+    else:
+        assert len(selected) == len(fleet.placements), selected
     placememo.forget()
     _same(result, reconcile(edited, prior, None, NOW))

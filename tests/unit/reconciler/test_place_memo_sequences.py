@@ -19,7 +19,7 @@ import pytest
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import placememo
+from reconciler import passkey, placememo
 from reconciler.override import OverrideIndex, build_override_index
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.select import build_index
@@ -155,9 +155,9 @@ def test_the_inputs_token_changes_with_each_part(tmp_path: Path) -> None:
     ]
     for other in others:
         index = build_index(fleet.resources)  # the entries are the last index's objects
-        token = placememo._inputs_token(("rest",), index, inputs)
-        assert token == placememo._inputs_token(("rest",), build_index(fleet.resources), inputs)
-        assert placememo._inputs_token(*other(index)) != token
+        token = passkey.inputs_token(("rest",), index, inputs)
+        assert token == passkey.inputs_token(("rest",), build_index(fleet.resources), inputs)
+        assert passkey.inputs_token(*other(index)) != token
 
 
 def test_a_placement_behind_its_selection_records_each_pass_commit(

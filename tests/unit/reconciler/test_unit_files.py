@@ -105,7 +105,9 @@ def test_the_composition_before_the_last_is_patched_in_place_into_the_next(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A composition no one holds any more becomes the next one (no copy), equal to the union
-    of its units whatever changed in between: a path changed, moved, lost, added back."""
+    of its units whatever changed in between: a path changed, moved, lost, added back. A pass
+    that removes a path keeps the very dict too (never compacted into a new one: ~140 ms at
+    fleet-1k)."""
     a, b = _unit("a", 4), _unit("b", 3)
     steps: list[Units] = [
         {"live/a": a, "live/b": b},
@@ -120,18 +122,21 @@ def test_the_composition_before_the_last_is_patched_in_place_into_the_next(
     recycled: list[bool] = []
     real = unitfiles._recycled
 
-    def counted(base: dict[str, bytes]) -> tuple[dict[str, bytes], bool] | None:
+    def counted(base: dict[str, bytes]) -> dict[str, bytes] | None:
         found = real(base)
         recycled.append(found is not None)
         return found
 
     monkeypatch.setattr(unitfiles, "_recycled", counted)
+    ids = []
     for units in steps:
         made = compose(units)
         assert made.files == _union(units)
         keep_base(made, units)
+        ids.append(id(made.files))
         del made
     assert recycled == [False] + [True] * (len(steps) - 2)
+    assert ids[2:] == ids[:-2]  # the two dicts take turns, also after a path went (step 2)
 
 
 def test_a_composition_someone_still_holds_is_never_changed() -> None:

@@ -1,0 +1,88 @@
+"""Passes for agent reports alone, on a real Git remote: the hub neither lists nor loads the
+source tree again while the source tip and the last reconciled source stay (the same fleet
+snapshot is reused), and a heartbeat that only moves the agent's observations makes no output
+commit (`clusterStatusRecordInterval`); a source edit loads again, and a heartbeat the
+interval past the recorded one is committed."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchmarks.hub_reports import push_report
+from reconciler import hubinputs
+from renderers.hubload import FleetLoader
+from tests.helpers.gitrepo import OUTPUT, git
+from tests.helpers.hubs import Clock
+from tests.integration.test_hub_faults import World, rev
+
+
+def _stamp(clock: Clock, seconds: int) -> str:
+    return (clock.now + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _recorded_heartbeat(remote: Path) -> str:
+    doc = yaml.safe_load(git(remote, "show", f"{OUTPUT}:status/clusters/east.yaml"))
+    return str(doc["status"]["agentStatus"][0]["lastReceivedHeartbeat"])
+
+
+def test_report_passes_reuse_the_source_and_heartbeats_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads: list[str] = []
+    real = FleetLoader.load
+
+    def counting(self: FleetLoader, tree: object) -> object:
+        loads.append("load")
+        return real(self, tree)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FleetLoader, "load", counting)
+    world, clock = World.create(tmp_path), Clock()
+    hub = world.hub("hub", clock)
+    assert hub.run_once().outcome == "committed" and loads == ["load"]
+    since = _stamp(clock, -600)
+
+    push_report(world.remote, "east", _stamp(clock, -60), since)  # the first report
+    first = hub.run_once()
+    assert first.outcome == "committed" and _recorded_heartbeat(world.remote) == _stamp(clock, -60)
+    assert len(loads) == 2  # the output now records the source: approvals count from there
+    loads.clear()
+
+    clock.now += timedelta(seconds=30)
+    push_report(world.remote, "east", _stamp(clock, -60), since)  # and its next heartbeat
+    assert hub.run_once().outcome == "unchanged" and loads == []  # the source was not loaded
+
+    clock.now += timedelta(minutes=2)
+    output = rev(world.remote, f"refs/heads/{OUTPUT}")
+    push_report(world.remote, "east", _stamp(clock, -5), since)  # only the heartbeat moved
+    beat = hub.run_once()
+    assert beat.outcome == "unchanged" and rev(world.remote, f"refs/heads/{OUTPUT}") == output
+    assert loads == []
+
+    clock.now += timedelta(minutes=4)
+    push_report(world.remote, "east", _stamp(clock, -5), since)  # 5 min past the recorded one
+    assert hub.run_once().outcome == "committed" and loads == []
+    assert _recorded_heartbeat(world.remote) == _stamp(clock, -5)
+
+    world.edit(1)
+    assert hub.run_once().outcome == "committed" and loads == ["load"]
+
+
+def test_the_same_source_pair_gives_the_same_snapshot(tmp_path: Path) -> None:
+    world = World.create(tmp_path)
+    source = git(world.remote, "rev-parse", "refs/heads/main")
+    fleets = hubinputs.SourceFleets()
+    fleet = fleets.fleet(world.remote, source, None)
+    assert fleets.fleet(world.remote, source, None) is fleet
+    assert fleets.fleet(world.remote, source, source) is not fleet  # other approvals window
+    asked: list[str] = []
+
+    def lookup(commit: str) -> str:
+        asked.append(commit)
+        return "A <a@example.com>"
+
+    assert [fleets.author(source, lookup) for _ in range(3)] == ["A <a@example.com>"] * 3
+    assert asked == [source]
