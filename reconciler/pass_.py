@@ -48,7 +48,7 @@ from reconciler.reports import statuses_from_reports
 from reconciler.rollout.cgu import overlay_entries, with_label_overlay, with_overlay_status
 from reconciler.rollout.drivers import DRIVERS, Driver
 from reconciler.rollstage import roll_out
-from reconciler.rollview import record_sync
+from reconciler.rollsync import record_sync
 from reconciler.schedule.clusters import ClusterView, EligibilityPolicy
 from reconciler.schedule.inventory import build_cluster_views
 from reconciler.schedule.outcome import ClusterExplanation

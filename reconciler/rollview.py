@@ -7,9 +7,8 @@ A placement recomputed because one cluster was added or removed, or one binding 
 only what changed: each cluster's desired content hash, observed binding and `BindingView` are
 remembered per cluster with the binding or manifests they were made from and the plan facts
 they read, looked up a placement at a time (`reconciler.rollcells.Cells`; `_observed` and
-`_view` read nothing else, so the key cannot miss an input), an observation that read the clock
-is never remembered, and `record_sync` skips a placement whose bindings, target, desired
-contents and sync errors are what they were when it last changed nothing. `record_sync` is called by `reconciler.pass_`.
+`_view` read nothing else, so the key cannot miss an input), and an observation that read the
+clock is never remembered. Binding sync conditions after the layout are `reconciler.rollsync`'s.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from reconciler.rollout.model import (
     ObservedCondition,
     PlacementView,
 )
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import IdentityMemo
 from reconciler.state import Binding, BindingCondition
 
 MAX_MESSAGE = 1024
@@ -182,53 +181,6 @@ def _desired(plan: PlacementPlan) -> dict[str, str]:
     hashes = cast(list[str], found)
     _CONTENTS.end(plan.key, targeted, tuples, hashes)
     return dict(zip(targeted, hashes, strict=True))
-
-
-_SETTLED: StageMemo[bool] = StageMemo()
-"""Placement key -> True: `record_sync` last changed nothing, given these inputs."""
-
-
-def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
-    """After the files are laid out: a cluster whose files for a placement could not be written
-    as rendered (an object lost to another placement, `assemble`) gets the binding condition
-    WorkSynchronized False `SyncWorkFailed` with that message, so the next pass's rollout counts
-    the binding as failed (§2.3 HasBindingFailed: not an allow-listed reason); a cluster whose
-    files were written drops it. Clusters the rollout did not reach keep what they had.
-    A placement whose bindings, target, desired contents and sync errors are what they were
-    when this changed nothing last time is skipped (nothing it reads is the clock then)."""
-    for plan in plans.values():
-        if plan.held:
-            continue
-        latest = plan.target()
-        index = latest.index if latest else None
-        if _SETTLED.get(plan.key, (plan.state.bindings, index, plan.desired, plan.sync_errors)):
-            continue
-        live = set(plan.live_clusters())
-        bindings = []
-        for b in plan.state.bindings:
-            if b.cluster in live:
-                b = with_sync(b, plan.sync_errors.get(b.cluster), now)
-            bindings.append(b)
-        if any(a is not b for a, b in zip(bindings, plan.state.bindings, strict=True)):
-            plan.state = replace(plan.state, bindings=tuple(bindings))
-            _SETTLED.drop(plan.key)
-        else:  # copies: the plan's dicts are its own to change
-            inputs = (plan.state.bindings, index, dict(plan.desired), dict(plan.sync_errors))
-            _SETTLED.put(plan.key, inputs, True)
-
-
-def with_sync(b: Binding, error: str | None, now: datetime) -> Binding:
-    if error is None and all(c.type != "WorkSynchronized" for c in b.conditions):
-        return b
-    rest = [c for c in b.conditions if c.type != "WorkSynchronized"]
-    if error is None:
-        return replace(b, conditions=tuple(rest))
-    failed = timed(
-        [("WorkSynchronized", "False", SYNC_FAILED, error[:MAX_MESSAGE])], b.conditions, now
-    )
-    started = [c for c in rest if c.type == "RolloutStarted"]
-    others = [c for c in rest if c.type != "RolloutStarted"]
-    return replace(b, conditions=(*started, *failed, *others))
 
 
 ASSUMED_DIFF = (ObservedCondition("DiffReported", "True", "AllWorkHaveDiffReported"),)

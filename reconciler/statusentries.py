@@ -7,15 +7,21 @@ conditions the previous pass wrote for it (whose times it keeps), and a few plac
 `cluster_entries` keeps every cluster's entry with exactly those, per placement, and hands the
 very same entry back while they compare equal and its conditions kept their times (so the pass's
 clock cannot matter). A placement recomputed because one cluster was added or its report moved
-builds that cluster's entry only. With each entry are kept what the placement conditions read of
-it (`status.condition_summary`: they are counted per distinct summary) and the slots of its
-grouping key and emitted text. Called by `reconciler.statusdocs`.
+builds that cluster's entry only, and looks at that cluster only: what the entries read is kept
+by cluster as columns (`_Columns`), each diffed with last pass's in C (`stagememo.changed_keys`,
+skipped for an equal column), so the other clusters cost no Python step each. With each entry
+are kept what the placement conditions read of it (`status.condition_summary`: one object per
+distinct summary, counted by identity) and the slots of its grouping key and emitted text.
+Called by `reconciler.statusdocs`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
+from itertools import compress
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from gitfleet.api import Condition
@@ -25,7 +31,9 @@ from reconciler.placement import PlacementPlan
 from reconciler.priorconds import dump_conditions
 from reconciler.reports import failure_details
 from reconciler.rollout.rolling import STALE_REASON
-from reconciler.stagememo import StageMemo
+from reconciler.schedule.cycle import BOUND
+from reconciler.schedule.outcome import Decision
+from reconciler.stagememo import StageMemo, changed_keys
 from reconciler.state import Binding
 from reconciler.status import (
     Cond,
@@ -40,8 +48,9 @@ BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
 _Made = tuple[tuple[Any, ...], Summary, tuple[Condition, ...], dict[str, Any], list[Any], list[Any]]
 """(what the entry was made from, the summary of its untimed conditions, its timed conditions,
 the entry, its grouping text once made, its emitted lines once written)."""
-_ENTRIES: StageMemo[dict[str, _Made]] = StageMemo()
-"""Placement key -> each selected cluster's last entry, with the placement-wide facts."""
+_ENTRIES: StageMemo[tuple[dict[str, _Made], Any]] = StageMemo()
+"""Placement key -> each selected cluster's last entry (those that kept their condition times)
+and what the entries read then (`_Columns`), with the placement-wide facts."""
 
 
 class Entries(NamedTuple):
@@ -68,49 +77,38 @@ def cluster_entries(
     `_placement_conditions` reads them back)."""
     latest = plan.state.latest_resources()
     index = latest.index if latest else 0
-    bindings = {b.cluster: b for b in plan.state.bindings}
-    live = set(plan.live_clusters())
     gen = plan.state.generation
-    shared = (gen, index, report_diff(plan), plan.strategy_type)
+    target = plan.target()
+    target_index = target.index if target is not None else None
+    shared = (gen, index, report_diff(plan), plan.strategy_type, target_index)
+    selected = list(compress(plan.decisions, map(_SELECTED, plan.decisions)))
+    names = list(map(_CLUSTER, selected))
+    columns = _columns(plan, names, selected, prior)
     last = _ENTRIES.last(plan.key)
-    before = last[1] if last is not None and last[0] == shared else {}
-    made: dict[str, _Made] = {}
-    entries: list[dict[str, Any]] = []
-    texts: list[list[Any]] = []
-    kinds: list[Summary] = []
-    by_name: dict[str, tuple[Condition, ...]] = {}
-    pieces: Pieces = {}
-    # One look per selected cluster: what its entry reads, compared with what it was made from.
-    reported, custom, errors, waits = plan.reports, plan.per_cluster, plan.sync_errors, plan.waits
-    for d in plan.decisions:
-        if not d.selected:
-            continue
-        name = d.cluster
-        binding = bindings.get(name)
-        on_latest = binding is not None and name in live
-        conds = prior.get(name, ())
-        inputs = (
-            d,
-            binding,
-            on_latest,
-            reported.get(name) if on_latest else None,
-            custom.get(name, NO_OVERRIDES),
-            errors.get(name),
-            waits.get(name),
-            conds,
-        )
-        found = before.get(name)
-        if found is None or found[0] != inputs:
-            found = _entry(plan, inputs, index, gen, now)
-        if found[2] is conds or kept_times(found[2], conds):
-            made[name] = found
-        kinds.append(found[1])
-        by_name[name] = found[2]
-        entries.append(found[3])
-        texts.append(found[4])
-        pieces[id(found[3])] = found[5]
-    summaries = Counter(kinds)
-    _ENTRIES.put(plan.key, shared, made)
+    before = last[1][0] if last is not None and last[0] == shared else {}
+    todo = None  # every selected cluster looked at
+    if last is not None and before and columns is not None:
+        todo = _changed(last[1][1], columns, prior, names, before)
+    look = _Look(plan, before, prior, target_index, index, now)
+    if todo is None or columns is None:
+        look.bindings = {b.cluster: b for b in plan.state.bindings}
+        mades = list(map(look, selected))
+    else:
+        found = dict(zip(names, map(before.get, names), strict=True))
+        look.bindings, look.one_each = columns.bindings, True
+        for name in todo:
+            found[name] = look(columns.decisions[name])
+        mades = list(found.values())
+    made = dict(zip(names, mades, strict=True))
+    for name in look.unkept:
+        made.pop(name, None)
+    by_name = dict(zip(names, map(_TIMED, mades), strict=True))
+    kept = columns._replace(conds=by_name) if columns is not None else None
+    _ENTRIES.put(plan.key, shared, (made, kept))
+    entries = list(map(_ENTRY, mades))
+    texts = list(map(_TEXT, mades))
+    pieces: Pieces = dict(zip(map(id, entries), map(_LINES, mades), strict=True))
+    summaries = _counted(list(map(_SUMMARY, mades)))
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(entries), 0)
         for i, d in enumerate([d for d in plan.decisions if not d.selected][:missing]):
@@ -120,6 +118,142 @@ def cluster_entries(
             entries.append({"conditions": dump_conditions(timed_conds)})
             texts.append([])
     return Entries(entries, texts, summaries, by_name, pieces)
+
+
+_SELECTED = attrgetter("selected")
+_CLUSTER = attrgetter("cluster")
+_SUMMARY, _TIMED, _ENTRY, _TEXT, _LINES = (itemgetter(i) for i in range(1, 6))
+
+
+def _counted(summaries: list[Summary]) -> Counter[Summary]:
+    """How many of `summaries` are equal to each: counted by identity (a kept entry's summary
+    is one object pass after pass, and a summary's hash is its every condition's), then by
+    value among the distinct objects."""
+    objects = dict(zip(map(id, summaries), summaries, strict=True))
+    out: Counter[Summary] = Counter()
+    for key, count in Counter(map(id, summaries)).items():
+        out[objects[key]] += count
+    return out
+
+
+class _Columns(NamedTuple):
+    """What each selected cluster's entry reads, by cluster (copies: plans change)."""
+
+    decisions: dict[str, Decision]
+    bindings: dict[str, Binding]
+    desired: dict[str, str]
+    reports: dict[str, Any]
+    custom: dict[str, ClusterManifests]
+    errors: dict[str, str]
+    waits: dict[str, str]
+    conds: dict[str, tuple[Condition, ...]]
+    """The prior conditions, and once kept the conditions written (the next pass's prior)."""
+
+
+def _columns(
+    plan: PlacementPlan,
+    names: list[str],
+    selected: list[Decision],
+    prior: dict[str, tuple[Condition, ...]],
+) -> _Columns | None:
+    """The placement's per-cluster inputs; None when a cluster has two decisions or two
+    bindings (its entries are then looked at one by one, every pass)."""
+    bindings = plan.state.bindings
+    by_cluster = dict(zip(map(_CLUSTER, bindings), bindings, strict=True))
+    decisions = dict(zip(names, selected, strict=True))
+    if len(by_cluster) != len(bindings) or len(decisions) != len(names):
+        return None
+    return _Columns(
+        decisions,
+        by_cluster,
+        dict(plan.desired),
+        dict(plan.reports),
+        dict(plan.per_cluster),
+        dict(plan.sync_errors),
+        dict(plan.waits),
+        prior,
+    )
+
+
+def _changed(
+    last: _Columns | None,
+    now: _Columns,
+    prior: dict[str, Any],
+    names: list[str],
+    before: dict[str, _Made],
+) -> set[str] | None:
+    """The selected clusters whose entry may differ from the one kept: any of their inputs is
+    another object than last pass's (the conditions: than the ones written then), or they have
+    no kept entry; None when last pass kept no columns (every cluster is looked at)."""
+    if last is None:
+        return None
+    changed = changed_keys(last.conds, prior)
+    for old, new in zip(_read(last), _read(now), strict=True):
+        if old != new:  # equal columns (in C): their entries compare equal as well
+            changed |= changed_keys(old, new)
+    selected = set(names)
+    return (changed & selected) | (selected - before.keys())
+
+
+def _read(columns: _Columns) -> tuple[Mapping[str, Any], ...]:
+    """The columns read from the plan (all but the conditions)."""
+    return columns[:-1]
+
+
+class _Look:
+    """One cluster's entry: the kept one when it was made from equal inputs, else made."""
+
+    def __init__(
+        self,
+        plan: PlacementPlan,
+        before: dict[str, _Made],
+        prior: dict[str, tuple[Condition, ...]],
+        target: int | None,
+        index: int,
+        now: datetime,
+    ) -> None:
+        self.plan, self.before, self.prior, self.now = plan, before, prior, now
+        self.target, self.index, self.gen = target, index, plan.state.generation
+        self.bindings: dict[str, Binding] = {}
+        self.one_each = False
+        """Each cluster has one binding (`bindings`): its own says whether it is live."""
+        self.live: set[str] | None = None
+        self.unkept: list[str] = []
+        """Clusters whose entry read the pass's clock: not kept for the next pass."""
+
+    def _on_latest(self, name: str) -> tuple[Binding | None, bool]:
+        """The cluster's binding, and whether it gets the target content in this pass's output
+        (`PlacementPlan.live_clusters`; with one binding a cluster, that binding alone says)."""
+        b = self.bindings.get(name)
+        if b is None:
+            return None, False
+        if self.one_each:
+            live = b.state == BOUND and b.resource_index == self.target
+            return b, live and (b.content is None or b.content == self.plan.desired.get(name))
+        if self.live is None:
+            self.live = set(self.plan.live_clusters())
+        return b, name in self.live
+
+    def __call__(self, d: Decision) -> _Made:
+        plan, name = self.plan, d.cluster
+        binding, on_latest = self._on_latest(name)
+        conds = self.prior.get(name, ())
+        inputs = (
+            d,
+            binding,
+            on_latest,
+            plan.reports.get(name) if on_latest else None,
+            plan.per_cluster.get(name, NO_OVERRIDES),
+            plan.sync_errors.get(name),
+            plan.waits.get(name),
+            conds,
+        )
+        found = self.before.get(name)
+        if found is None or found[0] != inputs:
+            found = _entry(plan, inputs, self.index, self.gen, self.now)
+        if not (found[2] is conds or kept_times(found[2], conds)):
+            self.unkept.append(name)
+        return found
 
 
 def kept_times(conds: tuple[Condition, ...], prior: tuple[Condition, ...]) -> bool:
@@ -153,7 +287,14 @@ def _entry(
         "conditions": dump_conditions(timed_conds),
         **failure_details(report),
     }
-    return inputs, condition_summary(conds), timed_conds, entry, [], []
+    summary = condition_summary(conds)
+    if len(_SUMMARIES) >= 1024:  # a few dozen kinds in a fleet: never in practice
+        _SUMMARIES.clear()
+    return inputs, _SUMMARIES.setdefault(summary, summary), timed_conds, entry, [], []
+
+
+_SUMMARIES: dict[Summary, Summary] = {}
+"""Each distinct summary as one object, so that `_counted` counts them by identity."""
 
 
 def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:

@@ -18,7 +18,7 @@ from gitfleet.api import Condition
 from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.conditions import ConditionStatus
 from gitfleet.api.report import PlacementReport
-from reconciler import rollmemo, rollview
+from reconciler import rollmemo, rollsync, rollview
 from reconciler.manifests import ClusterManifests, Manifest
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
@@ -115,7 +115,7 @@ def _rolled(world: World) -> tuple[Any, ...]:
     rollview.observe(plan, world.entries, world.now, world.prior_index())
     view = rollview.placement_view(plan, world.assume)
     one = [rollview.binding_view(plan, b, world.assume) for b in plan.state.bindings]
-    rollview.record_sync({"web": plan}, world.now)
+    rollsync.record_sync({"web": plan}, world.now)
     ready = [v.ready(world.now, timedelta(minutes=5)) for v in view.bindings]
     return plan.state, dict(plan.reports), dict(plan.desired), view, one, ready
 
@@ -265,7 +265,7 @@ def test_unchanged_inputs_give_the_very_same_objects_without_rebuilding_them(
 
     monkeypatch.setattr(rollview, "_observed", counting("observed", rollview._observed))
     monkeypatch.setattr(rollview, "_view", counting("view", rollview._view))
-    monkeypatch.setattr(rollview, "with_sync", counting("sync", rollview.with_sync))
+    monkeypatch.setattr(rollsync, "with_sync", counting("sync", rollsync.with_sync))
     third = _rolled(settled)
     assert calls == {"observed": 0, "view": 0, "sync": 0}
     assert all(a is b for a, b in zip(third[0].bindings, second[0].bindings, strict=True))
@@ -326,3 +326,39 @@ def test_the_content_given_is_read_again_from_another_prior_index(
     moved = {**prior, "c1": {"web": {"contentHash": D2}}}
     again = inputs(moved)
     assert again is not None and again[-3] == (D2, D2, None, None) and len(read) == 4
+
+
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [
+        ("error on one", lambda w: replace(w, sync_errors={"c2": "lost"})),
+        ("error on one not live", lambda w: replace(w, sync_errors={"c3": "lost"})),
+        ("error on one on older content", lambda w: replace(w, sync_errors={"c7": "lost"})),
+        ("error on one given other content", lambda w: replace(w, sync_errors={"c8": "lost"})),
+        ("cluster joined", lambda w: replace(w, bindings=(*w.bindings, _bound("c5", D)))),
+        ("its binding changed", lambda w: replace(w, bindings=(_bound("c1", D), *w.bindings[1:]))),
+    ],
+)
+def test_record_sync_looks_at_the_changed_clusters_only(
+    name: str, change: Callable[[World], World], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a pass that changed nothing, one cluster's binding or sync error changed: only
+    that cluster's binding is synced again, and the bindings are a fresh pass's."""
+    older = Binding("c7", "Bound", 0, 2, content=D, conditions=(STARTED,))
+    others = (_bound("c6", D, SYNC_FAILED), older, _bound("c8", D2))  # c8 is to get D
+    world = World(bindings=(*World().bindings, *others))
+    settled = replace(world, bindings=_rolled(world)[0].bindings)
+    _rolled(settled)  # changes nothing: remembered
+    changed = change(settled)
+    synced: list[str] = []
+    real = rollsync.with_sync
+
+    def counting(b: Binding, *rest: Any) -> Any:
+        synced.append(b.cluster)
+        return real(b, *rest)
+
+    monkeypatch.setattr(rollsync, "with_sync", counting)
+    warm = _rolled(changed)
+    monkeypatch.undo()
+    assert warm == _fresh_rolled(changed), name
+    assert len(synced) <= 1, (name, synced)

@@ -16,7 +16,7 @@ import yaml
 from gitfleet.api.indexrow import read_row
 from gitfleet.api.output import expand_named
 from reconciler.rollout.model import BindingView, DriverResult, ExternalUpdate, RolloutInputs
-from reconciler.rollview import with_sync
+from reconciler.rollsync import with_sync
 from reconciler.state import Binding, BindingCondition
 from tests.unit.rollout.test_pass_rollout import EXTERNAL, Stepper, write_fleet
 
