@@ -23,6 +23,7 @@ import yaml
 from gitfleet.api import Condition
 from gitfleet.api.output import cluster_status_path
 from reconciler.clusterrecord import (
+    MEMBER_AGENT,
     NOTHING,
     Recorded,
     heartbeat_in,
@@ -41,7 +42,6 @@ from reconciler.state import State
 from reconciler.status import Cond, keeps_time, timed
 
 ELIGIBLE = "gitfleet.io/Eligible"
-MEMBER_AGENT = "MemberAgent"
 TAG = "cluster-record"
 """The `priorparse` reader tag of a cluster status file's `Recorded`."""
 
@@ -125,7 +125,7 @@ def cluster_status_files(
         redo |= before.unsettled
     else:
         files, written, redo = {}, {}, set(views)
-    records = {n: _prior_record(prior, cluster_status_path(n), own) for n in redo}
+    records = {n: _prior_record(prior, _path(n), own) for n in redo}
     live = {name: _live_heartbeat(view) for name, view in views.items()}
     recorded = {n: (records[n] if n in records else written[_path(n)]).heartbeat for n in views}
     due = record_due(live, recorded, every)
@@ -149,10 +149,8 @@ def cluster_status_files(
 
 def _live_heartbeat(view: ClusterView) -> str | None:
     status = view.cluster.status
-    for agent in (status.agent_status if status is not None else None) or ():
-        if agent.type == MEMBER_AGENT:
-            return agent.last_received_heartbeat
-    return None
+    agent = status.agent() if status is not None else None
+    return agent.last_received_heartbeat if agent is not None else None
 
 
 def _recorded_bytes(
