@@ -9,7 +9,10 @@ previous pass. A recomputed status file costs in proportion to the clusters that
 cluster's entry, grouping key, condition summary and emitted text are kept with it
 (`reconciler.statusentries`), and the file is the rest of the document with the entries and the
 groups' cluster names spliced in from kept texts (`reconciler.yamlparts.Spliced`; the same bytes
-as emitting it whole). Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
+as emitting it whole). A status file is kept with the inputs it was made from and the conditions it
+wrote, which the next pass reads back: equal inputs give the same bytes then, whatever the clock
+(`_STATUSES`); an unchanged placement is found without a Python step (`reconciler.statusrows`).
+Called by `pass_`; cluster status files are `reconciler.clusterstatus`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 import yaml
@@ -38,8 +42,8 @@ from reconciler.placement import PlacementPlan
 from reconciler.priorconds import PriorConditions, dump_conditions
 from reconciler.priorconds import placement_conditions_of as _placement_conditions
 from reconciler.priorconds import status_of as _status_of
-from reconciler.priorparse import derive_own, remember_at
-from reconciler.priorstate import read_placement_prior, status_conditions
+from reconciler.priorparse import derive_own, remember, remember_at
+from reconciler.priorstate import CONDITIONS_TAG, read_placement_prior, status_conditions
 from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import State
 from reconciler.status import (
@@ -51,9 +55,9 @@ from reconciler.status import (
 from reconciler.statusentries import (
     Entries,
     cluster_entries,
-    kept_times,
     report_diff,
 )
+from reconciler.statusrows import FileRows, Made
 from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
 T = TypeVar("T")
@@ -181,26 +185,64 @@ def placement_status_files(
     reports: Mapping[str, AgentReport],
     now: datetime,
 ) -> dict[str, bytes]:
-    """Every placement's status file; one whose inputs equal the last pass's, with conditions
-    that kept their times then, is that pass's bytes (`_STATUSES`)."""
-    files: dict[str, bytes] = {}
+    """Every placement's status file. A placement whose plan fields equal last pass's and whose
+    prior conditions are the ones it was made from is last pass's bytes without a Python step
+    (`_ROWS`); any other is looked up by the inputs the document reads (`_placement_file`)."""
     _BLOCKS.next_round()
     _READ.next_round()
-    for key, plan in sorted(plans.items()):
-        conditions = prior_placement_conditions(prior, key)
-        inputs = (*_status_inputs(plan), conditions)
-        found = _STATUSES.get(key, inputs)
-        if found is None:
-            found = _status_file(key, plan, conditions, reports, now, inputs)
-        data, written = found
-        path = placement_status_path(key)
-        files[path] = data
-        remember_at(path, data, "placement-conditions", written)
-    return files
+    make = partial(_placement_file, reports=reports, now=now)
+    conditions = partial(prior_placement_conditions, prior)
+    return _ROWS.files(plans, conditions, placement_status_path, make)
 
 
+def _placement_file(
+    key: str,
+    plan: PlacementPlan,
+    conditions: PriorConditions,
+    reports: Mapping[str, AgentReport],
+    now: datetime,
+) -> Made:
+    """One placement's status file, and the conditions the next pass reads back from it: the
+    last one when its inputs equal the ones it was made from, with the conditions it wrote
+    (`_STATUSES`), else made."""
+    inputs = (*_status_inputs(plan), conditions)
+    path = placement_status_path(key)
+    found = _STATUSES.get(key, inputs)
+    if found is not None:  # the bytes of the last pass, read back as `conditions`
+        remember_at(path, found[0], CONDITIONS_TAG, found[1])
+        return Made(found[0], True, conditions)
+    data, written = _status_file(key, plan, conditions, reports, now, inputs)
+    remember_at(path, data, CONDITIONS_TAG, written)
+    last = _STATUSES.last(key)
+    # What the next pass reads back: `written`, or the equal value known for these bytes.
+    return Made(
+        data, last is not None and last[1][0] is data, remember(data, CONDITIONS_TAG, written)
+    )
+
+
+_FIELDS = (
+    "held",
+    "kind",
+    "scheduled",
+    "deletion_hold",
+    "state",
+    "decisions",
+    "fixed_names",
+    "target_index",
+    "strategy_type",
+    "apply_strategy",
+    "selection",
+    "declared",
+)
+_COPIED = {"errors": list} | dict.fromkeys(
+    ("desired", "reports", "per_cluster", "sync_errors", "waits"), dict
+)
+_ROWS = FileRows(_FIELDS, _COPIED)
+"""Every plan field `_status_inputs` reads (the decisions whole: a superset), the ones later
+stages change in place copied."""
 _STATUSES: StageMemo[tuple[bytes, PriorConditions]] = StageMemo()
-"""Placement key -> its last status file and conditions, with what they were made from."""
+"""Placement key -> its last status file and the conditions written in it, with the inputs it
+was made from and those conditions (what equal inputs give again at any time)."""
 
 
 def _status_inputs(plan: PlacementPlan) -> tuple[Any, ...]:
@@ -251,15 +293,6 @@ _READ: IdentityMemo[tuple[int | None, Read]] = IdentityMemo()
 """A plan's decisions tuple -> (its `fixed_names`, `_decisions_read`), for the last two passes."""
 
 
-def _kept_times(written: PriorConditions, prior: PriorConditions) -> bool:
-    """Every condition written is the prior's own object (`timed` kept it): the document did
-    not depend on the pass's clock, so equal inputs give it again at any later time."""
-    (top, by_name), (prior_top, prior_by_name) = written, prior
-    if by_name.keys() != prior_by_name.keys() or not kept_times(top, prior_top):
-        return False
-    return all(kept_times(conds, prior_by_name[name]) for name, conds in by_name.items())
-
-
 _BLOCKS = Blocks()
 """The texts of the status files' lists of cluster names, for this pass and the last."""
 
@@ -296,8 +329,8 @@ def _status_file(
         _STATUSES.drop(key)
         return yaml_bytes(doc), _placement_conditions(_status_of(doc))
     data = _status_bytes(doc, pieces).encode()
-    if _kept_times(written, conditions):
-        _STATUSES.put(key, inputs, (data, written))
-    else:
-        _STATUSES.drop(key)
+    # Kept with the conditions written, which the next pass reads back as its prior ones: with
+    # them these inputs give these very bytes at any time (every condition equals its prior one
+    # then and keeps it, times included), even when this pass's clock set some of them.
+    _STATUSES.put(key, (*inputs[:-1], written), (data, written))
     return data, written

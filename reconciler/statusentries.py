@@ -5,8 +5,10 @@ An entry is made of the cluster's scheduling decision, its binding, whether it h
 content, its agent's report entry, its override result, its sync error and rollout wait, the
 conditions the previous pass wrote for it (whose times it keeps), and a few placement-wide facts.
 `cluster_entries` keeps every cluster's entry with exactly those, per placement, and hands the
-very same entry back while they compare equal and its conditions kept their times (so the pass's
-clock cannot matter). A placement recomputed because one cluster was added or its report moved
+very same entry back while they compare equal. An entry whose conditions took the pass's time is
+kept with the conditions it wrote in place of its prior ones: the next pass reads those back as
+its prior, and with them the same inputs give that very entry at any time (every condition keeps
+its prior one). A placement recomputed because one cluster was added or its report moved
 builds that cluster's entry only, and looks at that cluster only: what the entries read is kept
 by cluster as columns (`_Columns`), each diffed with last pass's in C (`stagememo.changed_keys`,
 skipped for an equal column), so the other clusters cost no Python step each. With each entry
@@ -49,8 +51,8 @@ _Made = tuple[tuple[Any, ...], Summary, tuple[Condition, ...], dict[str, Any], l
 """(what the entry was made from, the summary of its untimed conditions, its timed conditions,
 the entry, its grouping text once made, its emitted lines once written)."""
 _ENTRIES: StageMemo[tuple[dict[str, _Made], Any]] = StageMemo()
-"""Placement key -> each selected cluster's last entry (those that kept their condition times)
-and what the entries read then (`_Columns`), with the placement-wide facts."""
+"""Placement key -> each selected cluster's last entry and what the entries read then
+(`_Columns`), with the placement-wide facts."""
 
 
 class Entries(NamedTuple):
@@ -100,8 +102,6 @@ def cluster_entries(
             found[name] = look(columns.decisions[name])
         mades = list(found.values())
     made = dict(zip(names, mades, strict=True))
-    for name in look.unkept:
-        made.pop(name, None)
     by_name = dict(zip(names, map(_TIMED, mades), strict=True))
     kept = columns._replace(conds=by_name) if columns is not None else None
     _ENTRIES.put(plan.key, shared, (made, kept))
@@ -218,8 +218,6 @@ class _Look:
         self.one_each = False
         """Each cluster has one binding (`bindings`): its own says whether it is live."""
         self.live: set[str] | None = None
-        self.unkept: list[str] = []
-        """Clusters whose entry read the pass's clock: not kept for the next pass."""
 
     def _on_latest(self, name: str) -> tuple[Binding | None, bool]:
         """The cluster's binding, and whether it gets the target content in this pass's output
@@ -251,8 +249,8 @@ class _Look:
         found = self.before.get(name)
         if found is None or found[0] != inputs:
             found = _entry(plan, inputs, self.index, self.gen, self.now)
-        if not (found[2] is conds or kept_times(found[2], conds)):
-            self.unkept.append(name)
+            if not kept_times(found[2], conds):  # the pass's clock set a condition
+                found = ((*inputs[:-1], found[2]), *found[1:])
         return found
 
 
