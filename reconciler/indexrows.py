@@ -6,7 +6,8 @@ last pass (`reconciler.assemble` reuses an unchanged placement's layout), so `jo
 compares them by identity in C and joins again only the clusters that a changed mapping has
 (before or now), from the mappings that have them only (remembered per cluster: a changed
 cluster costs its own rows, not a look at every placement's mapping; mappings are named, so a
-placement starting or ending a rollout, whose kept rows come or go, changes one name); the
+placement starting or ending a rollout, whose kept rows come or go, changes one name; when the
+same mappings have the cluster, only the changed ones' rows are replaced in its tuple); the
 other clusters keep last pass's very rows tuple, which the index files
 reuse without looking at it (`reconciler.indexfiles`). Many changed mappings: joined in full.
 The mappings are never changed once handed over. Called by `assemble`. Pure: no I/O.
@@ -15,7 +16,7 @@ The mappings are never changed once handed over. Called by `assemble`. Pure: no 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import chain
+from itertools import accumulate, chain
 from typing import Any
 
 from reconciler.stagememo import StageMemo
@@ -27,8 +28,8 @@ Joined = dict[str, tuple[dict[str, Any], ...]]
 MAX_CHANGED = 16
 """More changed mappings than this: joining every cluster is about as cheap."""
 
-Where = dict[str, tuple[str, ...]]
-"""cluster -> the names of the mappings that have it, in order."""
+Where = dict[str, tuple[tuple[str, ...], tuple[int, ...]]]
+"""cluster -> the names of the mappings that have it, in order, and how many rows each gives."""
 _LAST: StageMemo[tuple[Joined, Where | None]] = StageMemo()
 """The last join and where each cluster's rows came from (None: not made yet), with the
 mappings it was made from (by name, in order)."""
@@ -73,15 +74,16 @@ def _joined(parts: Mapping[str, Rows]) -> Joined:
 
 
 def _where(parts: Mapping[str, Rows]) -> Where:
-    names: dict[str, list[str]] = {}
+    names: dict[str, tuple[list[str], list[int]]] = {}
     for name, part in parts.items():
-        for cluster in part:
+        for cluster, rows in part.items():
             found = names.get(cluster)
             if found is None:
-                names[cluster] = [name]
+                names[cluster] = ([name], [len(rows)])
             else:
-                found.append(name)
-    return {cluster: tuple(found) for cluster, found in names.items()}
+                found[0].append(name)
+                found[1].append(len(rows))
+    return {cluster: (tuple(found[0]), tuple(found[1])) for cluster, found in names.items()}
 
 
 def _rejoined(
@@ -100,16 +102,39 @@ def _rejoined(
     place: dict[str, int] | None = None
     out, where = dict(joined), dict(where)
     for cluster in clusters:
-        had = where.get(cluster, ())
+        had, counts = where.get(cluster, ((), ()))
         names = [n for n in had if n not in changed or cluster in parts.get(n, ())]
         gained = [n for n in came if cluster in parts[n] and cluster not in before.get(n, ())]
         if gained:
             place = place or dict(zip(parts, range(len(parts)), strict=True))
             names = sorted(names + gained, key=place.__getitem__)
-        if names:
-            where[cluster] = tuple(names)
-            out[cluster] = tuple(chain.from_iterable(parts[n][cluster] for n in names))
+        if had and len(names) == len(had) and not gained:  # the same mappings: rows replaced
+            out[cluster], where[cluster] = _spliced(
+                out[cluster], cluster, had, counts, parts, changed
+            )
+        elif names:
+            found = [parts[n][cluster] for n in names]
+            out[cluster] = tuple(chain.from_iterable(found))
+            where[cluster] = (tuple(names), tuple(map(len, found)))
         else:
             out.pop(cluster, None)
             where.pop(cluster, None)
     return out, where
+
+
+def _spliced(
+    rows: tuple[dict[str, Any], ...],
+    cluster: str,
+    names: tuple[str, ...],
+    counts: tuple[int, ...],
+    parts: Mapping[str, Rows],
+    changed: set[str],
+) -> tuple[tuple[dict[str, Any], ...], tuple[tuple[str, ...], tuple[int, ...]]]:
+    """The cluster's `rows` (`counts` of them from each of `names`, in order) with the rows of
+    the changed mappings among `names` replaced by theirs now: the others are not looked up."""
+    out, sizes, ends = list(rows), list(counts), list(accumulate(counts))
+    for i in reversed([i for i, name in enumerate(names) if name in changed]):
+        now = parts[names[i]][cluster]
+        out[ends[i] - counts[i] : ends[i]] = now
+        sizes[i] = len(now)
+    return tuple(out), (names, tuple(sizes))
