@@ -4,78 +4,96 @@ before while none of its clusters changed.
 `rollmemo.rollout_inputs` keys a placement's rollout by, among others, its clusters' report
 entries about it, whether every cluster it binds is still declared, and which of them are
 assumed ready. Read afresh these cost a step per binding of every placement every pass (200
-placements of 400 bindings: ~85,000 dict lookups to find that nothing changed). `facts` keeps,
-per placement, the facts with the report entries table and cluster sets they were read from;
-the next pass diffs those with its own once per pass (`Changes`: `stagememo.changed_keys` on
-the table, which compares each cluster's entries by identity in C, and a symmetric difference
-of the sets) and hands the placement the very same facts again when no cluster of its bindings
-is among the changed ones. A fact whose clusters changed is read again, so the result is the
-one a fresh read gives. The entries table is trusted only as `rollview.report_entries` built
-it (`rollview.EntryTable`: per cluster, one dict per report object, never changed afterwards);
-any other mapping is read afresh. Called by `rollmemo`.
+placements of 400 bindings: ~85,000 dict lookups to find that nothing changed). Each pass's
+report entries table and cluster sets make an `_Epoch`, which knows the clusters that changed
+since the epoch before (once per pass: `stagememo.changed_keys` on the table, comparing each
+cluster's entries by identity in C, and symmetric differences of the sets). `facts` keeps, per
+placement, its facts with the epoch they hold at; in the next epoch a placement none of whose
+clusters changed gets the very same facts again for a dict lookup and a few identity checks,
+and one with a changed cluster reads them afresh, so the result is always a fresh read's. The
+entries table is trusted only as `rollview.report_entries` built it (`rollview.EntryTable`: per
+cluster, one dict per report object, never changed afterwards); any other mapping is read
+afresh every time. Called by `rollmemo`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
-from operator import is_
-from typing import Any, Generic, NamedTuple, TypeVar
+from collections.abc import Hashable, Mapping
+from typing import Any, NamedTuple
 
 from reconciler.rollview import EntryTable, ReportEntries
 from reconciler.stagememo import StageMemo, changed_keys
 
-S = TypeVar("S")
 NO_ENTRIES: Mapping[str, Any] = {}
-_KEPT = 64
-"""Diffs a `Changes` keeps (one per older object a placement's facts were read from)."""
 
 
-class Changes(Generic[S]):
-    """The clusters that differ between an older object and a newer one, computed once per pair
-    (both held while remembered, so their identities stand for them)."""
+class _Epoch:
+    """One pass's sources, and the clusters that changed since the epoch before (None: any)."""
 
-    def __init__(self, diff: Callable[[S, S], set[str] | frozenset[str]]) -> None:
-        self._diff = diff
-        self._known: dict[tuple[int, int], tuple[S, S, frozenset[str]]] = {}
-
-    def between(self, old: S, new: S) -> frozenset[str]:
-        if old is new:
-            return frozenset()
-        found = self._known.get((id(old), id(new)))
-        if found is None or found[0] is not old or found[1] is not new:
-            if len(self._known) >= _KEPT:
-                self._known = {}
-            found = (old, new, frozenset(self._diff(old, new)))
-            self._known[(id(old), id(new))] = found
-        return found[2]
+    def __init__(
+        self,
+        table: EntryTable,
+        clusters: frozenset[str],
+        assume: frozenset[str],
+        before: _Epoch | None,
+    ) -> None:
+        self.table, self.clusters, self.assume = table, clusters, assume
+        self.before = before
+        self.moved: frozenset[str] | None = None
+        if before is not None:
+            before.before = None  # only the epoch just before is ever compared with
+            self.moved = _moved(before, self)
 
 
-def _set_diff(old: frozenset[str], new: frozenset[str]) -> frozenset[str]:
-    return old.symmetric_difference(new)
+def _moved(old: _Epoch, new: _Epoch) -> frozenset[str] | None:
+    if bool(old.table) != bool(new.table):  # () without any entries, a tuple with some
+        return None
+    table = changed_keys(old.table, new.table) if old.table is not new.table else set()
+    clusters = old.clusters.symmetric_difference(new.clusters)
+    return frozenset(table).union(clusters, old.assume.symmetric_difference(new.assume))
 
 
-_TABLES: Changes[EntryTable] = Changes(changed_keys)
-_SETS: Changes[frozenset[str]] = Changes(_set_diff)
+_current: list[_Epoch] = []
+
+
+def _epoch(table: EntryTable, clusters: frozenset[str], assume: frozenset[str]) -> _Epoch:
+    """The epoch of these very objects: the current one, or a new one after it."""
+    now = _current[-1] if _current else None
+    same = now is not None and now.table is table and now.clusters is clusters
+    if same and now is not None and now.assume is assume:
+        return now
+    made = _Epoch(table, clusters, assume, now)
+    _current[:] = [made]
+    return made
 
 
 class Facts(NamedTuple):
-    """A placement's facts about its clusters, with what they were read from."""
+    """A placement's facts about the clusters of its bindings (`names`)."""
 
     names: tuple[str, ...]
-    entries: EntryTable | None
-    clusters: frozenset[str]
-    assume: frozenset[str]
     reports: tuple[Any, ...]
     declared: bool | frozenset[str]
     assumed: frozenset[str]
 
 
-_FACTS: StageMemo[Facts] = StageMemo()
+_FACTS: StageMemo[tuple[Facts, _Epoch]] = StageMemo()
 
 
-def _reports(key: str, names: tuple[str, ...], entries: ReportEntries) -> tuple[Any, ...]:
+def _read(
+    key: str,
+    names: tuple[str, ...],
+    named: frozenset[str],
+    entries: ReportEntries,
+    clusters: frozenset[str],
+    assume: frozenset[str],
+) -> Facts:
     entry, empty = entries.get, NO_ENTRIES
-    return tuple([entry(c, empty).get(key) for c in names]) if entries else ()
+    return Facts(
+        names,
+        tuple([entry(c, empty).get(key) for c in names]) if entries else (),
+        clusters.issuperset(named) or named.difference(clusters),
+        assume.intersection(named),
+    )
 
 
 def facts(
@@ -88,53 +106,21 @@ def facts(
 ) -> Facts:
     """The report entries about placement `key` of each cluster of `names` (in order; () when
     there are no entries at all), `clusters.issuperset(named) or named.difference(clusters)`
-    and `assume.intersection(named)`: last pass's objects for each whose clusters are unchanged."""
-    table = entries if isinstance(entries, EntryTable) else None
+    and `assume.intersection(named)` (`named`: the set of `names`), last pass's very objects
+    when none of its clusters changed since."""
+    if not isinstance(entries, EntryTable):
+        return _read(str(key), names, named, entries, clusters, assume)
+    epoch = _epoch(entries, clusters, assume)
     last = _FACTS.last(key)
-    was = last[1] if last is not None else None
-    if was is None or was.names is not names:
-        made = Facts(
-            names,
-            table,
-            clusters,
-            assume,
-            _reports(str(key), names, entries),
-            clusters.issuperset(named) or named.difference(clusters),
-            assume.intersection(named),
-        )
-    else:
-        made = _carried(str(key), was, named, table, entries, clusters, assume)
-    if made is not was:
-        _FACTS.put(key, (), made)
-    return made
-
-
-def _carried(
-    key: str,
-    was: Facts,
-    named: frozenset[str],
-    table: EntryTable | None,
-    entries: ReportEntries,
-    clusters: frozenset[str],
-    assume: frozenset[str],
-) -> Facts:
-    """`was` brought to this pass's table and sets: each fact read again only when one of its
-    clusters changed (or the table is not one `report_entries` built)."""
-    reports = was.reports
-    if (
-        table is None
-        or was.entries is None
-        or bool(table) != bool(was.entries)  # () without any entries, a tuple with some
-        or not _TABLES.between(was.entries, table).isdisjoint(named)
-    ):
-        reports = _reports(key, was.names, entries)
-    declared = was.declared
-    if not _SETS.between(was.clusters, clusters).isdisjoint(named):
-        declared = clusters.issuperset(named) or named.difference(clusters)
-    assumed = was.assumed
-    if not _SETS.between(was.assume, assume).isdisjoint(named):
-        assumed = assume.intersection(named)
-    made = Facts(was.names, table, clusters, assume, reports, declared, assumed)
-    if all(map(is_, made, was)):
-        return was  # nothing to remember anew
+    if last is not None:
+        was, at = last[1]
+        if at is epoch and (was.names is names or was.names == names):
+            return was
+        moved = epoch.moved
+        unmoved = at is epoch.before and moved is not None and named.isdisjoint(moved)
+        if unmoved and (was.names is names or was.names == names):
+            _FACTS.put(key, (), (was, epoch))
+            return was
+    made = _read(str(key), names, named, entries, clusters, assume)
+    _FACTS.put(key, (), (made, epoch))
     return made

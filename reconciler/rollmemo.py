@@ -7,6 +7,11 @@ assumed ready - and the pass's clock. A rollout that changed nothing (its state 
 went in), waits for nothing and set no timer does not depend on the clock: with the same inputs
 at any later time it gives the same result again. `rollout_inputs` keys exactly those inputs;
 `reuse` applies the remembered result, `keep` remembers a settled one (`reconciler.stagememo`).
+What the key reads about the placement's clusters (their report entries, whether they are
+declared, assumed ready) is last pass's very objects while none of them changed
+(`reconciler.rollfacts`), so an unchanged placement costs a few identity checks, not a step per
+cluster; a reused rollout hands out the remembered dicts themselves, which cannot change
+(`reconciler.rollkept.Frozen`).
 
 Never reused: held and External placements (drivers move them), placements with bindings being
 deleted or an eviction this pass.

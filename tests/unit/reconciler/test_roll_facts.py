@@ -18,7 +18,7 @@ import pytest
 from gitfleet.api import format_time
 from gitfleet.api.report import AgentReport
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import rollfacts, rollstage
+from reconciler import rollfacts, rollmemo
 from reconciler.pass_ import reconcile
 from reconciler.placememo import forget
 from reconciler.rollview import EntryTable, report_entries
@@ -131,20 +131,29 @@ def test_an_unchanged_pass_reads_nothing_and_gives_the_same_objects(
 ) -> None:
     first = _read(BASE)
     reads: list[tuple[str, ...]] = []
-    real = rollfacts._reports
+    real = rollfacts._read
 
-    def counting(key: str, names: tuple[str, ...], entries: Any) -> tuple[Any, ...]:
+    def counting(key: str, names: tuple[str, ...], *rest: Any) -> rollfacts.Facts:
         reads.append(names)
-        return real(key, names, entries)
+        return real(key, names, *rest)
 
-    monkeypatch.setattr(rollfacts, "_reports", counting)
+    monkeypatch.setattr(rollfacts, "_read", counting)
     other = _swap(BASE, "c9", _report("c9", "web"))  # a cluster this placement does not bind
     again = _read(replace(other, clusters=frozenset(BASE.clusters), assume=BASE.assume | {"c9"}))
-    assert reads == []
-    assert again.reports is first.reports and again.declared is first.declared
-    assert again.assumed is first.assumed
+    assert reads == [] and again is first
     changed = _read(_swap(other, "c2", _report("c2", "web", hash_="2")))
     assert reads == [BASE.names] and changed.reports[1] is not first.reports[1]
+
+
+def test_a_placement_not_read_for_a_pass_reads_its_facts_again() -> None:
+    """Its facts hold at the epoch two passes back: the change in between is not missed."""
+    _read(BASE)
+    between = _swap(BASE, "c1", _report("c1", "web", hash_="2"))
+    table = report_entries(between.reports)
+    rollfacts.facts("api", ("c2",), frozenset({"c2"}), table, between.clusters, between.assume)
+    after = replace(between, clusters=frozenset(between.clusters))
+    got = _read(after)
+    assert got.reports == _fresh("web", after, report_entries(after.reports))[0]
 
 
 def test_a_table_report_entries_did_not_build_is_read_afresh() -> None:
@@ -175,14 +184,14 @@ def test_a_warm_pass_with_one_report_changed_equals_a_cold_pass(
         reports = {c: agent_report(files, c) for c in CLUSTERS}
         files = dict(_pass(tmp_path, files, reports).files)
     reused: list[bool] = []
-    real = rollstage.reuse
+    real = rollmemo.reuse
 
     def spy(plan: Any, inputs: Any) -> Any:
         found = real(plan, inputs)
         reused.append(found is not None)
         return found
 
-    monkeypatch.setattr(rollstage, "reuse", spy)
+    monkeypatch.setattr("reconciler.rollstage.reuse", spy)
     assert _pass(tmp_path, files, reports).files == files and reused == [True]
     bad = {**reports, "c3": agent_report(files, "c3", available=False)}
     warm = _pass(tmp_path, files, bad)
