@@ -11,7 +11,8 @@ rejected push means another writer moved: fetch, recompute, retry with capped ba
 pass into one more pass. Its settings (`HubConfig`) and what a pass did (`PassReport`) are
 `reconciler.hubconfig`'s, re-exported here.
 Agents' reports are read only from status commits the hub has not read yet, all of a pass's
-through one `git cat-file --batch` process. A pass also runs, without new input, when a rollout timer it recorded
+through one `git cat-file --batch` process; a report that differs from the cluster's last only
+in its heartbeat reads that line alone (`gitfleet.load.report.reread_agent_report`). A pass also runs, without new input, when a rollout timer it recorded
 (`Gitfleet-Wakeup`, e.g. unavailablePeriodSeconds) is due; it commits only what changed.
 Called by `gitfleet reconcile`.
 """
@@ -29,7 +30,7 @@ from datetime import UTC, datetime
 from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
-from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
+from gitfleet.load.report import REPORT_FILE, ReadReport, reread_agent_report, status_branch
 from gitfleet.repo.gitcmd import GitError, remember_written, remembered_peels
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import commit_files
@@ -59,19 +60,19 @@ MAX_PUSH_ATTEMPTS = 64
 moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
 with capped backoff and jitter until it commits or finds its inputs already rendered. Under a
 busy author and a second hub, 8 attempts were lost in a row now and then (issue 14)."""
-_ReadReport = tuple[str, "AgentReport | None", tuple[FleetError, ...]]
-"""(status branch commit, the report read from it, its problems)."""
+_ReadReport = tuple[str, "ReadReport | None"]
+"""(status branch commit, its report file as read: None when it has none)."""
 
 
 def _read_report(
-    files: CommitFiles, cluster: str, commit: str
-) -> tuple[AgentReport | None, tuple[FleetError, ...]]:
-    """The report on `cluster`'s status commit (none when it holds no report file)."""
+    files: CommitFiles, cluster: str, commit: str, last: ReadReport | None
+) -> ReadReport | None:
+    """The report on `cluster`'s status commit (None when it holds no report file); `last`:
+    the cluster's report read before (a heartbeat reads one line, `reread_agent_report`)."""
     data = files.read(commit, REPORT_FILE)
     if data is None:
-        return None, ()
-    report, problems = read_agent_report(data, cluster, branch=status_branch(cluster))
-    return report, tuple(problems)
+        return None
+    return reread_agent_report(data, cluster, status_branch(cluster), last)
 
 
 def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
@@ -164,11 +165,13 @@ class Hub:
                     continue
                 known = self._reports.get(cluster)
                 if known is None or known[0] != commit:
-                    known = (commit, *_read_report(files, cluster, commit))
+                    last = known[1] if known is not None else None
+                    known = (commit, _read_report(files, cluster, commit, last))
                 read[cluster] = known
-                errors += known[2]
                 if known[1] is not None:
-                    reports[cluster] = known[1]
+                    errors += known[1].problems
+                    if known[1].report is not None:
+                        reports[cluster] = known[1].report
         self._reports = read
         return reports, tuple(errors)
 
