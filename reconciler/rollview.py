@@ -43,6 +43,13 @@ HUB_TYPES = ("RolloutStarted", "WorkSynchronized")
 SYNC_FAILED = "SyncWorkFailed"
 ReportEntries = Mapping[str, Mapping[str, PlacementReport]]
 """cluster -> placement key -> the cluster's report entry about that placement."""
+
+
+class EntryTable(dict[str, dict[str, PlacementReport]]):
+    """`ReportEntries` as `report_entries` builds them: each cluster's entries are one dict per
+    report object, never changed once built (`rollfacts` compares them by identity)."""
+
+
 _entries: IdentityMemo[dict[str, PlacementReport]] = IdentityMemo()
 
 
@@ -50,7 +57,7 @@ def report_entries(reports: Mapping[str, AgentReport]) -> ReportEntries:
     """Every report's entries by placement key, the first of a key as a scan finds it (built
     once per report object)."""
     _entries.next_round()
-    out = {}
+    out = EntryTable()
     for cluster, report in reports.items():
         found = _entries.get(report)
         if found is None:
