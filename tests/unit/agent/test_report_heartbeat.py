@@ -12,6 +12,7 @@ import pytest
 from gitfleet.load import report as report_module
 from gitfleet.load.report import ReadReport, read_agent_report, reread_agent_report, status_branch
 from gitfleet.load.yamlio import dump_yaml
+from reconciler.rollview import report_entries
 
 from .test_report_load import a_report
 
@@ -95,3 +96,18 @@ def test_a_line_that_only_looks_like_the_heartbeat(monkeypatch: pytest.MonkeyPat
     assert read_whole and got.report is not None
     assert got.report.heartbeat_time == last.report.heartbeat_time
     assert got.report.agent_version != last.report.agent_version
+
+
+def test_a_heartbeat_keeps_the_rollouts_report_entries() -> None:
+    """The report with a new heartbeat shares its placements with the last one, so the
+    rollout's per-cluster report entries are the very same (the rollout of placements bound
+    to that cluster is not looked at again); another report gets its own."""
+    text = _text()
+    last = reread_agent_report(text.encode(), "c1", status_branch("c1"), None)
+    beat = reread_agent_report(text.replace(OLD, NEW).encode(), "c1", status_branch("c1"), last)
+    other = reread_agent_report(text.encode(), "c1", status_branch("c1"), None)
+    assert last.report is not None and beat.report is not None and other.report is not None
+    before = report_entries({"c1": last.report})["c1"]
+    assert report_entries({"c1": beat.report})["c1"] is before
+    again = report_entries({"c1": other.report})["c1"]
+    assert again == before and again is not before
