@@ -20,7 +20,13 @@ from types import TracebackType
 from typing import IO, NamedTuple, Self
 
 from gitfleet.api.errors import FleetError
-from gitfleet.repo.gitcmd import GitError, git_argv, git_env, resolve_revision, run_git
+from gitfleet.repo.gitcmd import (
+    GitError,
+    resolve_revision,
+    run_git,
+    start_cat_file,
+    stop_process,
+)
 from gitfleet.repo.tree import is_hidden, relpath_problem
 from gitfleet.repo.workdir import SYMLINK_MESSAGE
 
@@ -140,17 +146,8 @@ class GitTree:
     def close(self) -> None:
         """Stop the cat-file process (idempotent)."""
         proc, self._batch = self._batch, None
-        if proc is None:
-            return
-        if proc.stdin is not None:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        if proc is not None:
+            stop_process(proc)
 
     def __enter__(self) -> Self:
         return self
@@ -165,13 +162,7 @@ class GitTree:
 
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._batch is None or self._batch.poll() is not None:
-            self._batch = subprocess.Popen(
-                git_argv(self._repo_dir, "cat-file", "--batch"),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=git_env(),
-            )
+            self._batch = start_cat_file(self._repo_dir)
         assert self._batch.stdin is not None and self._batch.stdout is not None
         return self._batch.stdin, self._batch.stdout
 

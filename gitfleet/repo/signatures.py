@@ -20,12 +20,12 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from gitfleet.repo.gitcmd import GitError, git_argv, git_env, run_git
+from gitfleet.repo.gitcmd import GitError, run_git, start_cat_file, stop_process
 
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _FORMAT = "--format=%H%x00%G?%x00%GS%x00%GK%x00"
@@ -148,28 +148,14 @@ class CommitFiles:
 
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._proc is None:
-            self._proc = subprocess.Popen(
-                git_argv(self._repo, "cat-file", "--batch"),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=git_env(),
-            )
+            self._proc = start_cat_file(self._repo)
         assert self._proc.stdin is not None and self._proc.stdout is not None
         return self._proc.stdin, self._proc.stdout
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
-            assert proc.stdin is not None and proc.stdout is not None
-            with suppress(OSError):
-                proc.stdin.close()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
+            stop_process(proc)
 
     def __enter__(self) -> CommitFiles:
         return self
