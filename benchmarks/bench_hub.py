@@ -8,7 +8,8 @@ cold trial's remote, each trial = push one source change (or an agent's report),
 pass. First, once, the hub process's first pass after a restart (an unrelated commit, nothing in
 memory); then no-op, an unrelated source commit, edit one resource, edit a fleet-wide resource,
 edit one override, change one placement, relabel one cluster, add a cluster, remove a cluster,
-one agent's first report, one agent's heartbeat, one agent's heartbeat recorded. Every Hub uses
+one agent's first report, one agent's heartbeat, one agent's heartbeat recorded, one poll of a
+tenth of the agents' first reports, one poll of their heartbeats. Every Hub uses
 the same fixed clock. Three checks make a run count (exit 1 otherwise): the incremental
 `clusters/` tree equals a fresh process's full render of the final source; every fresh process
 gives the same tree id; the no-op pass leaves the output ref alone. Prints a markdown table;

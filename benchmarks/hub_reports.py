@@ -5,11 +5,15 @@ A report is made as a healthy agent would make it from what the hub gave its clu
 placement row of `clusters/<cluster>/index.yaml` on the output tip, Applied and Available, with
 that row's content hash, the output commit, and a heartbeat. It is written straight into the
 bare remote as the agent's push leaves it (one commit on `gitfleet/status/<cluster>`).
-Scenarios: the first report of a cluster (a different cluster each trial); a heartbeat (the
-first trial's cluster reports again 30 s later, only its heartbeat moved: the hub records it
-later, `clusterStatusRecordInterval`, so the pass makes no commit); and a heartbeat recorded
-(each first-report cluster reports 5 min after its first report: the interval is reached, the
-status file is written). Called by `bench_hub`.
+The report is written as the agent writes it (the validated `AgentReport`, every field, through
+`dump_yaml`). Scenarios: the first report of a cluster (a different cluster each trial); a
+heartbeat (the first trial's cluster reports again 30 s later, only its heartbeat moved: the hub
+records it later, `clusterStatusRecordInterval`, so the pass makes no commit); a heartbeat
+recorded (each first-report cluster reports 5 min after its first report: the interval is
+reached, the status file is written); and one poll of a running fleet: a tenth of the clusters
+report for the first time in one pass (other clusters each trial), then the first trial's
+clusters' heartbeats arrive together in one pass (a hub's steady state: most of its passes).
+Called by `bench_hub`.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import yaml
 
 from benchmarks.generate import GeneratedFleet
 from benchmarks.hub_checks import OUTPUT_REF, git, resolve
+from gitfleet.api.report import AgentReport
 from gitfleet.load.report import REPORT_FILE, status_branch
+from gitfleet.load.yamlio import dump_yaml
 
 ReportEdit = Callable[[Path, int], None]
 """(bare remote, trial) -> nothing: writes one agent's report into the remote."""
@@ -67,9 +73,8 @@ def push_report(remote: Path, cluster: str, at: str, since: str) -> None:
     """Commit `cluster`'s report on its status branch in `remote`, as its agent's push would."""
     output = resolve(remote, OUTPUT_REF) or ""
     index = yaml.safe_load(git(remote, "show", f"{output}:clusters/{cluster}/index.yaml"))
-    data = yaml.safe_dump(
-        report_of(index or {}, cluster, output, at, since), sort_keys=True
-    ).encode()
+    report = AgentReport.model_validate(report_of(index or {}, cluster, output, at, since))
+    data = dump_yaml(report.dump()).encode()
     blob = git(remote, "hash-object", "-w", "--stdin", stdin=data).strip()
     listing = f"100644 blob {blob}\t{REPORT_FILE}\n".encode()
     tree = git(remote, "mktree", stdin=listing).strip()
@@ -100,8 +105,20 @@ def report_scenarios(fleet: GeneratedFleet, now: str) -> list[tuple[str, ReportE
     def recorded(remote: Path, k: int) -> None:  # the cluster of trial k above, 5 min on
         push_report(remote, clusters[(k + 1) % len(clusters)], _at(now, 300), since)
 
+    polled = max(1, len(clusters) // 10)  # from the end: clear of the single-cluster trials
+
+    def first_poll(remote: Path, k: int) -> None:
+        for cluster in clusters[len(clusters) - polled * (k + 1) :][:polled]:
+            push_report(remote, cluster, _at(now, 600), since)
+
+    def heartbeat_poll(remote: Path, k: int) -> None:  # first_poll's first trial, 2 min on
+        for cluster in clusters[len(clusters) - polled :]:
+            push_report(remote, cluster, _at(now, 480 - k), since)
+
     return [
         ("one agent's first report", first_report),
         ("one agent's heartbeat", heartbeat),
         ("one agent's heartbeat, recorded (5 min on)", recorded),
+        (f"one poll: {polled} agents' first reports", first_poll),
+        (f"one poll: {polled} agents' heartbeats", heartbeat_poll),
     ]

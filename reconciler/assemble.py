@@ -29,7 +29,7 @@ from reconciler.layoutdiff import fixed_inputs, relaid
 from reconciler.layoutdiff import forget as forget_layout
 from reconciler.layoutdiff import remember as remember_layout
 from reconciler.output import Since
-from reconciler.outputguard import cluster_over_cap, describe
+from reconciler.outputguard import cluster_over_cap, clusters_over_cap, describe
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import read_prior_index
 from reconciler.priorparse import parse_own, paths_under
@@ -93,7 +93,7 @@ def _write_held(
     held: Mapping[str, dict[str, dict[str, Any]]],
     prior: State,
     units: Units,
-    parts: list[Rows],
+    parts: dict[str, Rows],
     sizes: Parts,
     unit: str = "held/",
 ) -> None:
@@ -103,7 +103,7 @@ def _write_held(
     for key, per_cluster in sorted(held.items()):
         files: dict[str, bytes] = {}
         mine: dict[str, int] = {}
-        parts.append({cluster: [entry] for cluster, entry in per_cluster.items()})
+        parts[unit + key] = {cluster: [entry] for cluster, entry in per_cluster.items()}
         for cluster, entry in per_cluster.items():
             for obj in entry.get("objects") or []:
                 path = object_path(cluster, key, str(obj["file"]))
@@ -149,7 +149,7 @@ def _write_live(
     prior: State,
     prior_index: dict[str, dict[str, dict[str, Any]]],
     units: Units,
-    parts: list[Rows],
+    parts: dict[str, Rows],
     limits: Limits,
     sizes: Parts,
 ) -> dict[tuple[str, str, str], list[str]]:
@@ -162,7 +162,7 @@ def _write_live(
             continue
         inputs = () if owners else layout_inputs(plan, limits)  # conflicts: never reused
         found = _LAYOUTS.get(plan.key, inputs) if inputs else None
-        fixed = fixed_inputs(plan, _live_entry(plan), limits) if inputs else ()
+        fixed = fixed_inputs(plan, _live_entry(plan), limits) if inputs and not found else ()
         if found is None and inputs:  # only some clusters changed: patch last pass's layout
             found = relaid(plan, fixed, limits)
             if found is not None:
@@ -170,7 +170,7 @@ def _write_live(
         if found is not None:
             if found[0]:
                 units["live/" + plan.key] = found[0]
-            parts.append(found[1])  # the very mapping of the last pass: `joined_rows`
+            parts["live/" + plan.key] = found[1]  # the very mapping of the last pass
             sizes["live/" + plan.key] = found[2]
             continue
         mine: dict[str, bytes] = {}
@@ -198,7 +198,7 @@ def _write_live(
         if mine:
             units["live/" + plan.key] = mine
         sizes["live/" + plan.key] = written
-        parts.append(rows)
+        parts["live/" + plan.key] = rows
         for what, clusters in losses.items():
             lost[what] += clusters
     return lost
@@ -314,7 +314,7 @@ def assemble_clusters(
                 held[key] = rolling
     owners = find_owners(plans, held, prior_index)
     units: Units = {}  # disjoint parts of `clusters/`, in the order they were once written
-    parts: list[Rows] = []  # each placement's index rows, in the order they are listed
+    parts: dict[str, Rows] = {}  # each unit's index rows, in the order they are listed
     sizes: Parts = {}  # bytes per cluster of each unit, summed below
     _write_held(held, prior, units, parts, sizes)
     lost = _write_live(plans, owners, prior, prior_index, units, parts, limits, sizes)
@@ -329,7 +329,7 @@ def assemble_clusters(
     sizes["index"] = write_indexes(clusters, index, units)
     totals = summed(sizes)
     composed = compose(units)
-    over = [c for c in clusters if cluster_over_cap(totals.get(c, 0), c, limits) is not None]
+    over = clusters_over_cap(clusters, totals, limits)
     if not over:
         keep_base(composed, units)
         return AssembledClusters(composed.files, clusters, composed.since)

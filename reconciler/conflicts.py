@@ -1,17 +1,20 @@
 """Objects two placements produce for one cluster: who owns each contested (cluster, object).
 
 The placement that already owned it in the previous output keeps it, else the first by name
-(`find_owners`); `reconciler.assemble` gives the other a WorkSynchronized failure. Called by
-`assemble`.
+(`find_owners`); `reconciler.assemble` gives the other a WorkSynchronized failure. The
+placements producing each object are remembered across passes (`_Producers`): a placement whose
+manifests are the very tuple of the last pass costs no look at its objects, so a pass that
+changed one placement reads that placement's objects only. Called by `assemble`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reconciler.placement import PlacementPlan
+from reconciler.stagememo import StageMemo
 
 Ident = tuple[str, str, str, str]
 """(group, kind, namespace, name) of an object, version-independent."""
@@ -40,17 +43,19 @@ def find_owners(
     manifests and kept entries (the previous owners are looked up only when some object is
     contested). One placement never contests an object with itself: its kept clusters are not
     the ones it writes."""
+    producers = _producers({k: None if p.held else p.manifests for k, p in plans.items()})
     by_object: dict[Ident, set[str]] = defaultdict(set)
-    for key, plan in plans.items():
-        if not plan.held:
-            for m in plan.manifests:
-                by_object[ident_key(m.identity)].add(key)
     kept = _kept_idents(held)
     for key, per_cluster in kept.items():
         for idents in per_cluster.values():
             for ident in idents:
                 by_object[ident].add(key)
-    shared = {ident for ident, keys in by_object.items() if len(keys) > 1}
+    for ident, producing in by_object.items():
+        producing.update(producers.by_object.get(ident, ()))
+    shared = {ident for ident, producing in by_object.items() if len(producing) > 1}
+    for ident in producers.shared - shared:
+        by_object[ident] = set(producers.by_object[ident])
+        shared.add(ident)
     if not shared:
         return {}
     claims: dict[Claim, list[str]] = defaultdict(list)
@@ -70,6 +75,59 @@ def find_owners(
         previous = prior_owner.get(claim)
         owners[claim] = previous if previous in keys else min(keys)
     return owners
+
+
+class _Producers:
+    """The live placements producing each object: per placement key its manifests (None:
+    held) and their objects, object -> the keys producing it, and the objects two produce."""
+
+    def __init__(self) -> None:
+        self.manifests: dict[str, Sequence[Any] | None] = {}
+        self.idents: dict[str, frozenset[Ident]] = {}
+        self.by_object: dict[Ident, set[str]] = {}
+        self.shared: set[Ident] = set()
+
+    def update(self, manifests: Mapping[str, Sequence[Any] | None]) -> None:
+        """Made equal to a fresh reading of `manifests` (placement key -> its manifests, None
+        when held), looking at the placements whose entry is another object only."""
+        before = self.manifests
+        changed = [k for k, m in manifests.items() if before.get(k, _NONE) is not m]
+        changed += [k for k in before.keys() - manifests.keys()]
+        touched: set[Ident] = set()
+        for key in changed:
+            for ident in self.idents.pop(key, ()):
+                self.by_object[ident].discard(key)
+                touched.add(ident)
+            found = manifests.get(key)
+            if found is not None:
+                mine = self.idents[key] = frozenset(ident_key(m.identity) for m in found)
+                for ident in mine:
+                    self.by_object.setdefault(ident, set()).add(key)
+                touched |= mine
+        for ident in touched:
+            keys = self.by_object.get(ident)
+            if not keys:
+                self.by_object.pop(ident, None)
+            if keys is not None and len(keys) > 1:
+                self.shared.add(ident)
+            else:
+                self.shared.discard(ident)
+        self.manifests = dict(manifests)
+
+
+_NONE: Any = object()
+_PRODUCERS: StageMemo[_Producers] = StageMemo()
+"""The producers of the last pass (one entry), updated in place."""
+
+
+def _producers(manifests: Mapping[str, Sequence[Any] | None]) -> _Producers:
+    """The producers of `manifests`, patched from the last call's (dropped if that fails)."""
+    last = _PRODUCERS.last("")
+    producers = last[1] if last is not None else _Producers()
+    _PRODUCERS.drop("")
+    producers.update(manifests)
+    _PRODUCERS.put("", (), producers)
+    return producers
 
 
 def _kept_idents(

@@ -11,7 +11,8 @@ Part of the hub's imperative shell (`reconciler.loop` is its only caller); it re
 - `with_approval_commits`: who last changed each approval file (the approving commit).
 - `SourceFleets`: the fleet at the source tip, loaded once per (tip, last reconciled source):
   a pass for new agent reports only (most passes of a large fleet) neither lists nor loads the
-  source tree again, nor asks Git for approvals and the tip's author.
+  source tree again, nor asks Git for approvals and the tip's author; a new tip lists only
+  the paths changed since the last one.
 """
 
 from __future__ import annotations
@@ -117,21 +118,25 @@ def with_approval_commits(fleet: FleetSnapshot, repo: Path, source: str) -> Flee
 class SourceFleets:
     """The fleet at a source commit with its approving commits and approved deletions (those
     since `since`, the source commit the output last recorded), loaded once for that pair:
-    the source tree's snapshot is patched pass to pass with the files that changed
-    (`FleetLoader`), and the same pair again gives the same snapshot object."""
+    the source tree is listed from the last one (only the paths that changed) and its
+    snapshot patched pass to pass with the files that changed (`FleetLoader`); the same pair
+    again gives the same snapshot object."""
 
     def __init__(self) -> None:
         self._loader = FleetLoader()
         self._last: tuple[tuple[str, str | None], FleetSnapshot] | None = None
         self._author: tuple[str, str | None] | None = None
+        self._tree: GitTree | None = None
+        """The last source tree listed: the next is listed from it (`GitTree.open_since`)."""
 
     def fleet(self, repo: Path, source: str, since: str | None) -> FleetSnapshot:
         """The fleet at `source` (a commit id) with approvals since `since`."""
         key = (source, since)
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        with GitTree.open(repo, source) as tree:
+        with GitTree.open_since(repo, source, self._tree) as tree:
             fleet = self._loader.load(tree)
+        self._tree = tree
         fleet = with_approval_commits(fleet, repo, source)
         approved = approved_deletions(repo, since, source, fleet.approval_files())
         fleet = replace(fleet, allowed_deletions=approved)

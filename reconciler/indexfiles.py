@@ -30,7 +30,7 @@ from gitfleet.api.output import (
 from reconciler.output import yaml_bytes
 from reconciler.priorindex import placement_objects
 from reconciler.priorparse import remember
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import StageMemo, changed_keys
 from reconciler.unitfiles import patched_unit
 
 
@@ -199,21 +199,52 @@ def write_indexes(
     units: dict[str, Mapping[str, bytes]],
 ) -> dict[str, int]:
     """Every cluster's ClusterIndex and PlacementIndex files into `units` (one unit per cluster,
-    `index/<cluster>`: the same dict while its rows are); returns their bytes per cluster. A
-    cluster whose rows are the very tuple its last files were made from keeps them unlooked-at
-    (`reconciler.indexrows` hands unchanged clusters last pass's tuple)."""
+    `index/<cluster>`: the same dict while its rows are); returns their bytes per cluster (the
+    very dict of the last call when no cluster changed). A cluster whose rows are the very
+    tuple its last files were made from keeps them unlooked-at (`reconciler.indexrows` hands
+    unchanged clusters last pass's tuple): with the clusters of the last call and rows in
+    tuples (never changed in place), only the clusters whose rows are other objects are looked
+    at (`changed_keys`, in C)."""
+    last = _ALL.last("")
+    _ALL.drop("")
+    index = dict(index)  # the caller's mapping may change later: its rows tuples may not
+    if last is not None and last[1][0] == clusters and not set(map(type, index.values())) - _ROWS:
+        _, before, mine, sizes = last[1]
+        todo: Iterable[str] = sorted(changed_keys(before, index))  # in the clusters' order
+        if todo:
+            mine, sizes = dict(mine), dict(sizes)
+    else:
+        mine, sizes, todo = {}, {}, clusters
     listings = _Listings()
-    sizes = {}
-    for cluster in clusters:
-        last = _CLUSTERS.last(cluster)
-        entries = index.get(cluster, ())
-        if last is not None and last[1].entries is entries and last[1].pieces is not None:
-            units["index/" + cluster] = last[1].files
-            sizes[cluster] = last[1].size
-            continue
-        written = _cluster_files(cluster, entries, listings, last[1] if last else None)
-        if last is None or written is not last[1]:
-            _CLUSTERS.put(cluster, (), written)
-        units["index/" + cluster] = written.files
-        sizes[cluster] = written.size
+    for cluster in todo:
+        mine["index/" + cluster], sizes[cluster] = _cluster_unit(cluster, index, listings)
+    units.update(mine)
+    _ALL.put("", (), (list(clusters), index, mine, sizes))
     return sizes
+
+
+def _cluster_unit(
+    cluster: str, index: Mapping[str, Sequence[dict[str, Any]]], listings: _Listings
+) -> tuple[Mapping[str, bytes], int]:
+    """The cluster's index files unit and its bytes."""
+    last = _CLUSTERS.last(cluster)
+    entries = index.get(cluster, ())
+    if last is not None and last[1].entries is entries and last[1].pieces is not None:
+        return last[1].files, last[1].size
+    written = _cluster_files(cluster, entries, listings, last[1] if last else None)
+    if last is None or written is not last[1]:
+        _CLUSTERS.put(cluster, (), written)
+    return written.files, written.size
+
+
+_ROWS = {tuple}
+_ALL: StageMemo[
+    tuple[
+        list[str],
+        dict[str, Sequence[dict[str, Any]]],
+        dict[str, Mapping[str, bytes]],
+        dict[str, int],
+    ]
+] = StageMemo()
+"""The last call's clusters and rows, its units (`index/<cluster>` -> files) and bytes per
+cluster (never changed once returned: a call that changes them copies them first)."""

@@ -4,7 +4,11 @@ The assembly hands one mapping (cluster -> rows) per placement: held placements 
 live ones by key, then the failed ones. A long-running hub hands mostly the very mappings of the
 last pass (`reconciler.assemble` reuses an unchanged placement's layout), so `joined_rows`
 compares them by identity in C and joins again only the clusters that a changed mapping has
-(before or now); the other clusters keep last pass's very rows tuple, which the index files
+(before or now), from the mappings that have them only (remembered per cluster: a changed
+cluster costs its own rows, not a look at every placement's mapping; mappings are named, so a
+placement starting or ending a rollout, whose kept rows come or go, changes one name; when the
+same mappings have the cluster, only the changed ones' rows are replaced in its tuple); the
+other clusters keep last pass's very rows tuple, which the index files
 reuse without looking at it (`reconciler.indexfiles`). Many changed mappings: joined in full.
 The mappings are never changed once handed over. Called by `assemble`. Pure: no I/O.
 """
@@ -12,8 +16,7 @@ The mappings are never changed once handed over. Called by `assemble`. Pure: no 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import chain
-from operator import is_
+from itertools import accumulate, chain
 from typing import Any
 
 from reconciler.stagememo import StageMemo
@@ -25,31 +28,42 @@ Joined = dict[str, tuple[dict[str, Any], ...]]
 MAX_CHANGED = 16
 """More changed mappings than this: joining every cluster is about as cheap."""
 
-_LAST: StageMemo[Joined] = StageMemo()
-"""The last join, with the mappings it was made from (in order)."""
+Where = dict[str, tuple[tuple[str, ...], tuple[int, ...]]]
+"""cluster -> the names of the mappings that have it, in order, and how many rows each gives."""
+_LAST: StageMemo[tuple[Joined, Where | None]] = StageMemo()
+"""The last join and where each cluster's rows came from (None: not made yet), with the
+mappings it was made from (by name, in order)."""
 
 
-def joined_rows(parts: Sequence[Rows]) -> Joined:
-    """cluster -> the rows of every mapping in `parts` that has the cluster, in order (a
-    cluster some mapping has with no rows is there, with none)."""
-    now = tuple(parts)
+def joined_rows(parts: Mapping[str, Rows]) -> Joined:
+    """cluster -> the rows of every mapping in `parts` (name -> mapping, in order) that has the
+    cluster, in order (a cluster some mapping has with no rows is there, with none)."""
+    now = dict(parts)
     last = _LAST.last("rows")
-    if last is not None and len(last[0]) == len(now):
-        changed = [i for i, same in enumerate(map(is_, last[0], now)) if not same]
-        if not changed:
-            return last[1]
-        if len(changed) <= MAX_CHANGED:
-            joined = _rejoined(last[1], now, [last[0][i] for i in changed], changed)
-            _LAST.put("rows", now, joined)
+    if last is not None:
+        before, (joined, where) = last[0][0], last[1]
+        changed = {n for n, rows in now.items() if before.get(n) is not rows}
+        changed.update(before.keys() - now.keys())
+        if not changed and list(before) == list(now):
             return joined
-    joined = _joined(now)
-    _LAST.put("rows", now, joined)
-    return joined
+        if len(changed) <= MAX_CHANGED and _kept_order(before, now):
+            where = where if where is not None else _where(before)
+            made = _rejoined(joined, where, now, before, changed)
+            _LAST.put("rows", (now,), made)
+            return made[0]
+    full = _joined(now)
+    _LAST.put("rows", (now,), (full, None))  # `where` is made by a join that reuses this one
+    return full
 
 
-def _joined(parts: tuple[Rows, ...]) -> Joined:
+def _kept_order(before: Mapping[str, Rows], now: Mapping[str, Rows]) -> bool:
+    """The mappings listed both times are listed in the same order."""
+    return [n for n in before if n in now] == [n for n in now if n in before]
+
+
+def _joined(parts: Mapping[str, Rows]) -> Joined:
     lists: dict[str, list[dict[str, Any]]] = {}
-    for part in parts:
+    for part in parts.values():
         for cluster, rows in part.items():
             found = lists.get(cluster)
             if found is None:
@@ -59,16 +73,68 @@ def _joined(parts: tuple[Rows, ...]) -> Joined:
     return {cluster: tuple(rows) for cluster, rows in lists.items()}
 
 
+def _where(parts: Mapping[str, Rows]) -> Where:
+    names: dict[str, tuple[list[str], list[int]]] = {}
+    for name, part in parts.items():
+        for cluster, rows in part.items():
+            found = names.get(cluster)
+            if found is None:
+                names[cluster] = ([name], [len(rows)])
+            else:
+                found[0].append(name)
+                found[1].append(len(rows))
+    return {cluster: (tuple(found[0]), tuple(found[1])) for cluster, found in names.items()}
+
+
 def _rejoined(
-    last: Joined, parts: tuple[Rows, ...], olds: list[Rows], changed: list[int]
-) -> Joined:
-    """`last` with the clusters of the changed mappings (old or new) joined again."""
-    clusters = {c for part in olds for c in part} | {c for i in changed for c in parts[i]}
-    out = dict(last)
+    joined: Joined,
+    where: Where,
+    parts: Mapping[str, Rows],
+    before: Mapping[str, Rows],
+    changed: set[str],
+) -> tuple[Joined, Where]:
+    """`joined` with the clusters of the changed mappings (old or new) joined again, from the
+    mappings that had them or have them now only (in the order `where` lists them, and those
+    that have a cluster they did not have put in their place)."""
+    clusters = {c for n in changed for c in before.get(n, ())}
+    clusters.update(c for n in changed for c in parts.get(n, ()))
+    came = [n for n in changed if n in parts]
+    place: dict[str, int] | None = None
+    out, where = dict(joined), dict(where)
     for cluster in clusters:
-        found = [part[cluster] for part in parts if cluster in part]
-        if found:
+        had, counts = where.get(cluster, ((), ()))
+        names = [n for n in had if n not in changed or cluster in parts.get(n, ())]
+        gained = [n for n in came if cluster in parts[n] and cluster not in before.get(n, ())]
+        if gained:
+            place = place or dict(zip(parts, range(len(parts)), strict=True))
+            names = sorted(names + gained, key=place.__getitem__)
+        if had and len(names) == len(had) and not gained:  # the same mappings: rows replaced
+            out[cluster], where[cluster] = _spliced(
+                out[cluster], cluster, had, counts, parts, changed
+            )
+        elif names:
+            found = [parts[n][cluster] for n in names]
             out[cluster] = tuple(chain.from_iterable(found))
+            where[cluster] = (tuple(names), tuple(map(len, found)))
         else:
             out.pop(cluster, None)
-    return out
+            where.pop(cluster, None)
+    return out, where
+
+
+def _spliced(
+    rows: tuple[dict[str, Any], ...],
+    cluster: str,
+    names: tuple[str, ...],
+    counts: tuple[int, ...],
+    parts: Mapping[str, Rows],
+    changed: set[str],
+) -> tuple[tuple[dict[str, Any], ...], tuple[tuple[str, ...], tuple[int, ...]]]:
+    """The cluster's `rows` (`counts` of them from each of `names`, in order) with the rows of
+    the changed mappings among `names` replaced by theirs now: the others are not looked up."""
+    out, sizes, ends = list(rows), list(counts), list(accumulate(counts))
+    for i in reversed([i for i, name in enumerate(names) if name in changed]):
+        now = parts[names[i]][cluster]
+        out[ends[i] - counts[i] : ends[i]] = now
+        sizes[i] = len(now)
+    return tuple(out), (names, tuple(sizes))

@@ -10,7 +10,9 @@ rejected push means another writer moved: fetch, recompute, retry with capped ba
 `Hub.run` repeats passes on a timer or when triggered, coalescing triggers that arrive during a
 pass into one more pass. Its settings (`HubConfig`) and what a pass did (`PassReport`) are
 `reconciler.hubconfig`'s, re-exported here.
-A pass also runs, without new input, when a rollout timer it recorded
+Agents' reports are read only from status commits the hub has not read yet, all of a pass's
+through one `git cat-file --batch` process; a report that differs from the cluster's last only
+in its heartbeat reads that line alone (`gitfleet.load.report.reread_agent_report`). A pass also runs, without new input, when a rollout timer it recorded
 (`Gitfleet-Wakeup`, e.g. unavailablePeriodSeconds) is due; it commits only what changed.
 Called by `gitfleet reconcile`.
 """
@@ -28,11 +30,12 @@ from datetime import UTC, datetime
 from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
-from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
+from gitfleet.load.report import REPORT_FILE, ReadReport, reread_agent_report, status_branch
 from gitfleet.repo.gitcmd import GitError, remember_written, remembered_peels
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import commit_files
 from gitfleet.repo.mirror import Mirror
+from gitfleet.repo.signatures import CommitFiles
 from gitfleet.repo.trailers import compose_message, parse_trailers
 from gitfleet.repo.treefiles import TreeFiles, WrittenOutput
 from reconciler.commitmsg import add_driver_trailers, describe_changes
@@ -57,8 +60,19 @@ MAX_PUSH_ATTEMPTS = 64
 moves forward), so the fleet is progressing: the pass recomputes from the new state and retries
 with capped backoff and jitter until it commits or finds its inputs already rendered. Under a
 busy author and a second hub, 8 attempts were lost in a row now and then (issue 14)."""
-_ReadReport = tuple[str, "AgentReport | None", tuple[FleetError, ...]]
-"""(status branch commit, the report read from it, its problems)."""
+_ReadReport = tuple[str, "ReadReport | None"]
+"""(status branch commit, its report file as read: None when it has none)."""
+
+
+def _read_report(
+    files: CommitFiles, cluster: str, commit: str, last: ReadReport | None
+) -> ReadReport | None:
+    """The report on `cluster`'s status commit (None when it holds no report file); `last`:
+    the cluster's report read before (a heartbeat reads one line, `reread_agent_report`)."""
+    data = files.read(commit, REPORT_FILE)
+    if data is None:
+        return None
+    return reread_agent_report(data, cluster, status_branch(cluster), last)
 
 
 def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
@@ -139,33 +153,27 @@ class Hub:
         self, clusters: Mapping[str, object], refs: Mapping[str, str]
     ) -> tuple[dict[str, AgentReport], tuple[FleetError, ...]]:
         """The latest valid report of every declared cluster's status branch (the tips the
-        pass listed, `refs`)."""
+        pass listed, `refs`). Only new status commits are read, all through one
+        `git cat-file --batch` process (a poll of a large fleet brings hundreds)."""
         reports: dict[str, AgentReport] = {}
         errors: list[FleetError] = []
         read: dict[str, _ReadReport] = {}
-        for ref, commit in refs.items():
-            cluster = ref.removeprefix(STATUS_PREFIX)
-            if cluster not in clusters:
-                continue
-            known = self._reports.get(cluster)
-            if known is None or known[0] != commit:  # only new status commits are read
-                known = (commit, *self._read_report(cluster, commit))
-            read[cluster] = known
-            errors += known[2]
-            if known[1] is not None:
-                reports[cluster] = known[1]
+        with CommitFiles(self.mirror.path) as files:
+            for ref, commit in refs.items():
+                cluster = ref.removeprefix(STATUS_PREFIX)
+                if cluster not in clusters:
+                    continue
+                known = self._reports.get(cluster)
+                if known is None or known[0] != commit:
+                    last = known[1] if known is not None else None
+                    known = (commit, _read_report(files, cluster, commit, last))
+                read[cluster] = known
+                if known[1] is not None:
+                    errors += known[1].problems
+                    if known[1].report is not None:
+                        reports[cluster] = known[1].report
         self._reports = read
         return reports, tuple(errors)
-
-    def _read_report(
-        self, cluster: str, commit: str
-    ) -> tuple[AgentReport | None, tuple[FleetError, ...]]:
-        with GitTree.open(self.mirror.path, commit) as tree:
-            if REPORT_FILE not in tree.files():
-                return None, ()
-            data = tree.read(REPORT_FILE)
-        report, problems = read_agent_report(data, cluster, branch=status_branch(cluster))
-        return report, tuple(problems)
 
     def _check_history(self, source: str, recorded: Mapping[str, list[str]]) -> str | None:
         last = _last(recorded, SOURCE_TRAILER)

@@ -6,7 +6,8 @@ cluster with applicable overrides its own list: each object goes through
 `PlacementOverrides.apply` (memoised per distinct object, override set and variable values) and
 each distinct result is serialised once; results that differ only by the cluster's name and
 label values are serialised once for all clusters on which the same rules apply
-(`reconciler.nametemplate`). Serialised bytes are kept across
+(`reconciler.nametemplate`); a cluster's whole result is made once per cluster label set when
+no part of it reads the cluster's name. Serialised bytes are kept across
 passes by content hash, and a source object's manifest by object (`source_manifest`), so a
 long-running hub serialises only what changed. A patch failure drops only that object for that
 cluster and is reported (the caller keeps the previous file). Called by `reconciler.placement`.
@@ -224,6 +225,11 @@ class OverrideRenderer:
         self._tuples: dict[tuple[int, ...], tuple[Manifest, ...]] = {}
         """One tuple object per distinct manifest sequence: clusters with equal results share
         it, so later stages can work once per distinct tuple."""
+        self._by_labels: dict[Any, tuple[Selection, ClusterManifests]] = {}
+        """Cluster label set -> (the selection, its result) when no part of that result read
+        the cluster's name: every cluster with those labels has it (one object)."""
+        self._named = False
+        """The result being made read the cluster's name (or came from an envelope)."""
 
     def _manifest(self, obj: Mapping[str, Any]) -> Manifest:
         """Serialise `obj` once per distinct object (results are shared, so identity works)."""
@@ -241,6 +247,7 @@ class OverrideRenderer:
         re-serialises only what an edit touched. The key is made once per object and label
         set (`_recipe`) and names the cluster only when the result depends on it."""
         token, named, template = self._recipe(sel, view)
+        self._named = self._named or named
         key = (token, view.name if named else None)
         found = _outcomes.get(key, _MISSING)
         if found is not _MISSING:
@@ -318,6 +325,20 @@ class OverrideRenderer:
         )
 
     def for_cluster(self, selection: Selection, view: ClusterView) -> ClusterManifests:
+        """What overrides make of `selection` on the cluster: made once per cluster label set
+        when nothing in it reads the cluster's name (rules, plans and label variables depend
+        on the labels only), else cluster by cluster."""
+        labels = self._overrides.cache.labels_of(view)
+        shared = self._by_labels.get(labels)
+        if shared is not None and shared[0] is selection:
+            return shared[1]
+        self._named = False
+        made = self._made_for(selection, view)
+        if not self._named:
+            self._by_labels[labels] = (selection, made)
+        return made
+
+    def _made_for(self, selection: Selection, view: ClusterView) -> ClusterManifests:
         cro, ro = self._overrides.applicable(view)
         if not cro and not ro:
             return NO_OVERRIDES
@@ -335,6 +356,7 @@ class OverrideRenderer:
                     if fault is not None:
                         self._faults.append((error, fault))
                 continue  # None: deleted by a Delete rule, not placed on this cluster
+            self._named = True  # an envelope's objects: applied cluster by cluster
             applied = self._overrides.apply(sel, view)
             if applied.error is not None:
                 failures.append((object_file_name(sel.obj), applied.error))

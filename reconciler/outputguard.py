@@ -5,7 +5,7 @@ refused here when no placement may reach it (`gitfleet.api.reserved`: reserved n
 agent's own objects), when the API server would refuse it for its size (`limits.maxObjectBytes`,
 etcd's ~1.5 MiB per object; 1 MiB of data in a ConfigMap or Secret), or when its file name is
 already taken in the placement's folder by another object. `cluster_bytes` and
-`cluster_over_cap` check `limits.maxRenderedBytesPerCluster`. Called by `reconciler.assemble`.
+`cluster_over_cap` (`clusters_over_cap`: of many) check `limits.maxRenderedBytesPerCluster`. Called by `reconciler.assemble`.
 """
 
 from __future__ import annotations
@@ -78,6 +78,14 @@ def cluster_over_cap(total: int, cluster: str, limits: Limits) -> str | None:
         f"cluster {cluster}: rendered output is {total} bytes, more than "
         f"limits.maxRenderedBytesPerCluster ({cap}); the cluster keeps its previous output"
     )
+
+
+def clusters_over_cap(clusters: list[str], totals: Mapping[str, int], limits: Limits) -> list[str]:
+    """The clusters whose `totals` exceed the cap (none when the largest does not: one look in
+    C instead of a call per cluster)."""
+    if limits.max_rendered_bytes_per_cluster >= max(totals.values(), default=0):
+        return []
+    return [c for c in clusters if cluster_over_cap(totals.get(c, 0), c, limits) is not None]
 
 
 def _has_data(ident: Mapping[str, str]) -> bool:

@@ -7,6 +7,11 @@ assumed ready - and the pass's clock. A rollout that changed nothing (its state 
 went in), waits for nothing and set no timer does not depend on the clock: with the same inputs
 at any later time it gives the same result again. `rollout_inputs` keys exactly those inputs;
 `reuse` applies the remembered result, `keep` remembers a settled one (`reconciler.stagememo`).
+What the key reads about the placement's clusters (their report entries, whether they are
+declared, assumed ready) is last pass's very objects while none of them changed
+(`reconciler.rollfacts`), so an unchanged placement costs a few identity checks, not a step per
+cluster; a reused rollout hands out the remembered dicts themselves, which cannot change
+(`reconciler.rollkept.Frozen`).
 
 Never reused: held and External placements (drivers move them), placements with bindings being
 deleted or an eviction this pass.
@@ -29,6 +34,8 @@ from gitfleet.api.report import PlacementReport
 from reconciler.manifests import Manifest
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
+from reconciler.rollfacts import facts
+from reconciler.rollkept import Frozen, frozen
 from reconciler.rollout.model import PlacementView
 from reconciler.rollview import ReportEntries
 from reconciler.stagememo import IdentityMemo, StageMemo
@@ -38,9 +45,9 @@ from reconciler.state import PlacementState
 @dataclass(frozen=True)
 class _Rolled:
     state: PlacementState
-    desired: dict[str, str]
-    reports: dict[str, PlacementReport]
-    apply_strategies: dict[str, Mapping[str, Any]]
+    desired: Frozen[str, str]
+    reports: Frozen[str, PlacementReport]
+    apply_strategies: Frozen[str, Mapping[str, Any]]
     view: PlacementView
 
 
@@ -145,12 +152,11 @@ def rollout_inputs(
     if plan.held or plan.strategy_type == "External" or plan.state.deleting:
         return None
     key, (names, named) = plan.key, _names(plan.state.bindings)
-    empty: Mapping[str, Any] = {}
-    entry = entries.get
     try:
         given = _given(key, names, prior_index, token)
     except Exception:  # e.g. an unreadable previous row: no reuse, never a failed pass
         return None
+    read = facts(key, names, named, entries, clusters, assume)
     return (
         plan.state,
         plan.manifests,
@@ -164,10 +170,10 @@ def rollout_inputs(
         plan.apply_strategy,
         plan.scheduled,
         plan.declared,
-        tuple([entry(c, empty).get(key) for c in names]) if entries else (),
+        read.reports,
         given,
-        clusters.issuperset(named) or named.difference(clusters),
-        assume.intersection(named),
+        read.declared,
+        read.assumed,
     )
 
 
@@ -177,9 +183,9 @@ def reuse(plan: PlacementPlan, inputs: tuple[Any, ...] | None) -> PlacementView 
     if found is None:
         return None
     plan.state = found.state
-    plan.desired = dict(found.desired)
-    plan.reports = dict(found.reports)
-    plan.cluster_apply_strategies = dict(found.apply_strategies)
+    plan.desired = found.desired  # `Frozen`: the very dicts of the pass that computed them
+    plan.reports = found.reports
+    plan.cluster_apply_strategies = found.apply_strategies
     return found.view
 
 
@@ -205,9 +211,9 @@ def keep(
         return
     rolled = _Rolled(
         before,  # equal: keeping the object that went in keeps later stages' keys identical
-        dict(plan.desired),
-        dict(plan.reports),
-        dict(plan.cluster_apply_strategies),
+        frozen(plan.desired),
+        frozen(plan.reports),
+        frozen(plan.cluster_apply_strategies),
         view,
     )
     _ROLLOUTS.put(plan.key, inputs, rolled)

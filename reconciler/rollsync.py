@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import Any
 
 from reconciler.placement import PlacementPlan
+from reconciler.rollkept import Frozen
 from reconciler.rollout.model import BOUND
 from reconciler.rollview import MAX_MESSAGE, SYNC_FAILED, timed
 from reconciler.stagememo import StageMemo, changed_keys
@@ -58,8 +59,9 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
         if synced is not None:
             plan.state = replace(plan.state, bindings=synced)
             _SETTLED.drop(plan.key)
-        else:  # copies: the plan's dicts are its own to change
-            inputs = (bindings, index, dict(plan.desired), dict(plan.sync_errors))
+        else:  # copies: the plan's dicts are its own to change (a `Frozen` one cannot change)
+            desired = plan.desired if isinstance(plan.desired, Frozen) else dict(plan.desired)
+            inputs = (bindings, index, desired, dict(plan.sync_errors))
             _SETTLED.put(plan.key, inputs, by_cluster if len(by_cluster) == len(bindings) else {})
 
 

@@ -43,21 +43,30 @@ HUB_TYPES = ("RolloutStarted", "WorkSynchronized")
 SYNC_FAILED = "SyncWorkFailed"
 ReportEntries = Mapping[str, Mapping[str, PlacementReport]]
 """cluster -> placement key -> the cluster's report entry about that placement."""
+
+
+class EntryTable(dict[str, dict[str, PlacementReport]]):
+    """`ReportEntries` as `report_entries` builds them: each cluster's entries are one dict per
+    report object, never changed once built (`rollfacts` compares them by identity)."""
+
+
 _entries: IdentityMemo[dict[str, PlacementReport]] = IdentityMemo()
 
 
 def report_entries(reports: Mapping[str, AgentReport]) -> ReportEntries:
     """Every report's entries by placement key, the first of a key as a scan finds it (built
-    once per report object)."""
+    once per placements list: a report that differs from the cluster's last one only in its
+    heartbeat shares that list, `gitfleet.load.report.reread_agent_report`, and so gives the
+    very entries of last pass)."""
     _entries.next_round()
-    out = {}
+    out = EntryTable()
     for cluster, report in reports.items():
-        found = _entries.get(report)
+        found = _entries.get(report.placements)
         if found is None:
             found = {}
             for p in report.placements:
                 found.setdefault(p.key, p)
-            _entries.put(report, found)
+            _entries.put(report.placements, found)
         out[cluster] = found
     return out
 

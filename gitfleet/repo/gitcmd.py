@@ -4,7 +4,9 @@ Every git process in gitfleet is started through `git_argv()`/`git_env()` (or `r
 uses both): argv form, never a shell; a protocol allow-list (`file`, `https`, `ssh`) and
 `protocol.ext.allow=never`; no terminal prompts; no system config; inherited `GIT_*` variables
 that could redirect git to another repository are dropped. Error text is passed through
-`redact_url()` so credentials inside URLs never reach logs or status. Called by `GitTree` and by
+`redact_url()` so credentials inside URLs never reach logs or status. `start_cat_file` and
+`stop_process` start and end the long-running `cat-file --batch` readers (`GitTree`,
+`CommitFiles`). Called by `GitTree` and by
 the fetch/commit/push code of the reconciler and agent loops.
 """
 
@@ -15,7 +17,7 @@ import re
 import subprocess
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +96,33 @@ def git_argv(repo_dir: Path, *args: str, config: Mapping[str, str] | None = None
     """
     options = [item for key, value in (config or {}).items() for item in ("-c", f"{key}={value}")]
     return ["git", "-c", "protocol.ext.allow=never", *options, "-C", str(repo_dir), *args]
+
+
+def start_cat_file(repo_dir: Path) -> subprocess.Popen[bytes]:
+    """A `git cat-file --batch` process in `repo_dir` (objects asked on stdin, one a line), for
+    a reader of many objects; `stop_process` ends it."""
+    return subprocess.Popen(
+        git_argv(repo_dir, "cat-file", "--batch"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=git_env(),
+    )
+
+
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """End a long-running git process: close its stdin, wait up to 10 s (then kill it), close
+    its stdout."""
+    if proc.stdin is not None:
+        with suppress(OSError):
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def run_git(

@@ -5,7 +5,8 @@ id) to a commit with `resolve_revision` (`rev-parse --verify --end-of-options <r
 (`ls-tree -r -z -l --full-tree`) and reads blobs through one persistent `git cat-file --batch`
 process, started on the first read and stopped by `close()` (or the context manager).
 Symbolic links (mode 120000) and submodules (160000, never initialised) are refused as
-`FleetError`s; hidden components are skipped. `list_paths` and `list_dirs` list only part of a
+`FleetError`s; hidden components are skipped. `GitTree.open_since(repo_dir, ref, base)` lists
+only the paths changed since an earlier tree (the hub's source tip, pass to pass). `list_paths` and `list_dirs` list only part of a
 commit's tree, filtered the same way (a reader that needs a few files of a large tree). Called by
 the CLI and the reconciler loop.
 """
@@ -19,7 +20,13 @@ from types import TracebackType
 from typing import IO, NamedTuple, Self
 
 from gitfleet.api.errors import FleetError
-from gitfleet.repo.gitcmd import GitError, git_argv, git_env, resolve_revision, run_git
+from gitfleet.repo.gitcmd import (
+    GitError,
+    resolve_revision,
+    run_git,
+    start_cat_file,
+    stop_process,
+)
 from gitfleet.repo.tree import is_hidden, relpath_problem
 from gitfleet.repo.workdir import SYMLINK_MESSAGE
 
@@ -51,7 +58,41 @@ class GitTree:
     @classmethod
     def open(cls, repo_dir: Path, ref: str) -> GitTree:
         """Resolve `ref` in `repo_dir` and list its tree. Raises GitError for a bad ref."""
+        return cls._listed_whole(repo_dir, resolve_revision(repo_dir, ref))
+
+    @classmethod
+    def open_since(cls, repo_dir: Path, ref: str, base: GitTree | None) -> GitTree:
+        """`open(repo_dir, ref)`, listing only what changed since `base`, an earlier tree of
+        the same repository: `diff-tree` names the changed paths and `ls-tree` lists just those,
+        so a long-running reader pays for what changed rather than for the whole tree. Lists
+        the whole tree when there is no base, its commit is gone, or many paths changed."""
         commit = resolve_revision(repo_dir, ref)
+        if base is None or base.commit is None:
+            return cls._listed_whole(repo_dir, commit)
+        if commit == base.commit:
+            return cls(repo_dir, commit, base._blobs, base._errors)
+        try:
+            args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", base.commit, commit]
+            changed = _changed_paths(run_git(repo_dir, args).stdout)
+        except GitError:
+            changed = None
+        if changed is None or len(changed) > _PATCH_LIMIT:
+            return cls._listed_whole(repo_dir, commit)
+        blobs = {p: b for p, b in base._blobs.items() if p not in changed}
+        errors = [e for e in base._errors if e.file not in changed]
+        for start in range(0, len(changed), _PATHS_PER_CALL):
+            chunk = sorted(changed)[start : start + _PATHS_PER_CALL]
+            args = ["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", *chunk]
+            for record in run_git(repo_dir, args, env=_LITERAL).stdout.split(b"\0"):
+                parsed = _parse_record(record) if record else None
+                if isinstance(parsed, FleetError):
+                    errors.append(parsed)
+                elif parsed is not None:
+                    blobs[parsed[0]] = parsed[1]
+        return cls(repo_dir, commit, blobs, sorted(errors, key=lambda error: error.file))
+
+    @classmethod
+    def _listed_whole(cls, repo_dir: Path, commit: str) -> GitTree:
         listing = run_git(repo_dir, ["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
         blobs, errors = _parse_listing(listing.stdout)
         return cls(repo_dir, commit, blobs, errors)
@@ -105,17 +146,8 @@ class GitTree:
     def close(self) -> None:
         """Stop the cat-file process (idempotent)."""
         proc, self._batch = self._batch, None
-        if proc is None:
-            return
-        if proc.stdin is not None:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        if proc is not None:
+            stop_process(proc)
 
     def __enter__(self) -> Self:
         return self
@@ -130,13 +162,7 @@ class GitTree:
 
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._batch is None or self._batch.poll() is not None:
-            self._batch = subprocess.Popen(
-                git_argv(self._repo_dir, "cat-file", "--batch"),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=git_env(),
-            )
+            self._batch = start_cat_file(self._repo_dir)
         assert self._batch.stdin is not None and self._batch.stdout is not None
         return self._batch.stdin, self._batch.stdout
 
@@ -194,6 +220,18 @@ def _parse_record(record: bytes) -> _Parsed:
 
 _LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 _PATHS_PER_CALL = 2000
+_PATCH_LIMIT = 4000
+"""Changed paths above which `GitTree.open_since` lists the whole tree instead."""
+
+
+def _changed_paths(raw: bytes) -> set[str] | None:
+    """The paths `diff-tree -r -z --no-renames` names (":<modes> <ids> <status>\\0<path>\\0"
+    records); None when one is not valid UTF-8 (the whole listing reports it)."""
+    fields = raw.split(b"\0")
+    try:
+        return {fields[i].decode("utf-8") for i in range(1, len(fields), 2) if fields[i - 1]}
+    except UnicodeDecodeError:
+        return None
 
 
 def list_paths(repo_dir: Path, commit: str, paths: Sequence[str]) -> dict[str, tuple[str, int]]:

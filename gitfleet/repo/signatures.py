@@ -23,8 +23,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
-from gitfleet.repo.gitcmd import GitError, git_argv, git_env, run_git
+from gitfleet.repo.gitcmd import GitError, run_git, start_cat_file, stop_process
 
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _FORMAT = "--format=%H%x00%G?%x00%GS%x00%GK%x00"
@@ -118,34 +119,43 @@ class CommitFiles:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def read(self, commit: str, path: str) -> bytes | None:
-        """The content of `path` at `commit` (None when it is not a file there)."""
+        """The content of `path` at `commit` (None when it is not a file there). GitError when
+        the git process stops (the next read starts another)."""
         if any(ch in path for ch in "\n\r") or not _HEX.fullmatch(commit):
             raise GitError(f"refused file {path!r} at {commit!r}")
-        if self._proc is None:
-            argv = git_argv(self._repo, "cat-file", "--batch")
-            self._proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=git_env(),
-            )
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(f"{commit}:{path}\n".encode())
-        self._proc.stdin.flush()
-        header = self._proc.stdout.readline().split()
+        stdin, stdout = self._pipes()
+        try:
+            stdin.write(f"{commit}:{path}\n".encode())
+            stdin.flush()
+        except OSError:
+            self.close()
+            raise GitError(
+                f"git cat-file stopped before reading {path!r} at {commit[:12]}"
+            ) from None
+        line = stdout.readline()
+        if not line.endswith(b"\n"):
+            self.close()
+            raise GitError(f"git cat-file stopped while reading {path!r} at {commit[:12]}")
+        header = line.split()
         if len(header) != 3:
             return None  # "<name> missing" or "<name> ambiguous"
-        data = self._proc.stdout.read(int(header[2]) + 1)[:-1]  # every record ends with LF
-        return data if header[1] == b"blob" else None
+        size = int(header[2])
+        data = stdout.read(size + 1)  # every record ends with LF
+        if len(data) != size + 1:
+            self.close()
+            raise GitError(f"git cat-file returned a truncated {path!r} at {commit[:12]}")
+        return data[:-1] if header[1] == b"blob" else None
+
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        if self._proc is None:
+            self._proc = start_cat_file(self._repo)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        return self._proc.stdin, self._proc.stdout
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.close()
-            proc.wait(timeout=10)
-            proc.stdout.close()
+            stop_process(proc)
 
     def __enter__(self) -> CommitFiles:
         return self

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from benchmarks.hub_checks import git as plumb
 from benchmarks.hub_reports import push_report
+from gitfleet.repo import signatures
 from reconciler import hubinputs
 from renderers.hubload import FleetLoader
 from tests.helpers.gitrepo import OUTPUT, git
@@ -22,6 +25,11 @@ from tests.integration.test_hub_faults import World, rev
 
 def _stamp(clock: Clock, seconds: int) -> str:
     return (clock.now + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _status(remote: Path, cluster: str) -> dict[str, Any]:
+    doc = yaml.safe_load(git(remote, "show", f"{OUTPUT}:status/clusters/{cluster}.yaml"))
+    return dict(doc["status"])
 
 
 def _recorded_heartbeat(remote: Path) -> str:
@@ -86,3 +94,36 @@ def test_the_same_source_pair_gives_the_same_snapshot(tmp_path: Path) -> None:
 
     assert [fleets.author(source, lookup) for _ in range(3)] == ["A <a@example.com>"] * 3
     assert asked == [source]
+
+
+def test_new_reports_are_read_through_one_git_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two clusters report at once and a third's status branch holds no report file: one
+    `cat-file --batch` reads them all (no process per report), each report counts, and the
+    branch without a report is no report and no error."""
+    world, clock = World.create(tmp_path), Clock()
+    hub = world.hub("hub", clock)
+    assert hub.run_once().outcome == "committed"
+    since = _stamp(clock, -600)
+    for cluster in ("east", "west"):
+        push_report(world.remote, cluster, _stamp(clock, -60), since)
+    empty = plumb(world.remote, "mktree", stdin=b"").strip()
+    bare = plumb(world.remote, "commit-tree", empty, stdin=b"no report\n").strip()
+    plumb(world.remote, "update-ref", "refs/heads/gitfleet/status/lab", bare)
+    started: list[list[str]] = []
+    real = signatures.subprocess.Popen
+
+    def popen(argv: list[str], **kwargs: Any) -> Any:
+        started.append(argv)
+        return real(argv, **kwargs)
+
+    monkeypatch.setattr(signatures.subprocess, "Popen", popen)
+    passed = hub.run_once()
+    assert passed.outcome == "committed" and not passed.errors
+    batches = [a for a in started if a[-2:] == ["cat-file", "--batch"]]
+    assert len(batches) == 1 and not [a for a in started if "ls-tree" in a]
+    assert "agentStatus" not in _status(world.remote, "lab")
+    for cluster in ("east", "west"):
+        beat = _status(world.remote, cluster)["agentStatus"][0]["lastReceivedHeartbeat"]
+        assert beat == _stamp(clock, -60)

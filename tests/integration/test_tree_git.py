@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gitfleet.repo import gitread
+from gitfleet.repo import gitcmd, gitread
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.workdir import WorkdirTree
@@ -154,3 +155,67 @@ def test_a_listing_parsed_again_reuses_unchanged_records_and_equals_a_fresh_pars
     assert kept == gitread._parse_listing(b"\0".join(second) + b"\0")
     assert sorted(kept[0]) == ["resources/a.yaml", "resources/b.yaml", "resources/link"]
     assert [e.message for e in kept[1]] == ["file name is not valid UTF-8"]
+
+
+def _change(repo: Path, step: int) -> None:
+    """One commit of a series: edits, additions, deletions, a file that becomes a folder, a
+    symbolic link, a hidden file, a mode change."""
+    root = repo
+    if step == 0:
+        (root / "clusters/east.yaml").write_bytes(b"east 2\n")
+        (root / "clusters/west.yaml").write_bytes(b"west\n")
+        (root / ".hidden.yaml").write_bytes(b"h\n")
+        os.symlink("east.yaml", root / "clusters/link.yaml")
+    elif step == 1:
+        (root / "resources/empty.yaml").unlink()
+        (root / "resources/empty.yaml").mkdir()
+        (root / "resources/empty.yaml/inside.yaml").write_bytes(b"in\n")
+        (root / "clusters/link.yaml").unlink()
+        os.chmod(root / "scripts/run.sh", 0o644)
+    else:
+        (root / "resources/bin.dat").unlink()
+        (root / "clusters/link.yaml").write_bytes(b"a file now\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", f"step {step}")
+
+
+def test_open_since_lists_what_open_lists(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Listed from the tree before (only the changed paths), each commit's tree has the very
+    listing, sizes, reads and refusals of a whole listing; the same commit shares the base's."""
+    base = GitTree.open(repo, "main")
+    refused = [["clusters/link.yaml"], [], []]  # the symbolic link, while there is one
+    calls: list[list[str]] = []
+    real = gitcmd.run_git
+
+    def counted(repo_dir: Path, args: list[str], **kwargs: Any) -> Any:
+        calls.append(args)
+        return real(repo_dir, args, **kwargs)
+
+    for step in range(3):
+        _change(repo, step)
+        calls.clear()
+        monkeypatch.setattr(gitread, "run_git", counted)
+        since = GitTree.open_since(repo, "main", base)
+        monkeypatch.setattr(gitread, "run_git", real)
+        whole = GitTree.open(repo, "main")
+        assert dict(since.listing()) == dict(whole.listing()) and since.commit == whole.commit
+        assert since.errors == whole.errors and since.files() == whole.files()
+        assert [error.file for error in since.errors] == refused[step]
+        assert [since.read(p) for p in since.files()] == [whole.read(p) for p in whole.files()]
+        listed = [a for a in calls if a[0] == "ls-tree"]
+        assert listed and all("--" in a for a in listed)  # never the whole tree
+        for tree in (base, since, whole):
+            tree.close()
+        base = since
+    again = GitTree.open_since(repo, "main", base)
+    assert again.listing() is base.listing()
+
+
+def test_open_since_falls_back_to_a_whole_listing(repo: Path) -> None:
+    base = GitTree.open(repo, "main")
+    gone = GitTree(repo, "0" * 40, {}, [])  # a base whose commit the repository lacks
+    _change(repo, 0)
+    for start in (None, gone, base):
+        with GitTree.open_since(repo, "main", start) as tree, GitTree.open(repo, "main") as whole:
+            assert dict(tree.listing()) == dict(whole.listing())
+            assert tree.errors == whole.errors

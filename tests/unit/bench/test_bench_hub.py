@@ -45,6 +45,8 @@ REPORTED = {
     "one agent's first report": "committed",  # its status; its rollout goes on
     "one agent's heartbeat": "unchanged",  # recorded at most every clusterStatusRecordInterval
     "one agent's heartbeat, recorded (5 min on)": "committed",  # lastReceivedHeartbeat
+    "one poll: 1 agents' first reports": "committed",  # a tenth of the clusters (at least one)
+    "one poll: 1 agents' heartbeats": "unchanged",  # their heartbeats, 2 min on
 }
 
 

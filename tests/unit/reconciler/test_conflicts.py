@@ -81,3 +81,28 @@ def test_owners_equal_a_plain_reading_of_every_claim() -> None:
         assert found == _plain(plans, held, prior)
         contested += bool(found)
     assert contested > 50  # the table exercises conflicts, not only quiet fleets
+
+
+def test_owners_follow_a_fleet_whose_placements_change_a_few_at_a_time() -> None:
+    """Pass after pass most placements hand the very manifests tuple of the last pass and a
+    few change (other objects, held, gone, back): the remembered producers give what a plain
+    reading gives, conflicts coming and going."""
+    rng = random.Random(5)
+    plans: dict[str, _Plan] = {}
+    came = went = 0
+    for _ in range(300):
+        for key in rng.sample("pqrstu", 2):
+            roll = rng.random()
+            if roll < 0.15:
+                plans.pop(key, None)
+                continue
+            objects = [o for o in OBJECTS if rng.random() < 0.4]
+            manifests = tuple(_Manifest(dict(o)) for o in objects)
+            clusters = [c for c in CLUSTERS if rng.random() < 0.6]
+            plans[key] = _Plan(manifests, clusters, held=roll > 0.9)
+        now = {k: _Plan(p.manifests, p.written, p.held) for k, p in plans.items()}  # copies
+        found = find_owners(cast(dict[str, PlacementPlan], now), {}, {})
+        want = _plain(now, {}, {})
+        assert found == want
+        came, went = came + bool(found), went + (not found)
+    assert came > 50 and went > 50

@@ -177,3 +177,26 @@ def test_cluster_bytes_counts_each_cluster_folder_alone() -> None:
         "status/clusters/a.yaml": b"1234567890",
     }
     assert cluster_bytes(files) == {"a": 8, "ab": 1}
+
+
+@pytest.mark.parametrize(
+    ("cap", "totals", "over"),
+    [
+        (10, {"a": 5, "b": 10}, []),
+        (9, {"a": 5, "b": 10}, ["b"]),
+        (4, {"a": 5, "b": 10}, ["a", "b"]),
+        (-1, {"a": 5, "b": 10}, ["a", "b", "c"]),
+        (-1, {}, ["a", "b", "c"]),
+    ],
+)
+def test_clusters_over_the_cap_are_those_a_look_at_each_finds(
+    cap: int, totals: dict[str, int], over: list[str]
+) -> None:
+    """Totals at the cap pass, one byte over fails; a cluster without files counts 0 bytes."""
+    from dataclasses import replace
+
+    from gitfleet.api.limits import DEFAULT_LIMITS
+    from reconciler.outputguard import clusters_over_cap
+
+    limits = replace(DEFAULT_LIMITS, max_rendered_bytes_per_cluster=cap)
+    assert clusters_over_cap(["a", "b", "c"], totals, limits) == over

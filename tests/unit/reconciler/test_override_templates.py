@@ -85,3 +85,28 @@ def test_templated_results_equal_results_applied_per_cluster(
     assert templated == direct
     assert any(failures for _, failures, _, _ in direct)  # the missing label's error is there
     assert len({m.data for each, *_ in direct for m in each or ()}) > len(VALUES)
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_one_result_per_label_set_unless_the_name_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: bool
+) -> None:
+    """Clusters with equal labels share one result object (made once) when no rule reads the
+    cluster's name; with `${MEMBER-CLUSTER-NAME}` each cluster gets its own, with its name."""
+    manifests._outcomes.clear()
+    notes = {"where": REGION, **({"who": NAME} if named else {})}
+    rules = [rule([{"op": "add", "path": "/metadata/annotations", "value": notes}])]
+    fleet = app_fleet(tmp_path, cro("ns", [NS_SELECTOR], rules))
+    selection = select_resources(fleet.placements["app"], build_index(fleet.resources))
+    placement = index_of(fleet).for_placement(fleet.placements["app"], selection.resources)
+    renderer = OverrideRenderer(placement, build_index(fleet.resources), {})
+    made: list[str] = []
+    real = renderer._made_for
+    monkeypatch.setattr(renderer, "_made_for", lambda s, v: made.append(v.name) or real(s, v))
+    views = [view("a", region="eu"), view("b", region="eu"), view("c", region="us")]
+    results = [renderer.for_cluster(selection, v) for v in views]
+    assert made == (["a", "b", "c"] if named else ["a", "c"])
+    assert (results[0] is results[1]) is not named and results[0] is not results[2]
+    texts = [b"".join(m.data for m in r.manifests or ()) for r in results]
+    assert (b"who: a" in texts[0] and b"who: b" in texts[1]) is named
+    assert b"where: eu" in texts[1] and b"where: us" in texts[2]

@@ -275,3 +275,31 @@ def test_patch_makes_the_paths_equal_to_the_source_and_says_whether_one_went(
     paths = {"a", "b"}
     assert patch(files, paths, source) is lost
     assert files == want
+
+
+def test_a_tree_names_only_the_added_files_that_are_other_objects() -> None:
+    """Pass after pass the same status bytes objects are added again, some change, some come
+    and go, and the assembly changes a path: `since` names exactly the paths that differ
+    (plus re-made equal bytes), never one added file that stayed the very object, and a tree
+    patched from an unheld one equals the assembly plus what was added."""
+    status = {f"status/c{i}.yaml": f"s{i}".encode() for i in range(6)}
+    last: tuple[OutputFiles, dict[str, bytes]] | None = None
+    last_assembled: dict[str, bytes] | None = None
+    for n in range(9):
+        assembled = {**_unit("a", 4), f"clusters/c{n % 4}/a/x.yaml": str(n).encode()}
+        if n % 3 == 0:
+            status = {**status, f"status/c{n % 6}.yaml": f"new{n}".encode()}
+        added = {p: d for p, d in status.items() if n % 4 != 1 or "c5" not in p}
+        since = None
+        if last_assembled is not None:
+            since = (last_assembled, frozenset(_diff(last_assembled, assembled)))
+        tree = OutputFiles.of_assembly(assembled, since)
+        tree.add(added)
+        tree.follow(assembled, since)
+        union = {**assembled, **added}
+        assert tree == union
+        if last is not None:
+            assert tree.since is not None and tree.since[0] is last[0]
+            assert set(tree.since[1]) == _diff(last[1], union)
+        last, last_assembled = (tree, union), assembled
+        del tree

@@ -1,0 +1,49 @@
+"""`signatures.CommitFiles` on a real repository: files at many commits through one
+`cat-file --batch` process; a missing path or a folder is None; a process that stops is a
+GitError (never "no file"), and the next read starts a new one."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitfleet.repo.gitcmd import GitError
+from gitfleet.repo.signatures import CommitFiles
+from tests.helpers.gitrepo import git
+
+
+@pytest.fixture
+def commits(tmp_path: Path) -> tuple[Path, list[str]]:
+    repo = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    made = []
+    for n in range(3):
+        (repo / "report.yaml").write_text(f"n: {n}\n")
+        (repo / "dir").mkdir(exist_ok=True)
+        (repo / "dir" / "f").write_text("x\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", f"c{n}")
+        made.append(git(repo, "rev-parse", "HEAD"))
+    return repo, made
+
+
+def test_reads_at_many_commits(commits: tuple[Path, list[str]]) -> None:
+    repo, made = commits
+    with CommitFiles(repo) as files:
+        assert [files.read(c, "report.yaml") for c in made] == [b"n: 0\n", b"n: 1\n", b"n: 2\n"]
+        assert files.read(made[0], "absent.yaml") is None and files.read(made[0], "dir") is None
+
+
+def test_a_stopped_process_is_an_error(commits: tuple[Path, list[str]]) -> None:
+    repo, made = commits
+    with CommitFiles(repo) as files:
+        assert files.read(made[0], "report.yaml") == b"n: 0\n"
+        proc = files._proc
+        assert proc is not None
+        proc.kill()
+        proc.wait()
+        with pytest.raises(GitError, match="stopped"):
+            files.read(made[1], "report.yaml")
+        assert files.read(made[2], "report.yaml") == b"n: 2\n"  # a new process
