@@ -23,36 +23,23 @@ from gitfleet.repo.gitcmd import GitError, git_argv, git_env, last_lines, redact
 
 FAST_IMPORT = ("fast-import", "--quiet", "--done", "--date-format=raw")
 _KEEP_PACK = {"fastimport.unpackLimit": "0"}
-NO_DELTAS = "--depth=0"
-"""fast-import stores every object whole (no delta search against the blob written before)."""
 _BUFFER = 1 << 20
 """Bytes collected before one write to git's stdin."""
 
 
 def run_fast_import(
-    repo: Path,
-    parts: Iterable[bytes],
-    timeout: float = 120.0,
-    *,
-    keep_pack: bool = False,
-    deltas: bool = True,
+    repo: Path, parts: Iterable[bytes], timeout: float = 120.0, *, keep_pack: bool = False
 ) -> bytes:
     """Feed `parts` to `git fast-import` in `repo` and return what it printed on stdout.
     `keep_pack`: keep git's pack however few objects it holds (`fastimport.unpackLimit=0`, no
     `git unpack-objects`; for a repository whose `Mirror.maintain` folds small packs).
-    `deltas=False`: no delta search (`--depth=0`; see `gitwrite.DELTA_MIN_BLOBS`).
     GitError (stderr redacted) when git fails or does not finish within `timeout` seconds
     (it is killed then, whether it is reading or working); an exception while producing
     `parts` stops git before it propagates."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
-                git_argv(
-                    repo,
-                    *FAST_IMPORT,
-                    *(() if deltas else (NO_DELTAS,)),
-                    config=_KEEP_PACK if keep_pack else None,
-                ),
+                git_argv(repo, *FAST_IMPORT, config=_KEEP_PACK if keep_pack else None),
                 stdin=subprocess.PIPE,
                 stdout=out,
                 stderr=err,

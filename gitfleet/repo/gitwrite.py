@@ -27,12 +27,6 @@ from gitfleet.repo.tree import relpath_problem
 ZERO_OID = "0" * 40
 FILE_MODE = "100644"
 _SCRATCH_REF = "refs/gitfleet/fast-import-scratch"
-DELTA_MIN_BLOBS = 5_000
-"""Written files from which fast-import searches deltas. fast-import deltifies each blob against
-the one written just before it: on a hub's incremental commit (files of different kinds in path
-order) that found ~2% of the bytes for ~35% of fast-import's CPU (fleet-1k, fleet-wide edit, 555
-blobs: 152 -> 100 ms, pack 1,161 -> 1,176 KB), and `Mirror.maintain` folds small packs with git's
-own delta search anyway; on a cold commit (125k blobs) it halves the pack (37 vs 68 MB)."""
 _PART = r"[^/.\\\0\n\r][^/\\\0\n\r]*"
 _GOOD_PATH = re.compile(f"{_PART}(?:/{_PART})*")
 """Fast accept: non-empty components, none starting with '.', no backslash, NUL or line break."""
@@ -209,9 +203,7 @@ def _write(
     if parent is not None and parent_tree is not None and not changes:
         return CommitResult(parent, parent_tree, changed=False)
     stream = _stream_parts(parent, changes, message, author, date or datetime.now(UTC))
-    deltas = sum(data is not None for data in changes.values()) >= DELTA_MIN_BLOBS
-    out = run_fast_import(repo, stream, keep_pack=keep_pack, deltas=deltas)
-    commit, tree = _commit_and_tree(out)
+    commit, tree = _commit_and_tree(run_fast_import(repo, stream, keep_pack=keep_pack))
     if parent is not None and tree == parent_tree:
         return CommitResult(parent, tree, changed=False)
     if sign_key is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gitfleet.repo import gitwrite, packs
+from gitfleet.repo import packs
 from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
 from tests.helpers.hubs import Clock
@@ -105,24 +105,3 @@ def test_the_hub_keeps_its_small_commits_packed(tmp_path: Path) -> None:
     assert (
         not loose.exists() and _git(hub.mirror.path, "cat-file", "-t", edited.output) == "commit\n"
     )
-
-
-def _deltas(repo: Path) -> int:
-    """Objects stored as deltas in the repository's packs (`verify-pack -v` rows with a base)."""
-    rows = []
-    for pack in (repo / "objects" / "pack").glob("*.idx"):
-        rows += _git(repo, "verify-pack", "-v", str(pack)).splitlines()
-    return sum(1 for row in rows if len(row.split()) == 7 and row.split()[1] == "blob")
-
-
-@pytest.mark.parametrize(("minimum", "deltas"), [(10_000, False), (2, True)])
-def test_only_large_commits_search_deltas(
-    mirror: Mirror, monkeypatch: pytest.MonkeyPatch, minimum: int, deltas: bool
-) -> None:
-    """Below `DELTA_MIN_BLOBS` written files fast-import stores every blob whole; from it on,
-    it deltifies a blob against the one before (here: near-identical files)."""
-    monkeypatch.setattr(gitwrite, "DELTA_MIN_BLOBS", minimum)
-    text = "".join(f"line {n}: {'x' * 40}\n" for n in range(200))
-    files = {f"f{n}.yaml": (text + f"last {n}\n").encode() for n in range(8)}
-    commit_files(mirror.path, None, files, "c", BOT, keep_pack=True)
-    assert (_deltas(mirror.path) > 0) is deltas
