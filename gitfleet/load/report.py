@@ -37,7 +37,8 @@ _STAMP: TypeAdapter[str] = TypeAdapter(Timestamp)
 @dataclass(frozen=True)
 class ReadReport:
     """A report file as read: its bytes, the report or the problems, and the 0-based line
-    that holds its top-level `heartbeatTime: '<time>'` and nothing else (None: unknown)."""
+    that holds its top-level `heartbeatTime: '<time>'` and nothing else (None: not located:
+    it is, lazily, by the first report that differs on one line only)."""
 
     data: bytes
     report: AgentReport | None
@@ -104,17 +105,17 @@ def read_agent_report(
 def reread_agent_report(
     data: bytes, cluster: str, branch: str, last: ReadReport | None
 ) -> ReadReport:
-    """`read_agent_report`, or, when `data` is `last` (the cluster's previous report, read
-    whole) but for the value on its `heartbeatTime` line, `last`'s report with the new
-    heartbeat: an agent's heartbeat rewrites one line of a report of ~20 KB, and reading
-    only that line keeps a poll of many agents cheap. The line was located by the YAML
-    structure when `last` was read whole, so no other change can pass for a heartbeat."""
+    """`read_agent_report`, or, when `data` is `last` (the cluster's previous report) but for
+    the value on its `heartbeatTime` line, `last`'s report with the new heartbeat: an agent's
+    heartbeat rewrites one line of a report of ~20 KB, and reading only that line keeps a poll
+    of many agents cheap. The line must be the one the YAML structure of `last` puts the
+    top-level `heartbeatTime` on (located once, the first time only that line differs), so no
+    other change can pass for a heartbeat."""
     again = _with_heartbeat(data, last) if last is not None else None
     if again is not None:
         return again
     report, problems = read_agent_report(data, cluster, branch=branch)
-    beat_line = _beat_line(data) if report is not None else None
-    return ReadReport(data, report, tuple(problems), beat_line)
+    return ReadReport(data, report, tuple(problems))
 
 
 def _beat_line(data: bytes) -> int | None:
@@ -129,11 +130,20 @@ def _beat_line(data: bytes) -> int | None:
 
 def _with_heartbeat(data: bytes, last: ReadReport) -> ReadReport | None:
     """`last` with the heartbeat of `data` when nothing else differs (see above), else None."""
-    at = last.beat_line
-    if at is None or last.report is None or len(data) > Limits().max_file_bytes:
+    if last.report is None or len(data) > Limits().max_file_bytes:
         return None
+    if data == last.data:
+        return last
     old, new = last.data.split(b"\n"), data.split(b"\n")
-    if len(old) != len(new) or old[:at] != new[:at] or old[at + 1 :] != new[at + 1 :]:
+    if len(old) != len(new):
+        return None
+    at = last.beat_line
+    if at is None:  # the first heartbeat after a whole read: the one line that differs
+        differ = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a is not b and a != b]
+        if len(differ) != 1 or _beat_line(last.data) != differ[0]:
+            return None
+        at = differ[0]
+    elif old[:at] != new[:at] or old[at + 1 :] != new[at + 1 :]:
         return None
     found = _BEAT.fullmatch(new[at])
     if found is None:

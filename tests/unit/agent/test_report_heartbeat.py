@@ -59,8 +59,8 @@ def _changed(text: str, case: str) -> str:
     ("case", "whole", "line_known"),
     [
         ("heartbeat", False, True),
-        ("same bytes", False, True),
-        ("heartbeat and another line", True, True),
+        ("same bytes", False, False),
+        ("heartbeat and another line", True, False),
         ("plain heartbeat", True, False),
         ("bad time", True, False),
         ("anchored heartbeat", True, False),
@@ -72,13 +72,13 @@ def test_only_a_heartbeat_skips_the_whole_read(
 ) -> None:
     text = _text()
     last = reread_agent_report(text.encode(), "c1", status_branch("c1"), None)
-    assert last.report is not None and last.beat_line is not None
+    assert last.report is not None and last.beat_line is None  # located lazily
     data = _changed(text, case).encode()
     got, read_whole = _read(data, last, monkeypatch)
     assert read_whole is whole
     report, problems = read_agent_report(data, "c1", branch=status_branch("c1"))
     assert (got.report, got.problems) == (report, tuple(problems))
-    assert got.beat_line == (last.beat_line if line_known else None)
+    assert got.beat_line == (text.split("\n").index(OLD) if line_known else None)
 
 
 def test_a_line_that_only_looks_like_the_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,10 +86,11 @@ def test_a_line_that_only_looks_like_the_heartbeat(monkeypatch: pytest.MonkeyPat
     message (at column 0) is not it, so changing it reads the report whole."""
     text = _text().replace("agentVersion: test", f'agentVersion: "v1\n{OLD}\n  x"', 1)
     last = reread_agent_report(text.encode(), "c1", status_branch("c1"), None)
-    assert last.report is not None and last.beat_line is not None
-    assert text.split("\n")[last.beat_line] == OLD and text.count(OLD) == 2
+    real_at = report_module._beat_line(text.encode())
+    assert last.report is not None and real_at is not None
+    assert text.split("\n")[real_at] == OLD and text.count(OLD) == 2
     lines = text.split("\n")
-    fake_at = next(i for i, line in enumerate(lines) if line == OLD and i != last.beat_line)
+    fake_at = next(i for i, line in enumerate(lines) if line == OLD and i != real_at)
     lines[fake_at] = NEW
     data = "\n".join(lines).encode()
     got, read_whole = _read(data, last, monkeypatch)
@@ -111,3 +112,19 @@ def test_a_heartbeat_keeps_the_rollouts_report_entries() -> None:
     assert report_entries({"c1": beat.report})["c1"] is before
     again = report_entries({"c1": other.report})["c1"]
     assert again == before and again is not before
+
+
+def test_later_heartbeats_use_the_located_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once located, the line is kept: the next heartbeat reads it alone again, and any other
+    change after it (here the agent's version) reads the report whole."""
+    text = _text()
+    last = reread_agent_report(text.encode(), "c1", status_branch("c1"), None)
+    first, _ = _read(text.replace(OLD, NEW).encode(), last, monkeypatch)
+    assert first.beat_line == text.split("\n").index(OLD)
+    later = text.replace(OLD, "heartbeatTime: '2026-01-01T00:01:00Z'")
+    second, whole = _read(later.encode(), first, monkeypatch)
+    assert not whole and second.beat_line == first.beat_line
+    assert second.report is not None and second.report.heartbeat_time == "2026-01-01T00:01:00Z"
+    other = later.replace("agentVersion: test", "agentVersion: v2")
+    third, whole = _read(other.encode(), second, monkeypatch)
+    assert whole and third.report is not None and third.report.agent_version == "v2"
