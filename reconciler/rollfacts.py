@@ -114,13 +114,13 @@ def facts(
     last = _FACTS.last(key)
     if last is not None:
         was, at = last[1]
-        if at is epoch and (was.names is names or was.names == names):
-            return was
-        moved = epoch.moved
-        unmoved = at is epoch.before and moved is not None and named.isdisjoint(moved)
-        if unmoved and (was.names is names or was.names == names):
-            _FACTS.put(key, (), (was, epoch))
-            return was
+        if was.names is names or was.names == names:
+            if at is epoch:
+                return was
+            moved = epoch.moved
+            if at is epoch.before and moved is not None and named.isdisjoint(moved):
+                _FACTS.put(key, (), (was, epoch))
+                return was
     made = _read(str(key), names, named, entries, clusters, assume)
     _FACTS.put(key, (), (made, epoch))
     return made

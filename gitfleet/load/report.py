@@ -32,6 +32,8 @@ STATUS_BRANCH_PREFIX = "gitfleet/status/"
 _BEAT = re.compile(rb"heartbeatTime: '([0-9A-Za-z:.+-]{1,40})'")
 """The line of the report's top-level `heartbeatTime` as agents write it (one quoted scalar)."""
 _STAMP: TypeAdapter[str] = TypeAdapter(Timestamp)
+_MAX_BYTES = Limits().max_file_bytes
+"""The default file size limit `read_agent_report` applies (made once, not per report)."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ def _beat_line(data: bytes) -> int | None:
 
 def _with_heartbeat(data: bytes, last: ReadReport) -> ReadReport | None:
     """`last` with the heartbeat of `data` when nothing else differs (see above), else None."""
-    if last.report is None or len(data) > Limits().max_file_bytes:
+    if last.report is None or len(data) > _MAX_BYTES:
         return None
     if data == last.data:
         return last

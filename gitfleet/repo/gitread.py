@@ -80,8 +80,9 @@ class GitTree:
             return cls._listed_whole(repo_dir, commit)
         blobs = {p: b for p, b in base._blobs.items() if p not in changed}
         errors = [e for e in base._errors if e.file not in changed]
-        for start in range(0, len(changed), _PATHS_PER_CALL):
-            chunk = sorted(changed)[start : start + _PATHS_PER_CALL]
+        ordered = sorted(changed)
+        for start in range(0, len(ordered), _PATHS_PER_CALL):
+            chunk = ordered[start : start + _PATHS_PER_CALL]
             args = ["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", *chunk]
             for record in run_git(repo_dir, args, env=_LITERAL).stdout.split(b"\0"):
                 parsed = _parse_record(record) if record else None
