@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import partial
+from operator import attrgetter
 from typing import Any, TypeVar
 
 import yaml
@@ -220,13 +221,12 @@ def _placement_file(
     )
 
 
-_FIELDS = (
+_WHOLE = (
     "held",
     "kind",
     "scheduled",
     "deletion_hold",
     "state",
-    "decisions",
     "fixed_names",
     "target_index",
     "strategy_type",
@@ -234,39 +234,28 @@ _FIELDS = (
     "selection",
     "declared",
 )
-_COPIED = {"errors": list} | dict.fromkeys(
+"""The plan fields a status reads whole and no later stage changes in place."""
+_COPIED: dict[str, Callable[[Any], Any]] = {"errors": list} | dict.fromkeys(
     ("desired", "reports", "per_cluster", "sync_errors", "waits"), dict
 )
-_ROWS = FileRows(_FIELDS, _COPIED)
-"""Every plan field `_status_inputs` reads (the decisions whole: a superset), the ones later
-stages change in place copied."""
+"""The plan fields a status reads that later stages change in place, with how to copy one."""
+READ_FIELDS = frozenset((*_WHOLE, "decisions", *_COPIED))
+"""Every plan field `placement_status_doc` reads: `_WHOLE`, `_COPIED` and the decisions
+(`_decisions_read`). `_ROWS` and `_status_inputs` are both made of these, and nothing else."""
+_ROWS = FileRows((*_WHOLE, "decisions"), _COPIED)
+"""Compares every plan field `_status_inputs` reads (the decisions whole: a superset)."""
 _STATUSES: StageMemo[tuple[bytes, PriorConditions]] = StageMemo()
 """Placement key -> its last status file and the conditions written in it, with the inputs it
 was made from and those conditions (what equal inputs give again at any time)."""
+_READ_WHOLE = attrgetter(*_WHOLE)
+_READ_COPIED = tuple((attrgetter(name), copy) for name, copy in _COPIED.items())
 
 
 def _status_inputs(plan: PlacementPlan) -> tuple[Any, ...]:
-    """Everything `placement_status_doc` reads of the plan (dicts copied: plans change)."""
-    return (
-        plan.held,
-        plan.kind,
-        plan.scheduled,
-        tuple(plan.errors),
-        plan.deletion_hold,
-        plan.state,
-        *_decisions_read(plan),
-        plan.target_index,
-        dict(plan.desired),
-        dict(plan.reports),
-        dict(plan.per_cluster),
-        dict(plan.sync_errors),
-        dict(plan.waits),
-        plan.strategy_type,
-        plan.apply_strategy,
-        plan.fixed_names,
-        plan.selection,
-        plan.declared,
-    )
+    """Everything `placement_status_doc` reads of the plan (`READ_FIELDS`; those changed in
+    place copied, the decisions as `_decisions_read` gives them)."""
+    copied = [copy(get(plan)) for get, copy in _READ_COPIED]
+    return (*_READ_WHOLE(plan), *_decisions_read(plan), *copied)
 
 
 Read = tuple[tuple[Any, ...], tuple[Any, ...]]
