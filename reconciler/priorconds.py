@@ -64,16 +64,25 @@ stage hands over a cluster's very conditions while they are unchanged
 (`reconciler.statusentries`), so only changed clusters' keys are made again."""
 
 
-def _group_key(name: str, conds: tuple[Condition, ...]) -> tuple[Any, ...] | None:
-    """What the conditions are without the cluster's quoted name (None: not groupable)."""
+def _group_key(
+    name: str, conds: tuple[Condition, ...], plain: dict[int, tuple[Any, ...]]
+) -> tuple[Any, ...] | None:
+    """What the conditions are without the cluster's quoted name (None: not groupable).
+    `plain`: id of a condition -> its part of a key when its texts name no cluster, shared by
+    the clusters of one call (they mostly share their conditions: `status.timed`)."""
     quoted = f'"{name}"'
     key: list[Any] = []
     for c in conds:
-        texts = tuple(getattr(c, f) for f in TEXT_FIELDS)
-        if any(NAME_TOKEN in text for text in texts):
-            return None
-        key.append((*(t.replace(quoted, NAME_TOKEN) for t in texts), c.status))
-        key.append((c.observed_generation, c.last_transition_time))
+        part = plain.get(id(c))
+        if part is None or any(quoted in text for text in part[:3]):
+            texts = tuple(getattr(c, f) for f in TEXT_FIELDS)
+            if any(NAME_TOKEN in text for text in texts):
+                return None
+            renamed = tuple(t.replace(quoted, NAME_TOKEN) for t in texts)
+            part = (*renamed, c.status, c.observed_generation, c.last_transition_time)
+            if renamed == texts:
+                plain[id(c)] = part
+        key.append(part)
     return tuple(key)
 
 
@@ -94,13 +103,14 @@ def conditions_section(prior: PriorConditions, placement: str = "") -> dict[str,
     last = _GROUP_KEYS.last(placement)
     before: _Keys = last[1] if last is not None else {}
     made: _Keys = {}
+    plain: dict[int, tuple[Any, ...]] = {}
     for name, conds in sorted(prior[1].items()):
         if name.startswith(UNNAMED):
             key = None
         else:
             found = before.get(name)
             if found is None or found[0] is not conds:
-                found = (conds, _group_key(name, conds))
+                found = (conds, _group_key(name, conds, plain))
             made[name] = found
             key = found[1]
         if key is not None:

@@ -3,7 +3,8 @@
 `cluster_status` builds one `perClusterPlacementStatuses` entry from a binding and what the pass
 did for it; `placement_conditions` aggregates them in KubeFleet's order (Unknown before False,
 types after the stopping point removed). Condition times come from the prior pass so that a
-no-op pass writes identical bytes. Called by `reconciler.pass_`.
+no-op pass writes identical bytes; equal conditions built under one pass clock are one object
+(`timed`: a fleet's clusters mostly share theirs). Called by `reconciler.pass_`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from gitfleet.api import Condition
 from gitfleet.api.conditions import format_time
@@ -256,19 +257,42 @@ def timed(
             out += (previous,)  # exactly what it would build
             continue
         stamp = previous.last_transition_time if kept and previous is not None else None
-        out += (
-            Condition(
-                type=c.type,
-                status=cast(Status, c.status),
-                reason=c.reason,
-                message=c.message,
-                observed_generation=generation,
-                last_transition_time=stamp or stamp_of(now),
-            ),
-        )
+        out += (_built(c, generation, stamp or stamp_of(now), now),)
     return out
 
 
+def _built(c: Cond, generation: int, stamp: str, now: datetime) -> Condition:
+    """The Condition of `c` at `generation` and `stamp`: one object for equal ones built under
+    one pass clock (a fleet's clusters mostly share their conditions; only the ones that name
+    the cluster differ), so a cold pass builds and holds a few per placement, not one per
+    cluster (a Condition is frozen: sharing it is safe)."""
+    key = (c.type, c.status, c.reason, c.message, generation, stamp)
+    table = _BUILT[1] if _BUILT and _BUILT[0] == now else _new_table(now)
+    found = table.get(key)
+    if found is None:
+        if len(table) >= _MAX_BUILT:
+            table.clear()
+        found = table[key] = Condition(
+            type=c.type,
+            status=cast(Status, c.status),
+            reason=c.reason,
+            message=c.message,
+            observed_generation=generation,
+            last_transition_time=stamp,
+        )
+    return found
+
+
+def _new_table(now: datetime) -> dict[tuple[str, str, str, str, int, str], Condition]:
+    table: dict[tuple[str, str, str, str, int, str], Condition] = {}
+    _BUILT[:] = [now, table]
+    return table
+
+
+_BUILT: list[Any] = []
+"""[the pass clock, (type, status, reason, message, generation, time) -> the Condition built
+under it]: the last clock's only, so a running hub holds one pass's conditions at most."""
+_MAX_BUILT = 1 << 20
 _STAMP: list[tuple[datetime, str]] = []
 
 

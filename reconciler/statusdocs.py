@@ -58,6 +58,7 @@ from reconciler.statusentries import (
     cluster_entries,
     report_diff,
 )
+from reconciler.statusentries import next_round as next_entries_round
 from reconciler.statusrows import FileRows, Made
 from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
@@ -191,6 +192,7 @@ def placement_status_files(
     (`_ROWS`); any other is looked up by the inputs the document reads (`_placement_file`)."""
     _BLOCKS.next_round()
     _READ.next_round()
+    next_entries_round()
     make = partial(_placement_file, reports=reports, now=now)
     conditions = partial(prior_placement_conditions, prior)
     return _ROWS.files(plans, conditions, placement_status_path, make)

@@ -14,6 +14,8 @@ by cluster as columns (`_Columns`), each diffed with last pass's in C (`stagemem
 skipped for an equal column), so the other clusters cost no Python step each. With each entry
 are kept what the placement conditions read of it (`status.condition_summary`: one object per
 distinct summary, counted by identity) and the slots of its grouping key and emitted text.
+Entries share their conditions and the dumped dicts of them (`status.timed`, `_dumped`): a
+cold pass holds each distinct condition once, not once a cluster.
 Called by `reconciler.statusdocs`.
 """
 
@@ -35,7 +37,7 @@ from reconciler.reports import failure_details
 from reconciler.rollout.rolling import STALE_REASON
 from reconciler.schedule.cycle import BOUND
 from reconciler.schedule.outcome import Decision
-from reconciler.stagememo import StageMemo, changed_keys
+from reconciler.stagememo import IdentityMemo, StageMemo, changed_keys
 from reconciler.state import Binding
 from reconciler.status import (
     Cond,
@@ -282,7 +284,7 @@ def _entry(
         "clusterName": d.cluster,
         **_rollout_fields(plan, binding, index),
         **_applicable(custom),
-        "conditions": dump_conditions(timed_conds),
+        "conditions": list(map(_dumped, timed_conds)),
         **failure_details(report),
     }
     summary = condition_summary(conds)
@@ -293,6 +295,26 @@ def _entry(
 
 _SUMMARIES: dict[Summary, Summary] = {}
 """Each distinct summary as one object, so that `_counted` counts them by identity."""
+
+
+def _dumped(cond: Condition) -> dict[str, Any]:
+    """`dump_conditions` of one condition, made once per condition object (`_DUMPS`): the
+    clusters of a placement mostly share their conditions (`status.timed`), and so their
+    entries share these dicts (nothing changes an entry in place)."""
+    found = _DUMPS.get(cond)
+    if found is None:
+        found = dump_conditions((cond,))[0]
+        _DUMPS.put(cond, found)
+    return found
+
+
+_DUMPS: IdentityMemo[dict[str, Any]] = IdentityMemo()
+"""A condition -> its dumped dict, for the last two passes (`next_round`)."""
+
+
+def next_round() -> None:
+    """Start a pass: what the last two passes did not use is dropped."""
+    _DUMPS.next_round()
 
 
 def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:

@@ -44,6 +44,7 @@ a message that says so. Called by the reconciler, the agent and the CLI services
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -332,7 +333,8 @@ def _group_key(
         # JSON escapes character by character, so renaming inside the JSON text is renaming
         # inside every string of the entry (its keys are field names, never a quoted name).
         if _ESCAPED_TOKEN not in text:
-            key = text.replace(f'\\"{_escaped(str(name))}\\"', _ESCAPED_TOKEN)
+            # Interned: the entries of one group (most of a placement's clusters) keep one text.
+            key = sys.intern(text.replace(f'\\"{_escaped(str(name))}\\"', _ESCAPED_TOKEN))
     slot.append(key)
     return key
 

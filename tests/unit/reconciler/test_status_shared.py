@@ -1,0 +1,94 @@
+"""A placement's clusters mostly share their conditions, and the status stage holds each distinct
+one once: `status.timed` builds one Condition for equal ones under one pass clock, the entries
+share its dumped dict, the grouping texts of one group are one string, and the condition
+record's group keys share the parts of conditions that name no cluster. Sharing changes no byte
+(the golden tests), and a condition that names another cluster keeps its grouping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from benchmarks.generate import FleetSize, build_fleet, write_fleet
+from gitfleet.api import Condition
+from gitfleet.api.output import group_cluster_statuses
+from gitfleet.repo.workdir import WorkdirTree
+from reconciler import placememo, statusentries
+from reconciler.pass_ import reconcile
+from reconciler.placement import PlacementPlan
+from reconciler.priorconds import _group_key, conditions_section
+from reconciler.state import State
+from reconciler.status import Cond, timed
+from renderers import load_fleet
+
+NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
+LATER = datetime(2026, 11, 21, 11, tzinfo=UTC)
+APPLIED = Cond("Applied", "Unknown", "ApplyPending", "pending")
+
+
+def test_equal_conditions_under_one_clock_are_one_object() -> None:
+    first = timed([Cond("Scheduled", "True", "Scheduled", 'in "a"'), APPLIED], (), 1, NOW)
+    second = timed([Cond("Scheduled", "True", "Scheduled", 'in "b"'), APPLIED], (), 1, NOW)
+    assert first[1] is second[1]
+    assert first[0] is not second[0] and first[0].message == 'in "a"'
+    assert timed([APPLIED], (), 2, NOW)[0] is not first[1]  # another generation
+    later = timed([APPLIED], (), 1, LATER)[0]
+    assert later.last_transition_time == "2026-11-21T11:00:00Z"
+    kept = timed([APPLIED], (first[1],), 1, LATER)[0]
+    assert kept is first[1]  # a kept condition is the prior's own object, whatever the clock
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlacementPlan]:
+    """The generated fleet's placement with the most selected clusters."""
+    placememo.forget()
+    root: Path = tmp_path_factory.mktemp("fleet")
+    write_fleet(build_fleet(FleetSize(16, 12, 48, 6), seed=7), root)
+    result = reconcile(load_fleet(WorkdirTree(root)), State(), None, NOW)
+    yield max(result.plans.values(), key=lambda p: (len(p.live_clusters()), p.key))
+    placememo.forget()
+
+
+def test_a_placements_entries_hold_each_distinct_condition_once(plan: PlacementPlan) -> None:
+    placememo.forget()
+    made = statusentries.cluster_entries(plan, {}, {}, NOW)
+    conds = [c for timed_conds in made.by_name.values() for c in timed_conds]
+    assert len(made.by_name) > 3
+    distinct = {c.model_dump_json(): c for c in conds}
+    assert len({id(c) for c in conds}) == len(distinct)
+    dumped = [d for entry in made.entries for d in entry["conditions"]]
+    assert len({id(d) for d in dumped}) == len(distinct)
+
+
+def test_the_grouping_texts_of_one_group_are_one_string(plan: PlacementPlan) -> None:
+    placememo.forget()
+    made = statusentries.cluster_entries(plan, {}, {}, NOW)
+    group_cluster_statuses(made.entries, made.texts)
+    texts = [slot[0] for slot in made.texts if slot and slot[0] is not None]
+    assert len(texts) == len(made.entries)
+    assert len({id(t) for t in texts}) == len(set(texts)) < len(texts)
+
+
+def _cond(message: str) -> Condition:
+    return timed([Cond("Applied", "True", "Applied", message)], (), 1, NOW)[0]
+
+
+def test_group_keys_share_the_parts_that_name_no_cluster() -> None:
+    shared = _cond("applied")
+    plain: dict[int, tuple[object, ...]] = {}
+    a = _group_key("a", (_cond('in "a"'), shared), plain)
+    b = _group_key("b", (_cond('in "b"'), shared), plain)
+    assert a is not None and b is not None
+    assert a == b and a[1] is b[1]
+
+
+def test_a_shared_condition_naming_a_cluster_is_tokenized_for_that_cluster() -> None:
+    """Clusters `a` and `b` hold the very condition naming `"b"`: for `b` it is its own
+    name (written as the token), for `a` another cluster's, so they are not one group."""
+    names_b = _cond('waiting for "b"')
+    section = conditions_section(((), {"a": (names_b,), "b": (names_b,), "c": (names_b,)}))
+    assert [e["cluster"] for e in section["perCluster"]] == ["b"]
+    assert [g["clusters"] for g in section["perClusterGroups"]] == [["a", "c"]]
