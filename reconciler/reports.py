@@ -4,8 +4,9 @@
 checker reads (a MemberAgent entry with Joined, Healthy and the heartbeat; properties and
 resource usage). `placement_conditions` gives one placement's Applied/Available (or DiffReported)
 conditions from a report, but only when the report names the exact content hash the hub gave the
-cluster: a report from an agent that is behind (or about other overrides) never counts. Pure; called by `pass_` and
-`statusdocs`.
+cluster: a report from an agent that is behind (or about other overrides) never counts. Pure
+(`statuses_from_reports` keeps each cluster's last status with the very objects it was made
+from: a StageMemo); called by `pass_` and `statusdocs`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import datetime
 
 from gitfleet.api import MemberCluster, format_time, parse_time
 from gitfleet.api.report import AgentReport, PlacementReport
+from reconciler.stagememo import StageMemo
 from reconciler.status import Cond
 
 PASS_COMPLETED = "gitfleet.io/PassCompleted"
@@ -25,8 +27,17 @@ def status_from_report(
 ) -> MemberCluster:
     """The declared MemberCluster with the status its agent reported. A heartbeat from the
     future (an agent clock ahead of the hub) is clamped to the hub's `now`."""
-    if now is not None and parse_time(report.heartbeat_time) > now:
-        report = report.model_copy(update={"heartbeat_time": format_time(now)})
+    return _made(declared, report, now)[2]
+
+
+def _made(
+    declared: MemberCluster, report: AgentReport, now: datetime | None
+) -> tuple[datetime, datetime | None, MemberCluster]:
+    """(the report's heartbeat, the `now` it was clamped to or None, the cluster status)."""
+    heartbeat = parse_time(report.heartbeat_time)
+    clamp = now if now is not None and heartbeat > now else None
+    if clamp is not None:
+        report = report.model_copy(update={"heartbeat_time": format_time(clamp)})
     passed = next((c for c in report.conditions if c.type == PASS_COMPLETED), None)
     healthy = {
         "type": "Healthy",
@@ -56,7 +67,7 @@ def status_from_report(
         status["resourceUsage"] = report.resource_usage.dump()
     body = declared.dump()
     body["status"] = status
-    return MemberCluster.model_validate(body)
+    return heartbeat, clamp, MemberCluster.model_validate(body)
 
 
 def statuses_from_reports(
@@ -64,8 +75,34 @@ def statuses_from_reports(
     reports: Mapping[str, AgentReport],
     now: datetime | None = None,
 ) -> dict[str, MemberCluster]:
-    """Cluster status for every declared cluster that has a report (others have none)."""
-    return {n: status_from_report(c, reports[n], now) for n, c in clusters.items() if n in reports}
+    """Cluster status for every declared cluster that has a report (others have none): the
+    very object of the last call for a cluster whose declaration and report are the very
+    objects of then, unless the clock moved across a heartbeat from the future (`_STATUSES`;
+    a poll of heartbeats builds the statuses of the reporting clusters only)."""
+    out: dict[str, MemberCluster] = {}
+    for name, declared in clusters.items():
+        report = reports.get(name)
+        if report is not None:
+            out[name] = _status(name, declared, report, now)
+    return out
+
+
+def _status(
+    name: str, declared: MemberCluster, report: AgentReport, now: datetime | None
+) -> MemberCluster:
+    last = _STATUSES.last(name)
+    if last is not None and last[0][0] is declared and last[0][1] is report:
+        heartbeat, clamp, status = last[1]
+        if clamp is None if now is None or heartbeat <= now else clamp == now:
+            return status
+    made = _made(declared, report, now)
+    _STATUSES.put(name, (declared, report), made)
+    return made[2]
+
+
+_STATUSES: StageMemo[tuple[datetime, datetime | None, MemberCluster]] = StageMemo()
+"""Cluster name -> its last status, with the declaration and report it was made from (held,
+so compared by identity), the report's heartbeat and the clock it was clamped to (or None)."""
 
 
 def placement_report(
