@@ -160,7 +160,7 @@ def rollout_inputs(
     return (
         plan.state,
         plan.manifests,
-        dict(plan.per_cluster),
+        frozen(plan.per_cluster),  # a reused plan's very dict (`placememo.copy_plan`)
         dict(plan.renders),
         dict(plan.unavailable),
         plan.target_index,
