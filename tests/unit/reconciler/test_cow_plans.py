@@ -21,6 +21,7 @@ from reconciler.state import State, read_state
 from renderers import load_fleet
 from tests.golden.test_golden import CASES
 from tests.unit.reconciler.test_place_memo import NOW
+from tests.unit.reconciler.test_roll_memo import D, World
 
 
 @pytest.fixture(autouse=True)
@@ -88,3 +89,15 @@ def test_thawed_copies_a_frozen_dict_only() -> None:
     own = thawed(kept)
     own["c2"] = "b"
     assert type(own) is dict and kept == {"c1": "a"} and own == {"c1": "a", "c2": "b"}
+
+
+def test_a_rollout_remembered_hands_its_plan_the_dicts_reuse_hands_on() -> None:
+    plan = World().plan()
+    inputs = (object(),)
+    plan.desired, plan.reports = {"c1": D}, {}
+    rollmemo.keep(plan, inputs, plan.state, None, None)  # type: ignore[arg-type]
+    assert isinstance(plan.desired, Frozen) and plan.desired == {"c1": D}
+    again = World().plan()
+    rollmemo.reuse(again, inputs)
+    assert again.desired is plan.desired and again.reports is plan.reports
+    assert again.cluster_apply_strategies is plan.cluster_apply_strategies
