@@ -360,9 +360,8 @@ from."""
 
 
 def layout_inputs(plan: PlacementPlan, limits: Limits) -> tuple[Any, ...]:
-    """Everything `_write_one` reads of a plan, for `_LAYOUTS` (dicts copied: plans change;
-    a frozen one is taken as it is, `rollkept.frozen`: a reused plan or rollout hands on the
-    very dict of the last pass, so an unchanged placement is found by identity)."""
+    """Everything `_write_one` reads of a plan, for `_LAYOUTS` (dicts copied, but a frozen
+    one, `rollkept.frozen`: the very dict of the last pass, found by identity)."""
     return (
         plan.key,
         plan.name,
