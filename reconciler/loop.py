@@ -332,7 +332,7 @@ class Hub:
         listed = self._output.listing(output)
         if listed is not None:
             return GitTree.listed(self.mirror.path, output, listed)
-        return GitTree.open(self.mirror.path, output)
+        return GitTree.open(self.mirror.path, output, sizes=False)  # read whole, never sized
 
     def run_once(self) -> PassReport:
         """One pass, retried (fetch, recompute) while another writer keeps moving the branch."""
