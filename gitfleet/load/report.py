@@ -21,7 +21,7 @@ from gitfleet.api.errors import FleetError
 from gitfleet.api.limits import Limits
 from gitfleet.api.registry import parse_object
 from gitfleet.api.report import AgentReport
-from gitfleet.load.yamlio import decode_text, locate, parse_documents
+from gitfleet.load.yamlio import decode_text, locate, parse_documents, top_level_line
 
 REPORT_FILE = "report.yaml"
 MAX_MESSAGE_CHARS = 2048
@@ -123,7 +123,7 @@ def reread_agent_report(
 def _beat_line(data: bytes) -> int | None:
     """The 0-based line of the top-level `heartbeatTime` key when it holds the key and its
     single-quoted value alone (as agents write it), else None."""
-    line = locate(data.decode("utf-8"), 0, "heartbeatTime")
+    line = top_level_line(data.decode("utf-8"), "heartbeatTime")
     lines = data.split(b"\n")
     if line is None or line > len(lines) or not _BEAT.fullmatch(lines[line - 1]):
         return None
