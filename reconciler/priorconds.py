@@ -14,6 +14,7 @@ documents. Called by `priorstate` and `statusdocs`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from gitfleet.api import Condition
@@ -61,7 +62,11 @@ _Keys = dict[str, tuple[tuple[Condition, ...], tuple[Any, ...] | None]]
 _GROUP_KEYS: StageMemo[_Keys] = StageMemo()
 """Placement key -> cluster -> (its conditions, their group key) as last written: the status
 stage hands over a cluster's very conditions while they are unchanged
-(`reconciler.statusentries`), so only changed clusters' keys are made again."""
+(`reconciler.statusentries`), or equal ones (compared then: cheaper than a key), so only changed
+clusters' keys are made again."""
+
+
+_TEXTS = attrgetter(*TEXT_FIELDS)
 
 
 def _group_key(
@@ -75,8 +80,8 @@ def _group_key(
     for c in conds:
         part = plain.get(id(c))
         if part is None or any(quoted in text for text in part[:3]):
-            texts = tuple(getattr(c, f) for f in TEXT_FIELDS)
-            if any(NAME_TOKEN in text for text in texts):
+            kind, reason, message = texts = _TEXTS(c)
+            if NAME_TOKEN in kind or NAME_TOKEN in reason or NAME_TOKEN in message:
                 return None
             renamed = tuple(t.replace(quoted, NAME_TOKEN) for t in texts)
             part = (*renamed, c.status, c.observed_generation, c.last_transition_time)
@@ -109,8 +114,10 @@ def conditions_section(prior: PriorConditions, placement: str = "") -> dict[str,
             key = None
         else:
             found = before.get(name)
-            if found is None or found[0] is not conds:
+            if found is None or (found[0] is not conds and found[0] != conds):
                 found = (conds, _group_key(name, conds, plain))
+            elif found[0] is not conds:  # equal conditions, other objects: the newest kept
+                found = (conds, found[1])
             made[name] = found
             key = found[1]
         if key is not None:
