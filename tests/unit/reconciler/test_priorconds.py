@@ -83,9 +83,12 @@ def test_equal_conditions_of_other_objects_make_no_group_key_again(
     first = conditions_section(((), per_cluster), "web")
     made: list[str] = []
     real = priorconds._group_key
-    monkeypatch.setattr(
-        priorconds, "_group_key", lambda name, cs: made.append(name) or real(name, cs)
-    )
+
+    def counted(name: str, cs: tuple[Condition, ...], plain: dict[int, Any]) -> Any:
+        made.append(name)
+        return real(name, cs, plain)
+
+    monkeypatch.setattr(priorconds, "_group_key", counted)
     equal = {n: tuple(c.model_copy() for c in cs) for n, cs in per_cluster.items()}
     assert conditions_section(((), {**equal, "c": conds("c", T1)}), "web") != first
     assert made == ["c"]  # only the cluster whose conditions changed
