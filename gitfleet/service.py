@@ -145,7 +145,7 @@ def plan_revisions(
         start = State()
         if state_from is not None:
             stage(f"read the reconciler's state at {state_from}")
-            out = stack.enter_context(GitTree.open(repo, state_from))
+            out = stack.enter_context(GitTree.open(repo, state_from, sizes=False))
             start, _ = read_state(TreeFiles(out))  # blobs read when the pass asks, as the hub
         return _plan_from(repo, base, head, now, stage, start)
 
@@ -266,7 +266,7 @@ def _output_files(source: Path | str, branch: str, cache: Path | None) -> Mappin
             if p.is_file()
         }
     mirror, ref = open_output(source, branch, cache)
-    tree = GitTree.open(mirror.path, ref)
+    tree = GitTree.open(mirror.path, ref, sizes=False)
     try:
         return {p: tree.read(p) for p in tree.files() if p.startswith(("status/", "clusters/"))}
     finally:

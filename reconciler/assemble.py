@@ -33,6 +33,7 @@ from reconciler.outputguard import cluster_over_cap, clusters_over_cap, describe
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import read_prior_index
 from reconciler.priorparse import parse_own, paths_under
+from reconciler.rollkept import frozen
 from reconciler.schedule.clusters import ClusterView
 from reconciler.stagememo import StageMemo
 from reconciler.state import PlacementState, State
@@ -57,7 +58,7 @@ def _rollout_kept(
 
 def _kept_clusters(plan: PlacementPlan) -> list[str]:
     """`plan.kept_clusters()`, remembered with everything it reads."""
-    inputs = (plan.state, plan.target_index, dict(plan.desired), dict(plan.moved_to))
+    inputs = (plan.state, plan.target_index, frozen(plan.desired), dict(plan.moved_to))
     found = _KEPT.get(plan.key, inputs)
     if found is None:
         found = plan.kept_clusters()
@@ -359,20 +360,21 @@ from."""
 
 
 def layout_inputs(plan: PlacementPlan, limits: Limits) -> tuple[Any, ...]:
-    """Everything `_write_one` reads of a plan (dicts copied: plans change), for `_LAYOUTS`."""
+    """Everything `_write_one` reads of a plan, for `_LAYOUTS` (dicts copied, but a frozen
+    one, `rollkept.frozen`: the very dict of the last pass, found by identity)."""
     return (
         plan.key,
         plan.name,
         plan.namespace,
         plan.state,
         plan.target_index,
-        dict(plan.desired),
+        frozen(plan.desired),
         dict(plan.moved_to),
         plan.manifests,
-        dict(plan.per_cluster),
+        frozen(plan.per_cluster),
         dict(plan.renders),
         plan.apply_strategy,
-        dict(plan.cluster_apply_strategies),
+        frozen(plan.cluster_apply_strategies),
         limits,
     )
 

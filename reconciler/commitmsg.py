@@ -86,6 +86,10 @@ def _record(summary: ChangeSummary, path: str) -> None:
         summary.other += 1
 
 
+_ABSENT = ("", 0)
+"""The listing entry of a path that is not there (no blob id is empty)."""
+
+
 def describe_changes(
     prior: ListedTree | None,
     files: Mapping[str, bytes],
@@ -99,17 +103,19 @@ def describe_changes(
     may differ (`BlobIdMemo.listing_since`): only those are compared."""
     summary = ChangeSummary(initial=prior is None)
     whole = getattr(prior, "listing", None)  # a GitTree lists (blob id, size) of everything
+    # Blob ids are compared, not (id, size): a tree listed without sizes has them unknown.
     if listing is not None and whole is not None and candidates is not None:
-        before: Mapping[str, object] = whole()
+        old: Mapping[str, tuple[str, int]] = whole()
         for path in candidates:
             now = listing.get(path)
-            if before.get(path) != now:
+            if old.get(path, _ABSENT)[0] != (now or _ABSENT)[0]:
                 _record(summary, path)
                 summary.changes[path] = files[path] if now is not None else None
         return summary
+    before: Mapping[str, object]
     if listing is not None and whole is not None:
-        before = whole()
-        changed = [p for p, entry in listing.items() if before.get(p) != entry]
+        before = old = whole()
+        changed = [p for p, entry in listing.items() if old.get(p, _ABSENT)[0] != entry[0]]
     else:
         before = {path: prior.oid(path) for path in prior.files()} if prior is not None else {}
         if listing is not None:  # blob ids already known: nothing to hash

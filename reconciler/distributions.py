@@ -34,6 +34,7 @@ from reconciler.manifests import Manifest, manifest_of
 from reconciler.output import object_file_name, yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import parse_own
+from reconciler.rollkept import thawed
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.cycle import BOUND, SCHEDULED
 
@@ -167,6 +168,7 @@ def _rewrite(
         if cluster in outcome.held:
             failed = (*current.failures, (manifests[at].file, outcome.held[cluster]))
             del manifests[at]
+            plan.per_cluster = thawed(plan.per_cluster)  # copy on write (`rollkept`)
             plan.per_cluster[cluster] = replace(
                 current, manifests=tuple(manifests), failures=failed
             )
@@ -177,6 +179,7 @@ def _rewrite(
         obj = yaml.load(manifests[at].data, Loader=yaml.CSafeLoader)
         subset = outcome.subsets.get(result.subset) if result.subset else None
         manifests[at] = manifest_of(render_workload(obj, subset, result, key))
+        plan.per_cluster = thawed(plan.per_cluster)
         plan.per_cluster[cluster] = replace(current, manifests=tuple(manifests))
 
 

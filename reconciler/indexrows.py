@@ -4,7 +4,7 @@ The assembly hands one mapping (cluster -> rows) per placement: held placements 
 live ones by key, then the failed ones. A long-running hub hands mostly the very mappings of the
 last pass (`reconciler.assemble` reuses an unchanged placement's layout), so `joined_rows`
 compares them by identity in C and joins again only the clusters that a changed mapping has
-(before or now), from the mappings that have them only (remembered per cluster: a changed
+(before or now) whose rows there are other objects, from the mappings that have them only (remembered per cluster: a changed
 cluster costs its own rows, not a look at every placement's mapping; mappings are named, so a
 placement starting or ending a rollout, whose kept rows come or go, changes one name; when the
 same mappings have the cluster, only the changed ones' rows are replaced in its tuple); the
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate, chain
 from typing import Any
 
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import StageMemo, changed_keys
 
 Rows = Mapping[str, Sequence[dict[str, Any]]]
 """One placement's rows: cluster -> its index rows there."""
@@ -96,8 +96,7 @@ def _rejoined(
     """`joined` with the clusters of the changed mappings (old or new) joined again, from the
     mappings that had them or have them now only (in the order `where` lists them, and those
     that have a cluster they did not have put in their place)."""
-    clusters = {c for n in changed for c in before.get(n, ())}
-    clusters.update(c for n in changed for c in parts.get(n, ()))
+    clusters = _changed_clusters(parts, before, changed)
     came = [n for n in changed if n in parts]
     place: dict[str, int] | None = None
     out, where = dict(joined), dict(where)
@@ -120,6 +119,21 @@ def _rejoined(
             out.pop(cluster, None)
             where.pop(cluster, None)
     return out, where
+
+
+def _changed_clusters(
+    parts: Mapping[str, Rows], before: Mapping[str, Rows], changed: set[str]
+) -> set[str]:
+    """The clusters whose rows in a changed mapping are other objects than before, or that the
+    mapping gained or lost (in C, `changed_keys`): a placement patched on a few clusters hands a
+    new mapping holding its other clusters' very rows, which keep their joined tuple."""
+    out: set[str] = set()
+    for name in changed:
+        out |= changed_keys(before.get(name, _NO_ROWS), parts.get(name, _NO_ROWS))
+    return out
+
+
+_NO_ROWS: Rows = {}
 
 
 def _spliced(

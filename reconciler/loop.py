@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
-from gitfleet.load.report import REPORT_FILE, ReadReport, reread_agent_report, status_branch
+from gitfleet.load.report import ReadReport, read_status_report
 from gitfleet.repo.gitcmd import GitError, remember_written, remembered_peels
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import commit_files
@@ -62,17 +62,6 @@ with capped backoff and jitter until it commits or finds its inputs already rend
 busy author and a second hub, 8 attempts were lost in a row now and then (issue 14)."""
 _ReadReport = tuple[str, "ReadReport | None"]
 """(status branch commit, its report file as read: None when it has none)."""
-
-
-def _read_report(
-    files: CommitFiles, cluster: str, commit: str, last: ReadReport | None
-) -> ReadReport | None:
-    """The report on `cluster`'s status commit (None when it holds no report file); `last`:
-    the cluster's report read before (a heartbeat reads one line, `reread_agent_report`)."""
-    data = files.read(commit, REPORT_FILE)
-    if data is None:
-        return None
-    return reread_agent_report(data, cluster, status_branch(cluster), last)
 
 
 def _last(trailers: Mapping[str, list[str]], key: str) -> str | None:
@@ -166,7 +155,7 @@ class Hub:
                 known = self._reports.get(cluster)
                 if known is None or known[0] != commit:
                     last = known[1] if known is not None else None
-                    known = (commit, _read_report(files, cluster, commit, last))
+                    known = (commit, read_status_report(files, cluster, commit, last))
                 read[cluster] = known
                 if known[1] is not None:
                     errors += known[1].problems
@@ -332,7 +321,7 @@ class Hub:
         listed = self._output.listing(output)
         if listed is not None:
             return GitTree.listed(self.mirror.path, output, listed)
-        return GitTree.open(self.mirror.path, output)
+        return GitTree.open(self.mirror.path, output, sizes=False)  # read whole, never sized
 
     def run_once(self) -> PassReport:
         """One pass, retried (fetch, recompute) while another writer keeps moving the branch."""

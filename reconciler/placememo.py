@@ -43,6 +43,7 @@ from reconciler.placement import (
     resource_id,
     select_read,
 )
+from reconciler.rollkept import frozen
 from reconciler.schedule.classes import selector_keys
 from reconciler.schedule.clusteraffinity import preferred_terms, required_terms
 from reconciler.schedule.clusters import ClusterView
@@ -234,12 +235,15 @@ def _parts(
 
 def copy_plan(plan: PlacementPlan) -> PlacementPlan:
     """A plan the later stages may change without touching `plan`: every mutable container is
-    copied; the frozen values in them (states, manifests, conditions) are shared."""
+    copied, but for `per_cluster`, which is handed on frozen (`rollkept.Frozen`: the very dict
+    pass after pass, so later stages find an unchanged placement's by identity; a stage that
+    changes it replaces it with its own copy, `rollkept.thawed`); the frozen values in them
+    (states, manifests, conditions) are shared."""
     out = copy.copy(plan)
     out.errors = list(plan.errors)
     out.override_faults = {fault: list(cs) for fault, cs in plan.override_faults.items()}
     out.sync_errors = dict(plan.sync_errors)
-    out.per_cluster = dict(plan.per_cluster)
+    out.per_cluster = frozen(plan.per_cluster)
     out.desired = dict(plan.desired)
     out.waits = dict(plan.waits)
     out.reports = dict(plan.reports)
@@ -280,7 +284,14 @@ def place_reusing(
             return again
     plan = place(key, placement, prior, views, index, inputs, selection)
     if fingerprint is not None:
-        _PLANS.put(key, known, _Kept(copy_plan(plan), fleet_facts(views), keys))
+        _PLANS.put(key, known, _Kept(copy_plan(_shared(plan)), fleet_facts(views), keys))
+    return plan
+
+
+def _shared(plan: PlacementPlan) -> PlacementPlan:
+    """`plan` with its `per_cluster` frozen, so the plan remembered and the one handed on now
+    share it (and the next pass's copy is the very dict this pass's stages keyed)."""
+    plan.per_cluster = frozen(plan.per_cluster)
     return plan
 
 

@@ -14,6 +14,7 @@ documents. Called by `priorstate` and `statusdocs`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from gitfleet.api import Condition
@@ -61,7 +62,11 @@ _Keys = dict[str, tuple[tuple[Condition, ...], tuple[Any, ...] | None]]
 _GROUP_KEYS: StageMemo[_Keys] = StageMemo()
 """Placement key -> cluster -> (its conditions, their group key) as last written: the status
 stage hands over a cluster's very conditions while they are unchanged
-(`reconciler.statusentries`), so only changed clusters' keys are made again."""
+(`reconciler.statusentries`), or equal ones (compared then: cheaper than a key), so only changed
+clusters' keys are made again."""
+
+
+_TEXTS = attrgetter(*TEXT_FIELDS)
 
 
 def _group_key(name: str, conds: tuple[Condition, ...]) -> tuple[Any, ...] | None:
@@ -69,10 +74,11 @@ def _group_key(name: str, conds: tuple[Condition, ...]) -> tuple[Any, ...] | Non
     quoted = f'"{name}"'
     key: list[Any] = []
     for c in conds:
-        texts = tuple(getattr(c, f) for f in TEXT_FIELDS)
-        if any(NAME_TOKEN in text for text in texts):
+        kind, reason, message = _TEXTS(c)
+        if NAME_TOKEN in kind or NAME_TOKEN in reason or NAME_TOKEN in message:
             return None
-        key.append((*(t.replace(quoted, NAME_TOKEN) for t in texts), c.status))
+        kind, reason = kind.replace(quoted, NAME_TOKEN), reason.replace(quoted, NAME_TOKEN)
+        key.append((kind, reason, message.replace(quoted, NAME_TOKEN), c.status))
         key.append((c.observed_generation, c.last_transition_time))
     return tuple(key)
 
@@ -99,8 +105,10 @@ def conditions_section(prior: PriorConditions, placement: str = "") -> dict[str,
             key = None
         else:
             found = before.get(name)
-            if found is None or found[0] is not conds:
+            if found is None or (found[0] is not conds and found[0] != conds):
                 found = (conds, _group_key(name, conds))
+            elif found[0] is not conds:  # equal conditions, other objects: the newest kept
+                found = (conds, found[1])
             made[name] = found
             key = found[1]
         if key is not None:

@@ -38,12 +38,13 @@ from reconciler.priorstate import (
     PlacementPrior,
     implied_row,
     implied_rows,
+    own_records,
     read_placement_prior,
     shared_object,
 )
 from reconciler.priorstate import index_entries as _index_entries
 from reconciler.stagememo import StageMemo, changed_keys
-from reconciler.state import PlacementState, own_states, read_placement_state
+from reconciler.state import OVERRIDES_FILE, PlacementState, own_states, read_placement_state
 
 PriorIndex = dict[str, dict[str, dict[str, Any]]]
 
@@ -73,8 +74,13 @@ def recorded_prior_index(output: Mapping[str, bytes]) -> PriorIndex | None:
     """`read_prior_index` from the placement states and their `state/prior/` records; None
     when any placement lacks a readable record of its rows (an older output). The result is
     shared: read it, never change it."""
-    records = []
     own = own_states(output)  # the last pass's own files: its states, nothing read
+    priors = own_records(output) if own is not None else None
+    if own is not None and priors is not None:
+        found = _own_index(output, own, priors)
+        if found is not _UNKNOWN:
+            return found  # type: ignore[return-value]
+    records = []
     for path in paths_under(output, PLACEMENT_STATE_PREFIX):
         try:
             ps = own[path] if own is not None else read_placement_state(output, path)
@@ -92,6 +98,48 @@ def recorded_prior_index(output: Mapping[str, bytes]) -> PriorIndex | None:
         out = _merged(output, records)
         if out is not None:
             _INDEXES.put("", inputs, out)
+    if own is not None and priors is not None and isinstance(out, RowsIndex):
+        states = {ps.key: ps for ps, _ in records}
+        _OWN_INDEX.put("", (), (states, priors, out))  # the next pass patches it
+    return out
+
+
+_UNKNOWN = object()
+_OWN_INDEX: StageMemo[tuple[dict[str, PlacementState], Mapping[str, PlacementPrior], RowsIndex]] = (
+    StageMemo()
+)
+"""The last index made from the last pass's own files: its states and records by key."""
+
+
+def _own_index(
+    output: Mapping[str, bytes],
+    own: Mapping[str, Any],
+    priors: Mapping[str, PlacementPrior],
+) -> PriorIndex | object | None:
+    """`recorded_prior_index` from the last pass's own states (path -> state) and records
+    (key -> record), patched from the last index made so: only the placements whose state or
+    record is another object are looked at (`changed_keys`, in C). `_UNKNOWN` when this cannot
+    be said so (another set of placements, a state without a record): the caller reads."""
+    states = {ps.key: ps for path, ps in own.items() if path != OVERRIDES_FILE}
+    last = _OWN_INDEX.last("")
+    if last is None or last[1][0].keys() != states.keys() or not states.keys() <= priors.keys():
+        return _UNKNOWN
+    before, before_priors, out = last[1]
+    changed = changed_keys(before, states)
+    changed.update(k for k in changed_keys(before_priors, priors) if k in states)
+    if changed:
+        by_placement = dict(out.by_placement)
+        for key in sorted(changed):
+            if priors[key].index is None:
+                return None
+            try:
+                by_placement[key] = _placement_rows(output, states[key], priors[key])
+            except READ_ERRORS:
+                return None
+        patched = _patched(out, by_placement)
+        out = patched if patched is not None else _full_merge(by_placement)
+        _MERGE.put("", (), out)
+    _OWN_INDEX.put("", (), (states, priors, out))
     return out
 
 

@@ -7,7 +7,8 @@ long-running hub parses a file again only when its content changed: an unchanged
 even read when the prior tree can name its blob id (`OidFiles`, the hub's lazy Git view);
 otherwise the id is computed from the bytes. The pass also `remember`s what it derives from the
 documents it writes, so a long-running hub does not even parse the files it wrote itself
-(`remember_at` skips a file whose bytes are the very object it remembered there last pass).
+(`remember_at` skips a file whose bytes are the very object it remembered there last pass), and
+a reader of the new tree gets a remembered file's blob id without hashing its bytes again.
 Values are shared between passes: callers only read them. Repeated parts of values (index object entries, condition lists) are interned
 (`shared`), so a thousand clusters holding the same objects cost one copy.
 `parse_own` gives a whole parsed document (cached by content, byte-bounded) to readers that
@@ -62,12 +63,43 @@ def _blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+MAX_ID_BYTES = 16 * 1024 * 1024
+"""Bytes of the remembered files whose blob ids `_ids` keeps (the oldest dropped beyond it)."""
+_ids: OrderedDict[int, tuple[bytes, str]] = OrderedDict()
+"""id(bytes) -> (those bytes, held so the id stays theirs; their blob id), for the files
+`remember` saw: a stage reading a file the pass just wrote (`derive_own` on the new tree)
+does not hash it again."""
+_ids_held = 0
+
+
+def _known_id(data: bytes) -> str:
+    """`_blob_id(data)`, kept for this bytes object (`_ids`)."""
+    global _ids_held
+    found = _ids.get(id(data))
+    if found is not None and found[0] is data:
+        return found[1]
+    oid = _blob_id(data)
+    with _lock:
+        if _ids.get(id(data)) is None:
+            _ids[id(data)] = (data, oid)
+            _ids_held += len(data)
+        while _ids_held > MAX_ID_BYTES and _ids:
+            _ids_held -= len(_ids.popitem(last=False)[1][0])
+    return oid
+
+
+def _id_of(data: bytes) -> str:
+    """The blob id of `data`: the kept one when `remember` saw this very object."""
+    found = _ids.get(id(data))
+    return found[1] if found is not None and found[0] is data else _blob_id(data)
+
+
 def blob_key(output: Mapping[str, bytes], path: str) -> str:
     """The git blob id of `output[path]` (KeyError when absent), read only when needed."""
     oid = getattr(output, "oid", None)  # an OidFiles (a runtime Protocol check costs more)
     if oid is not None:
         return str(oid(path))
-    return _blob_id(output[path])
+    return _id_of(output[path])
 
 
 def blob_keys(output: Mapping[str, bytes], paths: Iterable[str]) -> tuple[str, ...] | None:
@@ -115,7 +147,7 @@ def remember(data: bytes, tag: str, value: Any) -> Any:
     When the same bytes are already known, the value recorded first stays (it is equal) and is
     returned: unchanged files keep giving the very same object, pass after pass, so later
     stages can compare by identity."""
-    key = (tag, _blob_id(data))
+    key = (tag, _known_id(data))
     found = _derived.get(key, _MISSING)
     if found is not _MISSING:
         with suppress(KeyError):  # another hub thread may have dropped it meanwhile

@@ -3,26 +3,34 @@
 `placement_rows(output, clusters)` gives placement key -> cluster -> ClusterIndex row, read from
 the `clusters/<c>/index.yaml` files the pass just wrote (each derived once per distinct content,
 `reconciler.priorparse`). A long-running hub writes the same index bytes object again for an
-unchanged cluster, so only clusters whose index file is another object are looked at, and only
-the placements on them get new row mappings; the others keep last pass's mapping objects, which
-lets `priorstate.prior_files` compare them by identity. Called by `reconciler.state`.
+unchanged cluster, so only clusters whose index file is another object are looked at (found by
+identity in C, `changed_keys`: 1,000 clusters cost no Python step each), and only the placements
+whose row on them is another object get new row mappings; the others keep last pass's mapping
+objects, which lets `priorstate.prior_files` compare them by identity. Called by
+`reconciler.state`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import repeat
+from operator import contains
 from typing import Any
 
 from gitfleet.api.output import cluster_index_path
 from reconciler.priorparse import derive_own
 from reconciler.priorstate import READ_ERRORS, index_entries
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import StageMemo, changed_keys
 
 Rows = dict[str, dict[str, dict[str, Any]]]
 """placement key -> cluster -> ClusterIndex row."""
-_LAST_ROWS: StageMemo[tuple[dict[str, tuple[bytes, Any]], Rows]] = StageMemo()
-"""The last `placement_rows`: each cluster's index file (the bytes object) with its entries, and
-the rows made of them."""
+Entries = dict[str, Mapping[str, Any]]
+"""cluster -> its index file's entries (placement key -> row)."""
+_LAST_ROWS: StageMemo[tuple[dict[str, bytes | None], Entries, Rows]] = StageMemo()
+"""The last `placement_rows`: each cluster's index file (the bytes object, None: absent), the
+entries read from them, and the rows made of them."""
+_PATHS: StageMemo[list[str]] = StageMemo()
+"""The index paths of the last clusters asked for (the assembly hands an equal list each pass)."""
 
 
 def placement_rows(
@@ -33,53 +41,66 @@ def placement_rows(
     `clusters`: the clusters with an index file (else every path is looked at). A cluster
     whose index file is the very bytes object of the last call keeps its rows without a look
     (`_patched_rows`); the result is shared: read it, never change it."""
-    files: dict[str, tuple[bytes, Any]] = {}
+    names, paths = _indexes(output, clusters)
+    now = dict(zip(names, map(output.get, paths), strict=True))
     last = _LAST_ROWS.last("")
-    before = last[1][0] if last is not None else {}
-    for cluster, path in _cluster_indexes(output, clusters):
-        data = output[path]
-        found = before.get(cluster)
-        if found is not None and found[0] is data:
-            files[cluster] = found
+    before, entries = (last[1][0], dict(last[1][1])) if last is not None else ({}, {})
+    for cluster in changed_keys(before, now):
+        data = now.get(cluster)
+        if data is None:
+            entries.pop(cluster, None)
             continue
         try:
-            entries = derive_own(output, path, "cluster-index", index_entries)
+            found = derive_own(output, cluster_index_path(cluster), "cluster-index", index_entries)
         except READ_ERRORS:
             _LAST_ROWS.drop("")
             return None
-        if any("objects" in row for row in entries.values()):
+        if any(map(contains, found.values(), repeat("objects"))):  # in C: ~40 rows a file
             _LAST_ROWS.drop("")
             return None
-        files[cluster] = (data, entries)
-    out = _patched_rows(last[1], files) if last is not None else _all_rows(files)
-    _LAST_ROWS.put("", (), (files, out))
+        entries[cluster] = found
+    out = _patched_rows(last[1][1], last[1][2], entries) if last is not None else _all_rows(entries)
+    _LAST_ROWS.put("", (), (now, entries, out))
     return out
 
 
-def _all_rows(files: Mapping[str, tuple[bytes, Any]]) -> Rows:
+def _indexes(
+    output: Mapping[str, bytes], clusters: Iterable[str] | None
+) -> tuple[list[str], list[str]]:
+    """The clusters and their index paths (every `clusters/<c>/index.yaml` of `output` when
+    `clusters` is None); the last paths again for an equal list of clusters."""
+    if clusters is None:
+        found = list(_cluster_indexes(output))
+        return [c for c, _ in found], [p for _, p in found]
+    names = list(clusters)
+    paths = _PATHS.get("", (names,))
+    if paths is None:
+        paths = list(map(cluster_index_path, names))
+        _PATHS.put("", (names,), paths)
+    return names, paths
+
+
+def _all_rows(entries: Entries) -> Rows:
     out: Rows = {}
-    for cluster, (_, entries) in files.items():
-        for key, row in entries.items():
+    for cluster, found in entries.items():
+        for key, row in found.items():
             out.setdefault(key, {})[cluster] = row
     return out
 
 
-def _patched_rows(
-    last: tuple[dict[str, tuple[bytes, Any]], Rows], files: Mapping[str, tuple[bytes, Any]]
-) -> Rows:
-    """`_all_rows(files)` made from the last rows by redoing the clusters whose entries are
-    another object than last time (unchanged placements keep their very rows mapping)."""
-    before, rows = last
-    changed = [c for c, found in files.items() if before.get(c, (None, None))[1] is not found[1]]
-    changed += [c for c in before if c not in files]
+def _patched_rows(before: Entries, rows: Rows, entries: Entries) -> Rows:
+    """`_all_rows(entries)` made from the last rows by redoing the clusters whose entries are
+    another object than `before`'s, and there only the placements whose row is another object
+    (unchanged placements keep their very rows mapping)."""
+    changed = changed_keys(before, entries)
     if not changed:
         return rows
     out = dict(rows)
     copied: set[str] = set()
     for cluster in changed:
-        old: Mapping[str, Any] = before[cluster][1] if cluster in before else {}
-        new: Mapping[str, Any] = files[cluster][1] if cluster in files else {}
-        for key in {*old, *new}:
+        old: Mapping[str, Any] = before.get(cluster, {})
+        new: Mapping[str, Any] = entries.get(cluster, {})
+        for key in changed_keys(old, new):
             if key not in copied:
                 copied.add(key)
                 out[key] = dict(out.get(key, {}))
@@ -93,16 +114,8 @@ def _patched_rows(
     return out
 
 
-def _cluster_indexes(
-    output: Mapping[str, bytes], clusters: Iterable[str] | None
-) -> Iterator[tuple[str, str]]:
+def _cluster_indexes(output: Mapping[str, bytes]) -> Iterator[tuple[str, str]]:
     """(cluster, path) of every `clusters/<cluster>/index.yaml` in `output`."""
-    if clusters is not None:
-        for cluster in clusters:
-            path = cluster_index_path(cluster)
-            if path in output:
-                yield cluster, path
-        return
     for path in output:
         if path.startswith("clusters/") and path.endswith("/index.yaml"):
             parts = path.split("/")

@@ -128,6 +128,12 @@ def read_placement_prior(output: Mapping[str, bytes], key: str) -> PlacementPrio
         return None
 
 
+def own_records(output: Mapping[str, bytes]) -> Mapping[str, PlacementPrior] | None:
+    """Placement key -> record of every `state/prior/` record when `output` holds the very
+    files the last pass wrote (`ownprior`: nothing is read), else None. Shared: read only."""
+    return _OWN.values(output)
+
+
 def status_conditions(output: Mapping[str, bytes], key: str) -> PriorConditions | None:
     """The prior conditions in the placement's status file (None: missing or unreadable)."""
     path = placement_status_path(key)

@@ -11,7 +11,8 @@ What the key reads about the placement's clusters (their report entries, whether
 declared, assumed ready) is last pass's very objects while none of them changed
 (`reconciler.rollfacts`), so an unchanged placement costs a few identity checks, not a step per
 cluster; a reused rollout hands out the remembered dicts themselves, which cannot change
-(`reconciler.rollkept.Frozen`).
+(`reconciler.rollkept.Frozen`), and the pass that remembers a rollout hands its plan those very
+dicts at once (`keep`), so the later stages key it as the next pass will.
 
 Never reused: held and External placements (drivers move them), placements with bindings being
 deleted or an eviction this pass.
@@ -160,7 +161,7 @@ def rollout_inputs(
     return (
         plan.state,
         plan.manifests,
-        dict(plan.per_cluster),
+        frozen(plan.per_cluster),  # a reused plan's very dict (`placememo.copy_plan`)
         dict(plan.renders),
         dict(plan.unavailable),
         plan.target_index,
@@ -217,3 +218,13 @@ def keep(
         view,
     )
     _ROLLOUTS.put(plan.key, inputs, rolled)
+    _hand_on(plan, rolled)
+
+
+def _hand_on(plan: PlacementPlan, rolled: _Rolled) -> None:
+    """The plan takes the frozen dicts just remembered (nothing changes them after the
+    rollout): the later stages of this pass key it by the very dicts `reuse` hands on next
+    pass, found by identity then, not compared cluster by cluster."""
+    plan.desired = rolled.desired
+    plan.reports = rolled.reports
+    plan.cluster_apply_strategies = rolled.apply_strategies

@@ -41,6 +41,7 @@ from gitfleet.load.yamlio import dump_yaml
 from reconciler.isolate import hold
 from reconciler.manifests import Manifest
 from reconciler.placement import PlacementPlan
+from reconciler.rollkept import frozen, thawed
 from reconciler.schedule.clusters import ClusterView
 from reconciler.stagememo import IdentityMemo, StageMemo
 
@@ -193,7 +194,7 @@ def _any_secret(plan: PlacementPlan) -> bool:
     """Whether any manifest tuple of the plan holds a Secret, remembered per placement while
     its manifests and per-cluster results are the same (compared as mappings: no walk over
     the clusters in Python)."""
-    inputs = (plan.manifests, dict(plan.per_cluster))
+    inputs = (plan.manifests, frozen(plan.per_cluster))  # a reused plan's: no copy
     found = _ANY_SECRET.get(plan.key, inputs)
     if found is None:
         found = _looked_at(plan)
@@ -234,6 +235,7 @@ def _seal_plan(plan: PlacementPlan, sealer: Sealer, views: Mapping[str, ClusterV
                 failures.append((m.file, result))
         current = plan.cluster(cluster)
         failed = (*current.failures, *failures)
+        plan.per_cluster = thawed(plan.per_cluster)  # copy on write: it may be a reused plan's
         plan.per_cluster[cluster] = replace(current, manifests=tuple(out), failures=failed)
         if failures and reported < MAX_REPORTED:
             reported += 1

@@ -56,6 +56,7 @@ from reconciler.stateshards import (
     bindings_to_yaml,
     grouped_parts,
     new_groups,
+    one_a_cluster_in_order,
     read_binding_rows,
     read_shards,
 )
@@ -202,11 +203,10 @@ def _patched_text(ps: PlacementState) -> str | None:
     its bindings are not one a cluster in cluster order (then `_bindings_to_yaml` groups
     them, in the scheduler's order)."""
     bindings = ps.bindings
-    clusters = list(map(_CLUSTER, bindings))
-    by_cluster = dict(zip(clusters, bindings, strict=True))
-    if len(by_cluster) != len(bindings) or clusters != sorted(clusters):
+    if not one_a_cluster_in_order(bindings):
         _GROUPS.drop(ps.key)
         return None
+    by_cluster = dict(zip(map(_CLUSTER, bindings), bindings, strict=True))
     last = _GROUPS.last(ps.key)
     kept = last[1] if last is not None else new_groups()
     kept = kept.update(by_cluster, binding_to_yaml)

@@ -5,7 +5,9 @@ Each agent pushes `report.yaml` (one `AgentReport` document) to its own branch
 validates the kind, and refuses a report whose `metadata.name` is another cluster, or that came
 from a branch other than the cluster's own; `message` fields are cut to MAX_MESSAGE_CHARS; every
 problem is a `FleetError` naming the file,
-line, field and rule. Called by the hub loop when it gathers reports.
+line, field and rule. `read_status_report` reads one status commit's report (a symbolic link is
+an error, never followed) and reuses the last one on a heartbeat. Called by the hub loop when
+it gathers reports.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from gitfleet.api.errors import FleetError
 from gitfleet.api.limits import Limits
 from gitfleet.api.registry import parse_object
 from gitfleet.api.report import AgentReport
-from gitfleet.load.yamlio import decode_text, locate, parse_documents
+from gitfleet.load.yamlio import decode_text, locate, parse_documents, top_level_line
+from gitfleet.repo.signatures import CommitFiles, LinkedFile
 
 REPORT_FILE = "report.yaml"
 MAX_MESSAGE_CHARS = 2048
@@ -46,6 +49,9 @@ class ReadReport:
     report: AgentReport | None
     problems: tuple[FleetError, ...]
     beat_line: int | None = None
+
+
+_LINKED = "is a symbolic link, not a report (never followed): agents commit the file itself"
 
 
 def status_branch(cluster: str) -> str:
@@ -120,10 +126,24 @@ def reread_agent_report(
     return ReadReport(data, report, tuple(problems))
 
 
+def read_status_report(
+    files: CommitFiles, cluster: str, commit: str, last: ReadReport | None
+) -> ReadReport | None:
+    """The report on `cluster`'s status commit (None when it holds no report file; when the
+    file is a symbolic link, no report and an error naming the file: a link is never followed);
+    `last`: the cluster's report read before (a heartbeat reads one line)."""
+    branch = status_branch(cluster)
+    try:
+        data = files.read(commit, REPORT_FILE)
+    except LinkedFile:
+        return ReadReport(b"", None, (FleetError(f"{branch}:{REPORT_FILE}", None, "", _LINKED),))
+    return None if data is None else reread_agent_report(data, cluster, branch, last)
+
+
 def _beat_line(data: bytes) -> int | None:
     """The 0-based line of the top-level `heartbeatTime` key when it holds the key and its
     single-quoted value alone (as agents write it), else None."""
-    line = locate(data.decode("utf-8"), 0, "heartbeatTime")
+    line = top_level_line(data.decode("utf-8"), "heartbeatTime")
     lines = data.split(b"\n")
     if line is None or line > len(lines) or not _BEAT.fullmatch(lines[line - 1]):
         return None

@@ -112,6 +112,37 @@ def locate(text: str, doc: int, field: str) -> int | None:
     return lines.get(path, lines.get(""))
 
 
+def top_level_line(text: str, key: str) -> int | None:
+    """1-based line of `key` in the top-level mapping of the first document of `text` (where
+    `locate(text, 0, key)` finds it); None when that mapping has no such key or the text cannot
+    be read up to it. Reads events only up to the key: a key near the top of a large document
+    costs a few events, not the whole document."""
+    depth, expect_key = 0, True
+    for item in read_events(text):
+        if not isinstance(item, Item) or item.doc > 0:
+            return None
+        event = item.event
+        if depth == 0:
+            if isinstance(event, MappingStartEvent):
+                depth = 1
+            elif isinstance(event, CollectionStartEvent | ScalarEvent | AliasEvent):
+                return None  # the document is not a mapping
+            continue
+        if isinstance(event, CollectionEndEvent):
+            depth -= 1
+            if depth == 0:
+                return None  # the top-level mapping ended without the key
+            expect_key ^= depth == 1  # a collection in the top-level mapping is complete
+            continue
+        if depth == 1 and expect_key and isinstance(event, ScalarEvent) and event.value == key:
+            return mark_line(event) + item.offset + 1
+        if isinstance(event, CollectionStartEvent):
+            depth += 1
+        else:
+            expect_key ^= depth == 1  # a scalar or alias in the top-level mapping
+    return None
+
+
 def error_at(doc: SourceDoc, issue: FieldIssue) -> FleetError:
     """A FleetError for an issue of `doc`, on the line of the issue's field when found."""
     field = issue.field

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from gitfleet.repo.gitcmd import GitError, run_git, start_cat_file, stop_process
+from gitfleet.repo.workdir import SYMLINK_MESSAGE
 
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _FORMAT = "--format=%H%x00%G?%x00%GS%x00%GK%x00"
@@ -110,6 +111,27 @@ def check_signatures(
     return found
 
 
+class LinkedFile(GitError):
+    """A file asked of `CommitFiles` is a symbolic link in that commit."""
+
+
+_REGULAR = (b"100644", b"100755", b"100664")
+
+
+def _tree_entry(tree: bytes, name: bytes, id_size: int) -> tuple[bytes, str] | None:
+    """(mode, object id) of the entry `name` of a raw tree object ("<mode> <name>\\0<id>"
+    records), None when it has none."""
+    at = 0
+    while at < len(tree):
+        space, nul = tree.find(b" ", at), tree.find(b"\0", at)
+        if space < 0 or nul < space:
+            raise GitError("git cat-file returned a malformed tree")
+        if tree[space + 1 : nul] == name:
+            return tree[at:space], tree[nul + 1 : nul + 1 + id_size].hex()
+        at = nul + 1 + id_size
+    return None
+
+
 class CommitFiles:
     """Files read at any commit (`commit:path`) through one `git cat-file --batch` process,
     started on the first read; a context manager (closing stops the process)."""
@@ -119,13 +141,32 @@ class CommitFiles:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def read(self, commit: str, path: str) -> bytes | None:
-        """The content of `path` at `commit` (None when it is not a file there). GitError when
-        the git process stops (the next read starts another)."""
+        """The content of `path` at `commit` (None when it is not a regular file there: absent,
+        a folder or a submodule). LinkedFile when it is a symbolic link (never followed: the
+        link's text is no file's content). GitError when the git process stops (the next
+        read starts another). Two objects are read: the folder's tree (for the file's mode)
+        and the blob it names."""
         if any(ch in path for ch in "\n\r") or not _HEX.fullmatch(commit):
             raise GitError(f"refused file {path!r} at {commit!r}")
+        folder, _, name = path.rpartition("/")
+        tree = self._object(f"{commit}:{folder}", path, commit)
+        if tree is None or tree[0] != b"tree":
+            return None
+        entry = _tree_entry(tree[1], name.encode(), len(commit) // 2)
+        if entry is None:
+            return None
+        mode, oid = entry
+        if mode == b"120000":
+            raise LinkedFile(f"{path} at {commit[:12]} is a symbolic link: {SYMLINK_MESSAGE}")
+        blob = self._object(oid, path, commit) if mode in _REGULAR else None
+        return blob[1] if blob is not None and blob[0] == b"blob" else None
+
+    def _object(self, name: str, path: str, commit: str) -> tuple[bytes, bytes] | None:
+        """(type, content) of the object `name` (`<commit>:<folder>` or an id); None when it
+        is missing."""
         stdin, stdout = self._pipes()
         try:
-            stdin.write(f"{commit}:{path}\n".encode())
+            stdin.write(f"{name}\n".encode())
             stdin.flush()
         except OSError:
             self.close()
@@ -144,7 +185,7 @@ class CommitFiles:
         if len(data) != size + 1:
             self.close()
             raise GitError(f"git cat-file returned a truncated {path!r} at {commit[:12]}")
-        return data[:-1] if header[1] == b"blob" else None
+        return header[1], data[:-1]
 
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
         if self._proc is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitfleet.repo.gitcmd import GitError
-from gitfleet.repo.signatures import CommitFiles
+from gitfleet.repo.signatures import CommitFiles, LinkedFile
 from tests.helpers.gitrepo import git
 
 
@@ -47,3 +47,26 @@ def test_a_stopped_process_is_an_error(commits: tuple[Path, list[str]]) -> None:
         with pytest.raises(GitError, match="stopped"):
             files.read(made[1], "report.yaml")
         assert files.read(made[2], "report.yaml") == b"n: 2\n"  # a new process
+
+
+def test_links_nested_files_and_submodules(commits: tuple[Path, list[str]]) -> None:
+    """A nested file is read through its folder's tree; a symbolic link is LinkedFile (never
+    followed, at the top or in a folder); a submodule or a path under a file is no file."""
+    repo, made = commits
+    (repo / "link.yaml").symlink_to("report.yaml")
+    (repo / "dir" / "inner").symlink_to("f")
+    (repo / "dir" / "exec.sh").write_text("run\n")
+    (repo / "dir" / "exec.sh").chmod(0o755)
+    git(repo, "add", "-A")
+    sub = git(repo, "rev-parse", "HEAD")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sub},vendor")
+    git(repo, "commit", "-qm", "links")
+    head = git(repo, "rev-parse", "HEAD")
+    with CommitFiles(repo) as files:
+        assert files.read(head, "dir/f") == b"x\n" and files.read(head, "dir/exec.sh") == b"run\n"
+        for path in ("link.yaml", "dir/inner"):
+            with pytest.raises(LinkedFile, match=f"{path} at {head[:12]} is a symbolic link"):
+                files.read(head, path)
+        assert files.read(head, "vendor") is None and files.read(head, "dir/f/x") is None
+        assert files.read(head, "dir/absent") is None and files.read(head, "nodir/f") is None
+        assert files.read(made[0], "report.yaml") == b"n: 0\n"  # the process goes on

@@ -15,6 +15,7 @@ import yaml
 
 from benchmarks.hub_checks import git as plumb
 from benchmarks.hub_reports import push_report
+from gitfleet.load import report
 from gitfleet.repo import signatures
 from reconciler import hubinputs
 from renderers.hubload import FleetLoader
@@ -127,3 +128,23 @@ def test_new_reports_are_read_through_one_git_process(
     for cluster in ("east", "west"):
         beat = _status(world.remote, cluster)["agentStatus"][0]["lastReceivedHeartbeat"]
         assert beat == _stamp(clock, -60)
+
+
+def test_a_linked_report_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    """A status branch whose `report.yaml` is a symbolic link is not read through the link:
+    the pass reports an error naming that branch's report file, and goes on."""
+    world, clock = World.create(tmp_path), Clock()
+    hub = world.hub("hub", clock)
+    assert hub.run_once().outcome == "committed"
+    push_report(world.remote, "east", _stamp(clock, -60), _stamp(clock, -600))
+    target = plumb(world.remote, "hash-object", "-w", "--stdin", stdin=b"../../etc/passwd").strip()
+    tree = plumb(world.remote, "mktree", stdin=f"120000 blob {target}\treport.yaml\n".encode())
+    linked = plumb(world.remote, "commit-tree", tree.strip(), stdin=b"a link\n").strip()
+    plumb(world.remote, "update-ref", "refs/heads/gitfleet/status/west", linked)
+    passed = hub.run_once()
+    assert passed.outcome == "committed"
+    assert [(e.file, e.message) for e in passed.errors] == [
+        ("gitfleet/status/west:report.yaml", report._LINKED)
+    ]
+    assert _status(world.remote, "east")["agentStatus"][0]["lastReceivedHeartbeat"]
+    assert "agentStatus" not in _status(world.remote, "west")

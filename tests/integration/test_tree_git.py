@@ -157,6 +157,82 @@ def test_a_listing_parsed_again_reuses_unchanged_records_and_equals_a_fresh_pars
     assert [e.message for e in kept[1]] == ["file name is not valid UTF-8"]
 
 
+A, B = "a" * 40, "b" * 64
+PLAIN = [
+    ("100644", "blob", A, "10", b"resources/a.yaml"),
+    ("100755", "blob", B, "0", b"scripts/run-1.sh"),
+    ("100664", "blob", A, "3", b"x.y/z_w+v=u@t,s~r:q"),
+    ("100644", "blob", A, "1", b"a tab\tand spaces"),
+]
+NOT_PLAIN = {
+    "a link": ("120000", "blob", A, "4", b"resources/link"),
+    "a submodule": ("160000", "commit", A, "-", b"vendor/sub"),
+    "a hidden file": ("100644", "blob", A, "1", b".hidden.yaml"),
+    "a hidden folder": ("100644", "blob", A, "1", b"a/.git/config"),
+    "a dot-dot component": ("100644", "blob", A, "1", b"a/../b"),
+    "an empty component": ("100644", "blob", A, "1", b"a//b"),
+    "a trailing slash": ("100644", "blob", A, "1", b"a/"),
+    "an absolute path": ("100644", "blob", A, "1", b"/etc/passwd"),
+    "a backslash": ("100644", "blob", A, "1", b"a\\b"),
+    "a newline": ("100644", "blob", A, "1", b"a\nb"),
+    "non-ASCII": ("100644", "blob", A, "1", "café.yaml".encode()),
+    "not UTF-8": ("100644", "blob", A, "1", b"\xffbad.yaml"),
+    "a duplicate": PLAIN[0],
+    "a record inside a link's name": (
+        "120000",
+        "blob",
+        A,
+        "4",
+        b"x100644 blob " + A.encode() + b"\ty",
+    ),
+}
+
+
+def _listing(records: list[tuple[str, str, str, str, bytes]], sized: bool) -> bytes:
+    """`ls-tree -r -z` output of `records`, with the size column (`-l`) or without."""
+    out = [
+        (f"{m} {k} {o} {s:>7}\t" if sized else f"{m} {k} {o}\t").encode() + path
+        for m, k, o, s, path in records
+    ]
+    return b"\0".join(out) + b"\0"
+
+
+def _record_by_record(raw: bytes, monkeypatch: pytest.MonkeyPatch) -> Any:
+    with monkeypatch.context() as patch:
+        patch.setattr(gitread, "_parse_plain", lambda raw: None)
+        gitread._RECORDS[0] = {}
+        return gitread._parse_listing(raw)
+
+
+@pytest.mark.parametrize("case", [None, *NOT_PLAIN])
+@pytest.mark.parametrize("sized", [True, False])
+def test_a_plain_listing_parsed_in_bulk_equals_the_record_by_record_parse(
+    case: str | None, sized: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing of plain regular files is parsed by one expression over the whole text;
+    anything else in it (links, submodules, refused or unusual paths, a record hidden in a
+    name) makes the whole listing go record by record. Both give the same result."""
+    raw = _listing([*PLAIN, *([NOT_PLAIN[case]] if case else [])], sized)
+    bulk = gitread._parse_plain(raw)
+    assert (bulk is None) == (case is not None)
+    assert gitread._parse_listing(raw) == _record_by_record(raw, monkeypatch)
+    if bulk is not None:
+        assert bulk == {p.decode(): (o, int(s) if sized else -1) for _, _, o, s, p in PLAIN}
+    assert gitread._parse_plain(b"") == {}
+
+
+def test_a_tree_listed_without_sizes_reads_and_sizes_files_as_a_sized_one(repo: Path) -> None:
+    """`sizes=False` (the hub's previous output after a restart) lists the same files and
+    blob ids; a size is asked of git when wanted."""
+    with GitTree.open(repo, "main") as sized, GitTree.open(repo, "main", sizes=False) as bare:
+        assert bare.files() == sized.files()
+        assert {p: bare.oid(p) for p in bare.files()} == {p: sized.oid(p) for p in sized.files()}
+        assert {entry[1] for entry in bare.listing().values()} == {-1}
+        for path in sized.files():
+            assert bare.size(path) == sized.size(path) == len(FILES[path])
+            assert bare.read(path) == FILES[path]
+
+
 def _change(repo: Path, step: int) -> None:
     """One commit of a series: edits, additions, deletions, a file that becomes a folder, a
     symbolic link, a hidden file, a mode change."""

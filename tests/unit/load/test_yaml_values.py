@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from gitfleet.api.limits import Limits
-from gitfleet.load.yamlio import decode_text, dump_yaml, locate, parse_documents
+from gitfleet.load.yamlio import decode_text, dump_yaml, locate, parse_documents, top_level_line
 
 
 def load_one(text: str) -> Any:
@@ -121,6 +121,34 @@ spec:
 )
 def test_locate(doc: int, field: str, line: int | None) -> None:
     assert locate(LOCATE_TEXT, doc, field) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("beat: 1\n", 1),
+        ("a: 1\nbeat: 2\n", 2),
+        ("a:\n  beat: 1\n  b: [beat]\nbeat: 2\n", 4),  # a nested key of the same name
+        ("a:\n- beat: 1\n- {beat: 2}\nc: d\nbeat: 3\n", 5),
+        ("a: beat\nbeat: 2\n", 2),  # the name as a value is no key
+        ("? {beat: 1}\n: x\n? [beat]\n: beat\n'beat': 2\n", 5),  # complex keys first
+        ("a: &x {beat: 1}\nb: *x\nbeat:\n  2\n", 3),
+        ("{a: 1, beat: 2}\n", 1),
+        ("%YAML 1.1\n---\na: 1\nbeat: 2\n", 4),
+        ("a:\n  beat: 1\n", None),
+        ("- beat: 1\n", None),
+        ("beat\n", None),
+        ("", None),
+        ("a: 1\n---\nbeat: 2\n", None),  # in a later document only
+        ("a: [1\nbeat: 2\n", None),  # unreadable before the key
+    ],
+)
+def test_top_level_line_is_where_locate_finds_a_top_level_key(text: str, line: int | None) -> None:
+    """The line of a key of the top-level mapping, reading only up to it; where it is there,
+    the line `locate` gives."""
+    assert top_level_line(text, "beat") == line
+    if line is not None:
+        assert locate(text, 0, "beat") == line
 
 
 def test_dump_is_canonical() -> None:

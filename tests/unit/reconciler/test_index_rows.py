@@ -132,3 +132,39 @@ def test_named_mappings_coming_and_going_anywhere_join_as_a_plain_join() -> None
             for cluster, rows in mapping.items():
                 plain.setdefault(cluster, []).extend(rows)
         assert joined_rows(given) == {c: tuple(rows) for c, rows in plain.items()}
+
+
+def test_a_mapping_patched_on_one_cluster_keeps_its_other_clusters_tuples() -> None:
+    """A placement laid out again on c1 only hands a new mapping with c2's very rows: c2 is
+    not joined again (its very tuple), c1 is."""
+    forget_stages()
+    given = parts()
+    first = joined_rows(named(given))
+    given[1] = {**given[1], "c1": [row("a", 1)]}
+    now = joined_rows(named(given))
+    assert now["c2"] is first["c2"]
+    assert now["c1"] == (row("held"), row("a", 1)) and now == full(given)
+
+
+def test_patched_mappings_over_many_passes_join_as_a_plain_join() -> None:
+    """Pass after pass a few mappings are patched: some clusters' rows replaced, added or
+    dropped, the others the very lists of the mapping before."""
+    rng = random.Random(5)
+    given: list[Rows] = [{f"c{j}": [row(str(i))] for j in range(5)} for i in range(12)]
+    forget_stages()
+    joined_rows(named(given))
+    for n in range(300):
+        given = list(given)
+        for i in rng.sample(range(len(given)), rng.randrange(1, 4)):
+            patched = dict(given[i])
+            for j in rng.sample(range(7), 2):
+                if rng.random() < 0.3:
+                    patched.pop(f"c{j}", None)
+                else:
+                    patched[f"c{j}"] = [row(str(i), n)] * rng.randrange(3)
+            given[i] = patched
+        plain: dict[str, list[dict[str, Any]]] = {}
+        for part in given:
+            for cluster, rows in part.items():
+                plain.setdefault(cluster, []).extend(rows)
+        assert joined_rows(named(given)) == {c: tuple(rows) for c, rows in plain.items()}

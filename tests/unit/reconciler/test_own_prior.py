@@ -27,6 +27,7 @@ from reconciler import (
 from reconciler.clusterstatus import cluster_status_files
 from reconciler.ownprior import OwnFiles
 from reconciler.pass_ import reconcile
+from reconciler.priorshards import IndexRecord, PlacementPrior
 from reconciler.schedule.clusters import ClusterView
 from reconciler.stagememo import forget_stages
 from reconciler.state import State, read_state
@@ -144,6 +145,44 @@ def test_passes_on_their_own_prior_equal_fresh_passes(
         assert problems == [] and state.own_states(prior.output) is None
         fresh = reconcile(snapshot, prior, None, NOW + timedelta(minutes=step))
         assert dict(fresh.files) == dict(outputs[step + 1]), EDITS[step].__name__
+
+
+def test_an_index_from_the_own_tree_looks_at_changed_placements_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fleet = _fleet(tmp_path, 9)
+    result = reconcile(load_fleet(WorkdirTree(fleet)), State(), None, NOW)
+    looked: list[str] = []
+    real = priorindex._placement_rows
+    monkeypatch.setattr(
+        priorindex,
+        "_placement_rows",
+        lambda output, ps, prior: looked.append(ps.key) or real(output, ps, prior),
+    )
+    for step in range(4):
+        _edit_resource(fleet, step)
+        prior, _ = read_state(result.files)
+        looked.clear()
+        index = priorindex.read_prior_index(result.files)
+        assert index == priorindex.parsed_prior_index(_copy(result.files))
+        if step:  # the last index made from the own tree is patched
+            assert 0 < len(looked) < len(prior.placements)
+        result = reconcile(load_fleet(WorkdirTree(fleet)), prior, None, NOW)
+
+
+def _record(content: str) -> PlacementPrior:
+    entry = {"cluster": "a", "name": "web", "contentHash": content}
+    return PlacementPrior("web", IndexRecord({"name": "web"}, (), (entry,)), None)
+
+
+def test_an_index_from_the_own_tree_follows_a_record_that_changed_alone() -> None:
+    web, one, two = state.PlacementState("web"), _record("h1"), _record("h2")
+    rows = {"web": priorindex._placement_rows({}, web, one)}
+    priorindex._OWN_INDEX.put("", (), ({"web": web}, {"web": one}, priorindex._full_merge(rows)))
+    own = {placement_state_path("web"): web}
+    index = priorindex._own_index({}, own, {"web": two})  # the same state, another record
+    assert isinstance(index, dict) and index["a"]["web"]["contentHash"] == "h2"
+    assert priorindex._own_index({}, own, {}) is priorindex._UNKNOWN  # a state without one
 
 
 def _refused(*_args: object) -> None:

@@ -121,7 +121,7 @@ def _index_bytes(rows: list[dict[str, Any]]) -> bytes:
 def _reference_rows(output: dict[str, bytes]) -> Rows | None:
     """`placement_rows` as it was: every index file parsed, every row placed."""
     out: Rows = {}
-    for cluster, path in priorrows._cluster_indexes(output, None):
+    for cluster, path in priorrows._cluster_indexes(output):
         entries = priorstate.index_entries(load_bounded(output[path]))
         for key, row in entries.items():
             if "objects" in row:
@@ -145,7 +145,8 @@ def test_placement_rows_from_changed_index_files_equal_a_full_read(seed: int) ->
             else:
                 keys = sorted(rng.sample(KEYS, rng.randrange(4)))
                 output[path] = _index_bytes([_row(k, f"h{rng.randrange(3)}") for k in keys])
-        got = priorrows.placement_rows(output)
+        named = CLUSTERS if seed % 2 else None  # the clusters named (some without a file)
+        got = priorrows.placement_rows(output, named)
         assert got == _reference_rows(output)
         assert got is not None and all(got.values())
 
@@ -161,6 +162,20 @@ def test_placement_rows_keep_an_unchanged_placements_mapping() -> None:
     assert first is not None and second is not None
     read = read_row(_row("api", "2"))  # as read back: the default apply strategy filled in
     assert second["web"] is first["web"] and second["api"] == {"b": read}
+
+
+def test_placement_rows_keep_the_mapping_of_a_placement_whose_row_is_the_same_object() -> None:
+    web, api = read_row(_row("web", "1")), read_row(_row("api", "1"))
+    output = {cluster_index_path("a"): _index_bytes([_row("api", "1"), _row("web", "1")])}
+    path = cluster_index_path("a")
+    priorparse.remember(output[path], "cluster-index", {"api": api, "web": web})
+    first = priorrows.placement_rows(output, ["a"])
+    changed = read_row(_row("api", "2"))  # the index file changes in the api row only
+    output[path] = _index_bytes([_row("api", "2"), _row("web", "1")])
+    priorparse.remember(output[path], "cluster-index", {"api": changed, "web": web})
+    second = priorrows.placement_rows(output, ["a"])
+    assert first is not None and second is not None
+    assert second["web"] is first["web"] and second["api"] == {"a": changed}
 
 
 def test_an_index_that_lists_objects_is_never_recorded_even_after_a_patch() -> None:
@@ -300,3 +315,26 @@ def test_remember_at_hashes_a_file_again_only_for_another_bytes_object(
     copy = bytes(bytearray(data))
     priorparse.remember_at("state/a.yaml", copy, "t", 1)  # equal bytes, another object
     assert seen == [data, data, data, copy]
+
+
+def test_a_remembered_files_blob_id_is_not_hashed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    hashed: list[bytes] = []
+    real = priorparse._blob_id
+    monkeypatch.setattr(priorparse, "_blob_id", lambda data: hashed.append(data) or real(data))
+    data, copy = b"kind: Y\n", bytes(bytearray(b"kind: Y\n"))
+    priorparse.remember(data, "t", 1)
+    assert hashed == [data]
+    assert priorparse.blob_key({"a": data}, "a") == real(data)
+    assert priorparse.derive_own({"a": data}, "a", "t", lambda doc: 2) == 1  # nothing read
+    assert hashed == [data]  # the very object: its kept id
+    assert priorparse.blob_key({"a": copy}, "a") == real(data)
+    assert hashed == [data, copy]  # equal bytes, another object: hashed
+
+
+def test_blob_ids_are_kept_for_a_bounded_number_of_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(priorparse, "MAX_ID_BYTES", 20)
+    first, second = b"kind: first-file\n", b"kind: second-file\n"
+    priorparse.remember(first, "t", 1)
+    priorparse.remember(second, "t", 2)
+    assert id(first) not in priorparse._ids and priorparse._ids[id(second)][0] is second
+    assert priorparse._ids_held == len(second)

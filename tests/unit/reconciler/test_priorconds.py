@@ -7,16 +7,19 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 import yaml
 
 from gitfleet.api import Condition
 from gitfleet.api.output import NAME_TOKEN
 from gitfleet.load.yamlio import dump_yaml
+from reconciler import priorconds
 from reconciler.priorconds import (
     PriorConditions,
     conditions_section,
     parse_conditions_section,
 )
+from reconciler.stagememo import forget_stages
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T1 = datetime(2026, 1, 2, tzinfo=UTC)
@@ -70,3 +73,22 @@ def test_a_name_already_holding_the_token_and_unnamed_entries_stay_single() -> N
 
 def test_an_empty_record_reads_back_empty() -> None:
     assert roundtrip(((), {}))[1] == ((), {})
+
+
+def test_equal_conditions_of_other_objects_make_no_group_key_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    forget_stages()
+    per_cluster = {n: conds(n) for n in ("a", "b", "c")}
+    first = conditions_section(((), per_cluster), "web")
+    made: list[str] = []
+    real = priorconds._group_key
+    monkeypatch.setattr(
+        priorconds, "_group_key", lambda name, cs: made.append(name) or real(name, cs)
+    )
+    equal = {n: tuple(c.model_copy() for c in cs) for n, cs in per_cluster.items()}
+    assert conditions_section(((), {**equal, "c": conds("c", T1)}), "web") != first
+    assert made == ["c"]  # only the cluster whose conditions changed
+    assert conditions_section(((), equal), "web") == first  # its key made again, the others kept
+    assert made == ["c", "c"]
+    forget_stages()

@@ -82,10 +82,11 @@ def test_sorted_paths_follow_the_tree_not_the_last_one() -> None:
 
 
 class _Tree:
-    """A listed previous output (what `GitTree` gives the hub)."""
+    """A listed previous output (what `GitTree` gives the hub; after a restart it is listed
+    without sizes: `sized=False`)."""
 
-    def __init__(self, files: dict[str, bytes]) -> None:
-        self._listing = {p: (blob_id(d), len(d)) for p, d in files.items()}
+    def __init__(self, files: dict[str, bytes], sized: bool = True) -> None:
+        self._listing = {p: (blob_id(d), len(d) if sized else -1) for p, d in files.items()}
 
     def files(self) -> list[str]:
         return sorted(self._listing)
@@ -97,12 +98,13 @@ class _Tree:
         return self._listing
 
 
-def test_change_description_from_listings_equals_the_one_from_blob_ids() -> None:
+@pytest.mark.parametrize("sized", [True, False])
+def test_change_description_from_listings_equals_the_one_from_blob_ids(sized: bool) -> None:
     before = {"clusters/eu/p/a.yaml": b"a", "clusters/eu/p/b.yaml": b"b", "status/x.yaml": b"x"}
     after = {"clusters/eu/p/a.yaml": b"a2", "clusters/us/p/a.yaml": b"a", "status/x.yaml": b"x"}
     listing = BlobIdMemo().listing(after)
-    fast = describe_changes(_Tree(before), after, listing=listing)
-    slow = describe_changes(_Tree(before), after)
+    fast = describe_changes(_Tree(before, sized), after, listing=listing)
+    slow = describe_changes(_Tree(before, sized), after)
     assert fast.changes == slow.changes
     assert set(fast.changes) == {
         "clusters/eu/p/a.yaml",
@@ -113,7 +115,8 @@ def test_change_description_from_listings_equals_the_one_from_blob_ids() -> None
     assert dict(fast.placements) == dict(slow.placements) == {"p": {"eu", "us"}}
 
 
-def test_changes_since_the_written_output_equal_a_full_comparison() -> None:
+@pytest.mark.parametrize("sized", [True, False])
+def test_changes_since_the_written_output_equal_a_full_comparison(sized: bool) -> None:
     """Only paths whose bytes are new objects are compared: equal bytes in a new object,
     changed, added and removed paths all come out as a full comparison finds them."""
     before = {f"clusters/c{i}/p/a.yaml": f"a{i}".encode() for i in range(6)}
@@ -130,8 +133,8 @@ def test_changes_since_the_written_output_equal_a_full_comparison() -> None:
     listing, maybe = output.changes("c1", after)
     assert listing == BlobIdMemo().listing(after)
     assert maybe is not None and "clusters/c3/p/a.yaml" not in maybe
-    fast = describe_changes(_Tree(before), after, listing=listing, candidates=maybe)
-    assert fast.changes == describe_changes(_Tree(before), after).changes
+    fast = describe_changes(_Tree(before, sized), after, listing=listing, candidates=maybe)
+    assert fast.changes == describe_changes(_Tree(before, sized), after).changes
     assert set(fast.changes) == {
         "clusters/c1/p/a.yaml",
         "clusters/new/p/a.yaml",

@@ -279,3 +279,25 @@ def test_a_shard_with_other_bytes_is_read_again_not_taken_from_the_last_read() -
     again, problems = read_state(mixed)
     assert problems == [] and again.placements["web"] == _placement(changed)
     assert first.placements["web"] == st.placements["web"]
+
+
+@pytest.mark.parametrize(
+    ("order", "sharded"),
+    [("sorted", True), ("repeated", False), ("swapped", False), ("reversed", False)],
+)
+def test_only_bindings_one_a_cluster_in_cluster_order_are_sharded(
+    order: str, sharded: bool
+) -> None:
+    _, by_cluster = _state(150)
+    bindings = [by_cluster[c] for c in sorted(by_cluster)]
+    if order == "repeated":
+        bindings[70] = replace(bindings[70], cluster=bindings[69].cluster)
+    elif order == "swapped":
+        bindings[10], bindings[11] = bindings[11], bindings[10]
+    elif order == "reversed":
+        bindings.reverse()
+    assert (stateshards.bindings_shards(tuple(bindings)) > 1) is sharded
+    ps = replace(_placement(by_cluster), bindings=tuple(bindings))
+    files = _files(State(placements={"web": ps}))
+    assert (len(files) > 1) is sharded
+    assert read_state(files)[0].placements["web"].bindings == tuple(bindings)
