@@ -6,8 +6,9 @@ cluster with applicable overrides its own list: each object goes through
 `PlacementOverrides.apply` (memoised per distinct object, override set and variable values) and
 each distinct result is serialised once; results that differ only by the cluster's name and
 label values are serialised once for all clusters on which the same rules apply
-(`reconciler.nametemplate`); a cluster's whole result is made once per cluster label set when
-no part of it reads the cluster's name. Serialised bytes are kept across
+(`reconciler.nametemplate`). What the rules make is worked out once per cluster label set: a
+cluster's whole result when no part of it reads the cluster's name, else all but the objects
+that do, which alone are made cluster by cluster. Serialised bytes are kept across
 passes by content hash, and a source object's manifest by object (`source_manifest`), so a
 long-running hub serialises only what changed. A patch failure drops only that object for that
 cluster and is reported (the caller keeps the previous file). Called by `reconciler.placement`.
@@ -15,7 +16,6 @@ cluster and is reported (the caller keeps the previous file). Called by `reconci
 
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import suppress
@@ -26,13 +26,15 @@ from typing import Any, TypeAlias
 from gitfleet.api.canonical import content_hash, pairs_content_hash
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.nametemplate import (
-    MAX_LABELS,
     TOKEN,
     NameTemplate,
-    holds_stand_in,
-    instantiate,
+    TemplatePart,
+    key_token,
     label_token,
     template_of,
+    template_part,
+    with_labels,
+    with_name,
 )
 from reconciler.output import object_file_name, object_identity
 from reconciler.override import PlacementOverrides, wrapped_resource
@@ -51,25 +53,15 @@ _by_hash: OrderedDict[str, bytes] = OrderedDict()
 _held = 0
 _by_source: OrderedDict[int, tuple[Any, Manifest]] = OrderedDict()
 MAX_OUTCOMES = 500_000
-"""Override outcomes remembered across passes (`OverrideRenderer._remembered`)."""
+"""Override outcomes remembered across passes (`OverrideRenderer._outcome`)."""
 Outcome: TypeAlias = "Manifest | tuple[str, OverrideFault | None] | None"
 """One object on one cluster: its manifest, its failure (message, located fault) or None when a
 Delete rule removed it."""
 _outcomes: OrderedDict[tuple[int, str | None], Outcome] = OrderedDict()
 """(result key token, the cluster's name when the result depends on it) -> outcome."""
-_tokens: dict[tuple[Any, ...], int] = {}
-"""`PlacementOverrides.result_key` without the cluster's name -> a number naming it (never
-reused, so clearing this table only costs reuse)."""
-_counter = itertools.count()
 _templates: OrderedDict[int, NameTemplate | None] = OrderedDict()
-"""Template token (`_template_part`) -> the name template of results that depend on the
+"""Template token (`template_part`) -> the name template of results that depend on the
 cluster's name or label values (None: none)."""
-TemplatePart: TypeAlias = "tuple[int, tuple[str, ...], tuple[str, ...]]"
-"""The template a result can be made from: its token, the label keys it stands in for and the
-cluster's values of them (`_template_part`)."""
-Recipe: TypeAlias = "tuple[int, bool, TemplatePart | None]"
-"""The token of a result's key without the cluster's name, whether the name is part of the
-key, and its template part (`OverrideRenderer._recipe`)."""
 _MISSING = object()
 
 
@@ -155,34 +147,6 @@ def default_manifests(
     return tuple(out), errors
 
 
-def _token(key: tuple[Any, ...]) -> int:
-    """The number naming `key` (a result key, or a template's)."""
-    token = _tokens.get(key)
-    if token is None:
-        if len(_tokens) >= MAX_OUTCOMES:
-            _tokens.clear()  # tokens are never reused: old outcomes just go unused
-        token = _tokens[key] = next(_counter)
-    return token
-
-
-def _template_part(key: tuple[Any, ...]) -> TemplatePart | None:
-    """The template a result of `PlacementOverrides.result_key` `key` can be made from (one
-    for every cluster on which the same rules apply: the same object, overrides, rules, label
-    keys read and op limit); None when the result reads neither the cluster's name nor a
-    label, when a label it reads is missing (its error names the cluster) or when the source
-    object holds something like a stand-in."""
-    labels = key[2]
-    if key[3] is None and not labels:
-        return None
-    if len(labels) > MAX_LABELS or any(v is None for _, v in labels):
-        return None
-    if holds_stand_in(key[0][-1]):  # the source object's JSON
-        return None
-    keys = tuple(k for k, _ in labels)
-    token = _token(("template", key[0], key[1], keys, key[4]))
-    return token, keys, tuple(v for _, v in labels)
-
-
 @dataclass(frozen=True)
 class ClusterManifests:
     """What overrides make of a placement on one cluster."""
@@ -206,6 +170,39 @@ class ClusterManifests:
 NO_OVERRIDES = ClusterManifests()
 
 
+_FIXED, _NAMED, _ENVELOPE = 0, 1, 2
+"""Slot kinds of a `_Row`: the object's outcome is the same on every cluster of the label
+set (the slot holds it); it reads the cluster's name (the slot holds its `_Recipe`); it is an
+envelope (applied cluster by cluster)."""
+Slot: TypeAlias = "tuple[int, SelectedResource, Any]"
+
+
+class _Recipe:
+    """How an object's result on the clusters of one label set is made: the token of its
+    `result_key` without the cluster's name, whether the name is part of the key, its
+    template part, and the template with the label values in place (`_template`, looked up
+    on the first cluster that needs it)."""
+
+    __slots__ = ("named", "part", "template", "token")
+
+    def __init__(self, token: int, named: bool, part: TemplatePart | None) -> None:
+        self.token, self.named, self.part = token, named, part
+        self.template: Any = _MISSING
+
+
+@dataclass(frozen=True)
+class _Row:
+    """What a placement's overrides make of its selection on every cluster with one label
+    set: the applicable overrides' snapshot names, and a slot per object."""
+
+    selection: Selection
+    cluster_overrides: tuple[str, ...]
+    resource_overrides: tuple[str, ...]
+    slots: tuple[Slot, ...]
+    shared: ClusterManifests | None = None
+    """Every such cluster's result when no slot reads the cluster (one object)."""
+
+
 class OverrideRenderer:
     """Per-cluster manifests of one placement, serialising each distinct result once."""
 
@@ -220,16 +217,11 @@ class OverrideRenderer:
         self._names = snapshot_names
         self._rendered: dict[int, tuple[Any, Manifest]] = {}
         self._faults: list[tuple[str, OverrideFault]] = []
-        self._recipes: dict[tuple[int, Any], tuple[SelectedResource, Recipe]] = {}
-        """(object id, cluster labels) -> (the object, its `_recipe`)."""
         self._tuples: dict[tuple[int, ...], tuple[Manifest, ...]] = {}
         """One tuple object per distinct manifest sequence: clusters with equal results share
         it, so later stages can work once per distinct tuple."""
-        self._by_labels: dict[Any, tuple[Selection, ClusterManifests]] = {}
-        """Cluster label set -> (the selection, its result) when no part of that result read
-        the cluster's name: every cluster with those labels has it (one object)."""
-        self._named = False
-        """The result being made read the cluster's name (or came from an envelope)."""
+        self._rows: dict[Any, _Row] = {}
+        """Cluster label set -> its `_Row`."""
 
     def _manifest(self, obj: Mapping[str, Any]) -> Manifest:
         """Serialise `obj` once per distinct object (results are shared, so identity works)."""
@@ -239,49 +231,20 @@ class OverrideRenderer:
             self._rendered[id(obj)] = hit
         return hit[1]
 
-    def _remembered(self, sel: SelectedResource, view: ClusterView) -> Outcome:
-        """The manifest of `sel` after its overrides on this cluster, the failure (message and
-        the override fault it locates), or
-        None when a Delete rule removed it; remembered across passes by everything the result
-        depends on (`PlacementOverrides.result_key`), so a long-running hub re-applies and
-        re-serialises only what an edit touched. The key is made once per object and label
-        set (`_recipe`) and names the cluster only when the result depends on it."""
-        token, named, template = self._recipe(sel, view)
-        self._named = self._named or named
-        key = (token, view.name if named else None)
-        found = _outcomes.get(key, _MISSING)
-        if found is not _MISSING:
-            with suppress(KeyError):
-                _outcomes.move_to_end(key)
-            return found  # type: ignore[return-value]
-        outcome: Outcome = self._from_template(sel, view, template) if template else None
-        if outcome is None:
-            applied = self._overrides.apply(sel, view)
-            if applied.error is not None:
-                outcome = (applied.error, applied.fault)
-            elif applied.obj is not None:
-                outcome = self._manifest(applied.obj)
-        _remember(key, outcome)
-        return outcome
-
-    def _recipe(self, sel: SelectedResource, view: ClusterView) -> Recipe:
-        """(the token of `result_key(sel, view)` without the cluster's name, whether the name
-        is part of the key, the template that may make the result), once per object and
-        cluster label set in this pass."""
-        labels = self._overrides.cache.labels_of(view)
-        found = self._recipes.get((id(sel), labels))
-        if found is not None and found[0] is sel:
-            return found[1]
+    def _recipe(self, sel: SelectedResource, view: ClusterView) -> _Recipe:
+        """The `_Recipe` of `sel` on the clusters with `view`'s labels."""
         key = self._overrides.result_key(sel, view)
-        recipe = (_token((*key[:3], None, *key[4:])), key[3] is not None, _template_part(key))
-        self._recipes[(id(sel), labels)] = (sel, recipe)
-        return recipe
+        token = key_token((*key[:3], None, *key[4:]))
+        return _Recipe(token, key[3] is not None, template_part(key))
 
-    def _from_template(
-        self, sel: SelectedResource, view: ClusterView, part: TemplatePart
-    ) -> Manifest | None:
-        """The manifest of a result that depends on the cluster's name or label values, from
-        its template (`reconciler.nametemplate`); None when it cannot be made that way."""
+    def _template(
+        self, sel: SelectedResource, view: ClusterView, part: TemplatePart | None
+    ) -> NameTemplate | None:
+        """The name template of a result that depends on the cluster's name or label values,
+        with `view`'s label values in place (`reconciler.nametemplate`); None when there is
+        none or it cannot be made that way."""
+        if part is None:
+            return None
         token, keys, values = part
         template = _templates.get(token, _MISSING)
         if template is _MISSING:
@@ -294,11 +257,36 @@ class OverrideRenderer:
                     _templates.popitem(last=False)
         if not isinstance(template, NameTemplate):
             return None
-        made_here = instantiate(template, view.name, values)
-        if made_here is None:
-            return None
-        file, data, digest = made_here
-        return Manifest(file, data, template.identity, digest)
+        return with_labels(template, values)
+
+    def _outcome(self, sel: SelectedResource, view: ClusterView, recipe: _Recipe) -> Outcome:
+        """The manifest of `sel` after its overrides on this cluster, the failure (message and
+        the override fault it locates), or None when a Delete rule removed it; remembered
+        across passes by everything the result depends on (`key`: the token of
+        `PlacementOverrides.result_key` and the cluster's name when the result reads it), so a
+        long-running hub re-applies and re-serialises only what an edit touched. Made from
+        the recipe's template when it can be."""
+        key = (recipe.token, view.name if recipe.named else None)
+        found = _outcomes.get(key, _MISSING)
+        if found is not _MISSING:
+            with suppress(KeyError):
+                _outcomes.move_to_end(key)
+            return found  # type: ignore[return-value]
+        template = recipe.template
+        if template is _MISSING:
+            template = recipe.template = self._template(sel, view, recipe.part)
+        made = with_name(template, view.name) if template is not None else None
+        outcome: Outcome = None
+        if made is not None:
+            outcome = Manifest(made[0], made[1], template.identity, made[2])
+        else:
+            applied = self._overrides.apply(sel, view)
+            if applied.error is not None:
+                outcome = (applied.error, applied.fault)
+            elif applied.obj is not None:
+                outcome = self._manifest(applied.obj)
+        _remember(key, outcome)
+        return outcome
 
     def _wrapped(
         self, envelope: SelectedResource, view: ClusterView
@@ -325,56 +313,84 @@ class OverrideRenderer:
         )
 
     def for_cluster(self, selection: Selection, view: ClusterView) -> ClusterManifests:
-        """What overrides make of `selection` on the cluster: made once per cluster label set
-        when nothing in it reads the cluster's name (rules, plans and label variables depend
-        on the labels only), else cluster by cluster."""
+        """What overrides make of `selection` on the cluster. Rules, plans and label
+        variables depend on the cluster's labels only: what they make is worked out once per
+        label set (`_row`), and only the objects whose result reads the cluster's name (and
+        envelopes) are made cluster by cluster; a label set none of whose objects does has
+        one result for all its clusters."""
         labels = self._overrides.cache.labels_of(view)
-        shared = self._by_labels.get(labels)
-        if shared is not None and shared[0] is selection:
-            return shared[1]
-        self._named = False
-        made = self._made_for(selection, view)
-        if not self._named:
-            self._by_labels[labels] = (selection, made)
-        return made
+        row = self._rows.get(labels)
+        if row is None or row.selection is not selection:
+            row = self._rows[labels] = self._row(selection, view)
+        return row.shared if row.shared is not None else self._made_for(row, view)
 
-    def _made_for(self, selection: Selection, view: ClusterView) -> ClusterManifests:
+    def _row(self, selection: Selection, view: ClusterView) -> _Row:
+        """The `_Row` of `view`'s label set."""
         cro, ro = self._overrides.applicable(view)
         if not cro and not ro:
-            return NO_OVERRIDES
+            return _Row(selection, (), (), (), NO_OVERRIDES)
+        slots: list[Slot] = []
+        for sel in selection.resources:
+            if is_envelope(sel):
+                slots.append((_ENVELOPE, sel, None))
+                continue
+            recipe = self._recipe(sel, view)
+            if recipe.named:
+                slots.append((_NAMED, sel, recipe))
+            else:
+                slots.append((_FIXED, sel, self._outcome(sel, view, recipe)))
+        names = self.applicable_names(view)
+        row = _Row(selection, *names, tuple(slots))
+        if all(kind == _FIXED for kind, _, _ in slots):
+            row = replace(row, shared=self._made_for(row, view))
+        return row
+
+    def _made_for(self, row: _Row, view: ClusterView) -> ClusterManifests:
+        """The cluster's result from its label set's row."""
         manifests: list[Manifest] = []
         failures: list[tuple[str, str]] = []
         self._faults = []
-        for sel in selection.resources:
-            if not is_envelope(sel):
-                outcome = self._remembered(sel, view)
-                if isinstance(outcome, Manifest):
-                    manifests.append(outcome)
-                elif outcome is not None:
-                    error, fault = outcome
-                    failures.append((object_file_name(sel.obj), error))
-                    if fault is not None:
-                        self._faults.append((error, fault))
-                continue  # None: deleted by a Delete rule, not placed on this cluster
-            self._named = True  # an envelope's objects: applied cluster by cluster
-            applied = self._overrides.apply(sel, view)
-            if applied.error is not None:
-                failures.append((object_file_name(sel.obj), applied.error))
-                if applied.fault is not None:
-                    self._faults.append((applied.error, applied.fault))
-            elif applied.obj is None:
-                continue
+        for kind, sel, value in row.slots:
+            if kind == _FIXED:
+                outcome = value
+            elif kind == _NAMED:
+                outcome = self._outcome(sel, view, value)
             else:
-                more, problems = self._wrapped(replace(sel, obj=dict(applied.obj)), view)
-                manifests += more
-                failures += problems
+                self._enveloped(sel, view, manifests, failures)
+                continue
+            if isinstance(outcome, Manifest):
+                manifests.append(outcome)
+            elif outcome is not None:  # None: deleted by a Delete rule, not on this cluster
+                error, fault = outcome
+                failures.append((object_file_name(sel.obj), error))
+                if fault is not None:
+                    self._faults.append((error, fault))
         ids = tuple(map(id, manifests))
         if ids not in self._tuples:
             self._tuples[ids] = tuple(manifests)  # holds them, so the ids stay theirs
         return ClusterManifests(
-            cluster_overrides=tuple(self._names.get(k, k) for k in cro),
-            resource_overrides=tuple(f"{k.split('/')[1]}/{self._names.get(k, k)}" for k in ro),
+            cluster_overrides=row.cluster_overrides,
+            resource_overrides=row.resource_overrides,
             manifests=self._tuples[ids],
             failures=tuple(failures),
             faults=tuple(self._faults),
         )
+
+    def _enveloped(
+        self,
+        sel: SelectedResource,
+        view: ClusterView,
+        manifests: list[Manifest],
+        failures: list[tuple[str, str]],
+    ) -> None:
+        """An envelope's objects after its overrides on this cluster, added to `manifests`
+        (its failures to `failures`)."""
+        applied = self._overrides.apply(sel, view)
+        if applied.error is not None:
+            failures.append((object_file_name(sel.obj), applied.error))
+            if applied.fault is not None:
+                self._faults.append((applied.error, applied.fault))
+        elif applied.obj is not None:
+            more, problems = self._wrapped(replace(sel, obj=dict(applied.obj)), view)
+            manifests += more
+            failures += problems

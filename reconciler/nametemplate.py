@@ -24,6 +24,7 @@ reach the output. Called by `reconciler.manifests`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import secrets
@@ -88,6 +89,45 @@ class NameTemplate:
         return self.json.split(TOKEN)
 
 
+TemplatePart = tuple[int, tuple[str, ...], tuple[str, ...]]
+"""The template a result can be made from: its token, the label keys it stands in for and the
+cluster's values of them (`template_part`)."""
+MAX_TOKENS = 500_000
+"""Keys `key_token` names (all forgotten when exceeded)."""
+_tokens: dict[tuple[Any, ...], int] = {}
+"""A key -> the number naming it (never reused, so clearing this table only costs reuse)."""
+_counter = itertools.count()
+
+
+def key_token(key: tuple[Any, ...]) -> int:
+    """The number naming `key` (`PlacementOverrides.result_key` without the cluster's name,
+    or a template's key)."""
+    token = _tokens.get(key)
+    if token is None:
+        if len(_tokens) >= MAX_TOKENS:
+            _tokens.clear()  # tokens are never reused: old outcomes just go unused
+        token = _tokens[key] = next(_counter)
+    return token
+
+
+def template_part(key: tuple[Any, ...]) -> TemplatePart | None:
+    """The template a result of `PlacementOverrides.result_key` `key` can be made from (one
+    for every cluster on which the same rules apply: the same object, overrides, rules, label
+    keys read and op limit); None when the result reads neither the cluster's name nor a
+    label, when a label it reads is missing (its error names the cluster) or when the source
+    object holds something like a stand-in."""
+    labels = key[2]
+    if key[3] is None and not labels:
+        return None
+    if len(labels) > MAX_LABELS or any(v is None for _, v in labels):
+        return None
+    if holds_stand_in(key[0][-1]):  # the source object's JSON
+        return None
+    keys = tuple(k for k, _ in labels)
+    token = key_token(("template", key[0], key[1], keys, key[4]))
+    return token, keys, tuple(v for _, v in labels)
+
+
 MAX_FILLED = 4096
 """Distinct label values a template keeps filled in (all dropped when exceeded)."""
 _MISSING = object()
@@ -145,15 +185,28 @@ def instantiate(
     """(file, YAML bytes, content hash) of the template on cluster `name` whose labels read
     have `values` (in the order of their `label_token`s), or None when one would change how a
     string is written. The label values are put in once per distinct `values`."""
-    if values:
-        found = template.filled.get(values, _MISSING)
-        if found is _MISSING:
-            if len(template.filled) >= MAX_FILLED:
-                template.filled.clear()
-            found = template.filled[values] = _with_labels(template, values)
-        if not isinstance(found, NameTemplate):
-            return None
-        template = found
+    found = with_labels(template, values)
+    return None if found is None else with_name(found, name)
+
+
+def with_labels(template: NameTemplate, values: tuple[str, ...]) -> NameTemplate | None:
+    """`template` with the label `values` in place (made once per distinct values; the
+    template itself when there are none), or None when one would change how a string is
+    written. What is left to put in per cluster is its name (`with_name`)."""
+    if not values:
+        return template
+    found = template.filled.get(values, _MISSING)
+    if found is _MISSING:
+        if len(template.filled) >= MAX_FILLED:
+            template.filled.clear()
+        found = template.filled[values] = _with_labels(template, values)
+    return found if isinstance(found, NameTemplate) else None
+
+
+def with_name(template: NameTemplate, name: str) -> tuple[str, bytes, str] | None:
+    """(file, YAML bytes, content hash) of a template whose label values are in place
+    (`with_labels`) on cluster `name`, or None when the name would change how a string is
+    written."""
     data, text = template.data, template.json
     if template.named:
         if not safe_name(name):

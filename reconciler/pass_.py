@@ -143,7 +143,7 @@ def _plan_all(
             plan = place_reusing(key, placement, prior_ps, views, index, inputs, whole_pass)
         except Exception as exc:  # one placement's fault fails it alone
             plan = failed_plan(key, placement, prior_ps, file, exc)
-        if origin is not None:
+        if origin is not None and plan.state.origin_file != origin.file:
             plan.state = replace(plan.state, origin_file=origin.file)
         plans[key], origins[key] = plan, origin
     return plans, origins, errors, snapshots

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
@@ -142,15 +142,15 @@ def _fingerprint(
     keys it reads."""
     if inputs.history.for_placement(key):
         return None, None, None
-    made = _PARTS.last(key)
-    if made is not None and _still(made[1], placement, whole_pass):
+    made = _PARTS.last(key)  # ((the token they were made or taken under,), parts)
+    if made is not None and _still(made, placement, whole_pass):
         parts = made[1]
     else:
-        parts = _parts(placement, index, inputs, made[1] if made is not None else None, whole_pass)
+        parts = _parts(placement, index, inputs, made, whole_pass)
         if parts.selection.error is not None:
             _PARTS.drop(key)
             return None, parts.selection, None
-    _PARTS.put(key, (), replace(parts, token=whole_pass.token))
+    _PARTS.put(key, (whole_pass.token,), parts)
     selection = parts.selection
     latest = prior.latest_resources()
     new_snapshot = latest is None or latest.hash != selection.hash
@@ -158,14 +158,17 @@ def _fingerprint(
     return (whole_pass.rest, *parts.declared, commit), selection, parts.keys
 
 
-def _still(parts: _Parts, placement: AnyPlacement, whole_pass: PassKey) -> bool:
-    """`parts` hold for this pass: made of the same placement object under the last pass's
-    token, none of their selection's lookups touched since and no override that changed
-    may serve the placement (`PassKey`)."""
+def _still(
+    made: tuple[tuple[Any, ...], _Parts], placement: AnyPlacement, whole_pass: PassKey
+) -> bool:
+    """`made` (a `_PARTS` entry) holds for this pass: parts made of the same placement object
+    under the last pass's token, none of their selection's lookups touched since and no
+    override that changed may serve the placement (`PassKey`)."""
+    (token,), parts = made
     return (
         parts.placement is placement
         and whole_pass.touched is not None
-        and parts.token is whole_pass.last
+        and token is whole_pass.last
         and parts.reads is not None
         and not parts.reads.meets(whole_pass.touched)
         and (placement.kind, placement.namespace or "", placement.name) not in whole_pass.served
@@ -175,40 +178,43 @@ def _still(parts: _Parts, placement: AnyPlacement, whole_pass: PassKey) -> bool:
 @dataclass(frozen=True)
 class _Parts:
     """What a placement's key is made of besides the pass, the cluster views and the commit:
-    its declared JSON, its selection and the overrides serving it, and the label keys read;
-    and the `PassKey.token` of the last pass they were made or taken under."""
+    its declared JSON, its selection and the overrides serving it, and the label keys read
+    (`_PARTS` keeps them with the `PassKey.token` of the last pass they were made or taken
+    under)."""
 
     placement: AnyPlacement
     selection: Selection
     declared: tuple[Any, ...]
     keys: LabelKeys
-    token: tuple[Any, ...] | None = None
     reads: Reads | None = None
     """The index lookups the selection made."""
 
 
 _PARTS: StageMemo[_Parts] = StageMemo()
-"""Placement key -> the `_Parts` made last (taken as they are while the token stays)."""
+"""Placement key -> the `_Parts` made last, with the token they were made or taken under as
+inputs (taken as they are while the token stays)."""
 
 
 def _parts(
     placement: AnyPlacement,
     index: ResourceIndex,
     inputs: PassInputs,
-    last: _Parts | None = None,
+    made: tuple[tuple[Any, ...], _Parts] | None = None,
     whole_pass: PassKey | None = None,
 ) -> _Parts:
-    """The placement's parts, selected afresh. What `last` (its parts of an earlier pass)
-    made of the same placement object is taken rather than made again: its declared JSON,
-    and, when it selected the very same objects and every override and pass-wide input is
-    as then (the token but for the index entries, `passkey.same_serving`), everything else too."""
+    """The placement's parts, selected afresh. What `made` (its `_PARTS` entry of an earlier
+    pass) made of the same placement object is taken rather than made again: its declared
+    JSON, and, when it selected the very same objects and every override and pass-wide input
+    is as then (the token but for the index entries, `passkey.same_serving`), everything else
+    too."""
     selection, reads = select_read(placement, index)
     if selection.error is not None:
         return _Parts(placement, selection, (), None)
     now = whole_pass.token if whole_pass is not None else None
-    if last is None or last.placement is not placement or not last.declared:
+    last = made[1] if made is not None else None
+    if made is None or last is None or last.placement is not placement or not last.declared:
         text = _declared(placement)
-    elif last.selection.same_objects(selection) and same_serving(last.token, now):
+    elif last.selection.same_objects(selection) and same_serving(made[0][0], now):
         return _Parts(placement, selection, last.declared, last.keys, reads=reads)
     else:
         text = last.declared[0]

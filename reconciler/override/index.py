@@ -71,9 +71,11 @@ class OverrideIndex:
     def with_snapshots(self, snapshots: Mapping[str, tuple[Snapshot, ...]]) -> OverrideIndex:
         """A copy naming each override's latest snapshot (`<name>-<index>`) in error messages.
 
-        Without it, messages name snapshot index 0. Call before any `apply`."""
+        Without it, messages name snapshot index 0. Call before any `apply`. An override
+        named as in the last pass is that pass's very object (`_renamed`)."""
+        _renamed.next_round()
         named = tuple(
-            replace(o, snapshot=snapshot_name(o.key, _latest(snapshots.get(o.key, ()))))
+            _with_snapshot(o, snapshot_name(o.key, _latest(snapshots.get(o.key, ()))))
             for o in self.overrides
         )
         return OverrideIndex(named, OverrideCache(max_ops=self.cache.max_ops))
@@ -157,6 +159,21 @@ def _cap_errors(
         )
         for o in beyond
     ]
+
+
+_renamed: IdentityMemo[tuple[str, CompiledOverride]] = IdentityMemo()
+"""Compiled override -> (a snapshot name, it named so), for the last two passes."""
+
+
+def _with_snapshot(override: CompiledOverride, name: str) -> CompiledOverride:
+    """`override` naming snapshot `name` (made once per override object and name)."""
+    if override.snapshot == name:
+        return override
+    found = _renamed.get(override)
+    if found is None or found[0] != name:
+        found = (name, replace(override, snapshot=name))
+    _renamed.put(override, found)
+    return found[1]
 
 
 _compiled: IdentityMemo[tuple[Origin, CompiledOverride]] = IdentityMemo()

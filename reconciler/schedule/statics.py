@@ -8,7 +8,8 @@ the constraints' keys (its signature). `Statics` keeps, per placement, the clust
 the static filters (sorted by name), the first failing status of the others, every cluster's
 signature with the number of clusters per topology value, and the candidates' static scores
 with the PreScore memo they were made with (the fleet-wide min/max of property sorters). `make`
-runs the plugins once per class of clusters (`classes`); `update` starts from an earlier
+runs the plugins once per class of clusters (`classes`; the classes of a pass's clusters are
+worked out once for the placements that read the same labels); `update` starts from an earlier
 `Statics` of the same policy and reruns the plugins for the changed clusters only (all the
 scores again when the PreScore memo changed). Never mutated once made. Raises `ScheduleError`
 as the plugins do. Used by `incremental` (and through it `reuse`).
@@ -21,7 +22,7 @@ from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .classes import filter_class, score_class
+from .classes import filter_classes, score_class
 from .clusters import ClusterView
 from .framework import (
     ZERO,
@@ -84,19 +85,19 @@ def _count_values(sig: Mapping[str, Signature], width: int) -> tuple[dict[str, i
 def make(plugins: Sequence[Plugin], state: CycleState, specs: Sequence[Spec]) -> Statics:
     """The static filters over every cluster, run once per class of clusters that read the same;
     no scores yet (`with_scores`)."""
-    key_of = filter_class(state.placement)
-    memo: dict[Hashable, Status] = {}
+    firsts, index = filter_classes(state.placement, state.clusters)
+    statuses = [_run_filters(plugins, state, view) for view in firsts]
     passed: list[str] = []
     failed: dict[str, Status] = {}
-    for view in state.clusters:
-        key = key_of(view)
-        status = memo.get(key)
-        if status is None:
-            status = memo[key] = _run_filters(plugins, state, view)
-        if status.ok:
-            passed.append(view.name)
-        else:
-            failed[view.name] = status
+    if all(status.ok for status in statuses):
+        passed = [view.name for view in state.clusters]
+    else:
+        for view, number in zip(state.clusters, index, strict=True):
+            status = statuses[number]
+            if status.ok:
+                passed.append(view.name)
+            else:
+                failed[view.name] = status
     if specs:
         sig = {v.name: _signature(v, specs) for v in state.clusters}
     else:

@@ -63,7 +63,7 @@ def _render(tmp_path: Path, templates: bool, monkeypatch: pytest.MonkeyPatch) ->
     manifests._outcomes.clear()
     manifests._templates.clear()
     if not templates:
-        monkeypatch.setattr(manifests, "_template_part", lambda key: None)
+        monkeypatch.setattr(manifests, "template_part", lambda key: None)
     fleet = app_fleet(tmp_path, cro("ns", [NS_SELECTOR], _rules()))
     selection = select_resources(fleet.placements["app"], build_index(fleet.resources))
     placement = index_of(fleet).for_placement(fleet.placements["app"], selection.resources)
