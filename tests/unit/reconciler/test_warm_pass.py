@@ -215,6 +215,30 @@ def test_the_heap_keeper_freezes_after_each_pass_and_collects_only_now_and_then(
         gc.set_threshold(*threshold)
 
 
+def _full_collections_while_building(objects: int) -> int:
+    """Full collections the collector ran on its own while `objects` containers were built
+    and kept (a cold pass builds its caches so)."""
+    before = gc.get_stats()[2]["collections"]
+    kept: list[list[int]] = [[] for _ in range(objects)]
+    assert len(kept) == objects
+    return int(gc.get_stats()[2]["collections"] - before)
+
+
+def test_the_heap_keeper_never_walks_the_oldest_generation_on_its_own() -> None:
+    """The first pass builds its caches before anything is frozen: the collector's own full
+    collections would walk all of it, again and again, for nothing (`OLD_THRESHOLD`)."""
+    threshold = gc.get_threshold()
+    try:
+        gc.collect()
+        assert _full_collections_while_building(3_000_000) > 0  # CPython's own thresholds
+        gc.collect()
+        HeapKeeper()
+        assert gc.get_threshold()[2] == heap.OLD_THRESHOLD
+        assert _full_collections_while_building(3_000_000) == 0
+    finally:
+        gc.set_threshold(*threshold)
+
+
 class _Listed(dict[str, bytes]):
     """An output mapping that keeps a sorted listing, as `TreeFiles` does."""
 
