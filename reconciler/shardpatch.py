@@ -18,7 +18,7 @@ every binding only when the bindings are out of order or the middle is long). Ca
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter, is_, lt
@@ -33,7 +33,7 @@ MAX_CHANGED = 0.25
 """Above this share of a list in its changed middle, the list is split whole."""
 
 
-def _same_prefix(old: Sequence[Any], new: Sequence[Any], limit: int) -> int:
+def _same_prefix(old: Iterable[Any], new: Iterable[Any], limit: int) -> int:
     """How many items from the start are the very same objects (at most `limit`; in C)."""
     same = list(map(is_, islice(old, limit), islice(new, limit)))
     return same.index(False) if False in same else len(same)
@@ -41,11 +41,23 @@ def _same_prefix(old: Sequence[Any], new: Sequence[Any], limit: int) -> int:
 
 def changed_run(old: Sequence[Any], new: Sequence[Any]) -> tuple[int, int, int]:
     """(start, old end, new end): `old[start:old_end]` became `new[start:new_end]`, every item
-    before and after being the very same object in both (compared by identity, in C)."""
+    before and after being the very same object in both (compared by identity, in C; the
+    last call's answer again for the very same two tuples, as `SplitKeeper.in_order` then
+    `split` ask)."""
+    last = _LAST_RUN[0]
+    if last[0] is old and last[1] is new:
+        return last[2]
     start = _same_prefix(old, new, min(len(old), len(new)))
     limit = min(len(old), len(new)) - start
-    tail = _same_prefix(old[::-1], new[::-1], limit) if limit else 0
-    return start, len(old) - tail, len(new) - tail
+    tail = _same_prefix(reversed(old), reversed(new), limit) if limit else 0
+    found = (start, len(old) - tail, len(new) - tail)
+    if type(old) is tuple and type(new) is tuple:  # never changed in place
+        _LAST_RUN[0] = (old, new, found)
+    return found
+
+
+_LAST_RUN: list[tuple[Sequence[Any], Sequence[Any], tuple[int, int, int]]] = [((), (), (0, 0, 0))]
+"""The last `changed_run` (both sequences held, so neither is another's by id)."""
 
 
 def ordered(names: Sequence[str]) -> bool:
