@@ -41,12 +41,12 @@ from reconciler.rollout.eviction import EvictionOutcome, process_evictions
 from reconciler.rollout.guard import driver_fault, kept_under
 from reconciler.rollout.model import (
     UNSCHEDULED,
-    BindingView,
     DriverResult,
     PlacementView,
     RolloutInputs,
 )
 from reconciler.rollout.rolling import RollingDecision, pick_bindings
+from reconciler.rollsync import is_live
 from reconciler.rollview import (
     ReportEntries,
     binding_view,
@@ -56,7 +56,7 @@ from reconciler.rollview import (
     placement_view,
     report_entries,
 )
-from reconciler.state import Binding, PlacementState
+from reconciler.state import PlacementState
 
 PriorIndex = Mapping[str, Mapping[str, Mapping[str, Any]]]
 
@@ -71,19 +71,25 @@ class RolloutOutcome:
     trailers: tuple[tuple[str, str], ...] = ()
 
 
-def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> None:
+def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> set[str]:
+    """Move, mark stale or mark started each binding as `decision` says; returns the clusters
+    whose binding changed."""
     update, stale = set(decision.update), set(decision.stale)
-    out = []
+    out, changed = [], set()
     for b in plan.state.bindings:
+        made = b
         if b.cluster in update and b.state != UNSCHEDULED:
-            b = moved(plan, b, now)
+            made = moved(plan, b, now)
         elif b.cluster in stale and b.state != UNSCHEDULED:
-            b = with_started(b, "False", now)
+            made = with_started(b, "False", now)
         elif not decision.need_roll and b.state != UNSCHEDULED:
-            b = with_started(b, "True", now)
-        out.append(b)
+            made = with_started(b, "True", now)
+        if made is not b:
+            changed.add(b.cluster)
+        out.append(made)
     plan.state = replace(plan.state, bindings=tuple(out))
     plan.waits.update({w.cluster: w.message for w in decision.waits})
+    return changed
 
 
 def _roll(
@@ -107,7 +113,6 @@ def _roll(
     else:
         views = list(binding_views(plan, assume))
         views += deleting_views(plan)
-    known = (plan.state.bindings, views)  # views[i] is of bindings[i] (deleting ones follow)
     fixed = plan.fixed_names or 0
     decision = pick_bindings(
         views,
@@ -117,7 +122,7 @@ def _roll(
         fixed_names=fixed,
         number_of_clusters=plan.number_of_clusters,
     )
-    _apply_rolling(plan, decision, now)
+    changed = _apply_rolling(plan, decision, now)
     begin(
         plan,
         [
@@ -129,7 +134,7 @@ def _roll(
         assume,
     )
     timers = [w for w in decision.classes.waits if w > timedelta(0)]
-    _settling(plan, now, assume, bool(decision.stale), known)
+    _settling(plan, now, assume, bool(decision.stale), changed.union(decision.classes.unready))
     if decision.stale and assume & set(decision.classes.ready):
         return now  # clusters without agents count as ready: the next wave is due at once
     return now + min(timers) if timers else None
@@ -140,20 +145,24 @@ def _settling(
     now: datetime,
     assume: frozenset[str],
     blocking: bool,
-    known: tuple[Sequence[Binding], Sequence[BindingView]],
+    candidates: set[str],
 ) -> None:
     """Clusters with the latest content that are not ready yet: an untrackable timer always
-    shows; waiting for a report shows while other clusters wait for this one. `known`: the
-    bindings the rollout decided on and their views, in order (the rollout maps each binding
-    to one binding, in place: a binding it did not change keeps its view)."""
-    live = set(plan.live_clusters())
+    shows; waiting for a report shows while other clusters wait for this one. `candidates`:
+    the clusters whose binding the rollout changed or whose view it classified not ready
+    (`Classes.unready`) - every other binding it decided on is ready or not Bound, so only
+    these are looked at (a step per binding of the placement is two set lookups)."""
+    if not candidates:
+        return
+    bindings = [b for b in plan.state.bindings if b.cluster in candidates]
+    latest = plan.target()
+    index, desired = (latest.index if latest else None), plan.desired
+    live = {b.cluster for b in bindings if is_live(b, index, desired)}  # `live_clusters`'s
     period = plan.rolling.period
-    before, views = known
-    for i, b in enumerate(plan.state.bindings):
+    for b in bindings:
         if b.cluster not in live:
             continue
-        same = i < len(before) and before[i] is b  # the very binding its view was made of
-        view = views[i] if same else binding_view(plan, b, assume)
+        view = binding_view(plan, b, assume)
         if view.failed:
             continue
         ready, wait = view.ready(now, period)
