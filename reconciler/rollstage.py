@@ -13,7 +13,7 @@ Clusters not moved keep their previous files (`assemble`). Pure; called by `reco
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -28,6 +28,7 @@ from reconciler.placement import PlacementPlan
 from reconciler.rolldelete import begin, blocked, settle
 from reconciler.rollexternal import external_into
 from reconciler.rollmemo import (
+    bound_names,
     given_contents,
     index_token,
     keep,
@@ -69,6 +70,27 @@ class RolloutOutcome:
     errors: tuple[FleetError, ...] = ()
     wakeup: datetime | None = None
     trailers: tuple[tuple[str, str], ...] = ()
+
+
+class ClusterLabels(Mapping[str, Mapping[str, str]]):
+    """Every declared cluster's labels as the drivers read them, each copied when first read:
+    most passes have no staged run or cluster group upgrade, so none is."""
+
+    def __init__(self, fleet: FleetSnapshot) -> None:
+        self._clusters = fleet.clusters
+        self._made: dict[str, dict[str, str]] = {}
+
+    def __getitem__(self, name: str) -> Mapping[str, str]:
+        found = self._made.get(name)
+        if found is None:
+            found = self._made[name] = dict(self._clusters[name].metadata.labels or {})
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._clusters)
+
+    def __len__(self) -> int:
+        return len(self._clusters)
 
 
 def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> set[str]:
@@ -197,8 +219,10 @@ def _observe(
     made: dict[str, PlacementState],
     token: int,
 ) -> None:
+    named = bound_names(plan.state.bindings)  # observing keeps each binding's cluster
     observe(plan, entries, now, prior_index, given_contents(plan, prior_index, token))
-    _drop_departed(plan, clusters)
+    if not clusters.issuperset(named):
+        _drop_departed(plan, clusters)
     settle(plan, reports, clusters, assume_ready)
     views[plan.key] = placement_view(plan, assume_ready)
     made[plan.key] = plan.state
@@ -276,8 +300,7 @@ def roll_out(
         )
         if guarded(plan, "observing the rollout of", work):
             live[key] = plan
-    labels = {n: dict(c.metadata.labels or {}) for n, c in fleet.clusters.items()}
-    inputs = RolloutInputs(placements=views, cluster_labels=labels, now=now)
+    inputs = RolloutInputs(placements=views, cluster_labels=ClusterLabels(fleet), now=now)
     results = _run_drivers(drivers, fleet, inputs, prior_output)
     evicted: EvictionOutcome = process_evictions(fleet, views, prior_output, now)
     files: dict[str, bytes] = dict(evicted.files)
