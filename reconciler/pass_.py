@@ -285,7 +285,7 @@ def reconcile(
         if data is not None:
             files.add({path: data})
     state = State(placements=states, overrides=override_snapshots)
-    files.add(state_files(state, files, assembled.indexed))
+    files.add(state_files(state, files, assembled.indexed, (assembled.files, assembled.since)))
     files.follow(assembled.files, assembled.since)
     errors += _plan_errors(plans, origins)
     for key, ps in sorted(kept.items()):

@@ -45,7 +45,7 @@ from reconciler.binding import BindingDecision as BindingDecision
 from reconciler.binding import binding_to_yaml, read_bindings
 from reconciler.ownprior import OwnFiles
 from reconciler.priorparse import derive_own, freeze, paths_under, remember, remember_at
-from reconciler.priorrows import placement_rows
+from reconciler.priorrows import Since, placement_rows
 from reconciler.priorstate import prior_files
 from reconciler.stagememo import RoundMemo, StageMemo, changed_keys
 from reconciler.stateshards import (
@@ -276,11 +276,15 @@ the paths of its files."""
 
 
 def state_files(
-    state: State, output: Mapping[str, bytes] | None = None, clusters: Iterable[str] | None = None
+    state: State,
+    output: Mapping[str, bytes] | None = None,
+    clusters: Iterable[str] | None = None,
+    assembly: tuple[Mapping[str, bytes], Since] | None = None,
 ) -> dict[str, bytes]:
     """`state/placements/<key>.yaml` for every placement, and `state/overrides.yaml`; with
     `output` (the new output tree, its index and status files final) `state/prior/` too
-    (`clusters`: those with an index file in `output`, when the caller knows them)."""
+    (`clusters`: those with an index file in `output`, when the caller knows them; `assembly`:
+    the assembly those index files come from and its `since`, `priorrows.placement_rows`)."""
     _BLOCKS.next_round()
     _KEY_TEXTS.next_round()
     files, values = _all_placement_files(state.placements)
@@ -289,7 +293,7 @@ def state_files(
     _OWN.wrote(files, values)
     if output is not None:
         bindings = {key: ps.bindings for key, ps in state.placements.items()}
-        files.update(prior_files(bindings, placement_rows(output, clusters), output))
+        files.update(prior_files(bindings, placement_rows(output, clusters, assembly), output))
     return files
 
 

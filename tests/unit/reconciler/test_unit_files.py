@@ -182,7 +182,8 @@ def test_a_tree_that_follows_the_last_assembly_names_where_it_may_differ() -> No
 
 
 def _passes(held: list[OutputFiles]) -> list[tuple[OutputFiles, dict[str, bytes]]]:
-    """Seven passes of assembly + added files (some changing, some going, one coming back);
+    """Seven passes of assembly + added files (some changing, some going, one coming back,
+    some under `clusters/`, one over an assembly's path);
     each tree with the union it must equal (`held`: trees kept by the caller)."""
     out: list[tuple[OutputFiles, dict[str, bytes]]] = []
     last: dict[str, bytes] | None = None
@@ -193,6 +194,8 @@ def _passes(held: list[OutputFiles]) -> list[tuple[OutputFiles, dict[str, bytes]
         added = {"status/p.yaml": str(i).encode(), f"status/q{i % 2}.yaml": b"q"}
         if i in (2, 3):
             added["state/once.yaml"] = str(i).encode()
+        if i in (1, 2, 5):  # an added file over an assembly's path, and one under clusters/
+            added["clusters/c1/a/x.yaml"] = added["clusters/c9/added.yaml"] = b"over"
         since = None if last is None else (last, frozenset(_diff(last, assembled)))
         tree = OutputFiles.of_assembly(assembled, since)
         assert tree.since is None and tree == assembled
