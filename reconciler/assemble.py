@@ -4,9 +4,11 @@ list, so clusters that get the same objects share its bytes).
 
 Lays out what each placement wants on each bound cluster (a placement whose inputs changed on
 some clusters only is patched there, `reconciler.layoutdiff`), keeps the previous files of held
-placements (their inputs failed to load: nothing is pruned), and resolves two placements that
-produce the same object for one cluster: the placement that already owned it keeps it, else the
-first by name; the other gets a WorkSynchronized failure naming both. Called by `pass_`.
+placements (their inputs failed to load: nothing is pruned) and of the clusters a rollout has
+not reached (`reconciler.assembleheld`: last pass's very units while unchanged), and resolves
+two placements that produce the same object for one cluster: the placement that already owned
+it keeps it, else the first by name; the other gets a WorkSynchronized failure naming both.
+Called by `pass_`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from gitfleet.api.canonical import content_hash, placement_content_hash
 from gitfleet.api.limits import DEFAULT_LIMITS, Limits
 from gitfleet.api.output import cluster_dir, object_path
+from reconciler.assembleheld import held_entries, rollout_kept, write_held
 from reconciler.clustersizes import Parts, summed
 from reconciler.conflicts import Claim, find_owners, ident_key
 from reconciler.indexfiles import write_indexes
@@ -40,36 +43,6 @@ from reconciler.state import PlacementState, State
 from reconciler.unitfiles import Units, compose, drop_base, keep_base
 
 
-def _rollout_kept(
-    plan: PlacementPlan,
-    prior_index: dict[str, dict[str, dict[str, Any]]],
-    views: Mapping[str, ClusterView],
-) -> dict[str, dict[str, Any]]:
-    """Clusters the rollout has not reached keep their previous entry (naming the previous
-    snapshot) and files; only the apply strategy follows the placement at once (§2.2 step 1;
-    External placements: the strategy recorded when a driver last moved the cluster)."""
-    out = {}
-    for cluster in _kept_clusters(plan):
-        entry = prior_index.get(cluster, {}).get(plan.key)
-        if entry is not None and cluster in views:
-            out[cluster] = {**entry, "applyStrategy": dict(plan.apply_strategy_for(cluster))}
-    return out
-
-
-def _kept_clusters(plan: PlacementPlan) -> list[str]:
-    """`plan.kept_clusters()`, remembered with everything it reads."""
-    inputs = (plan.state, plan.target_index, frozen(plan.desired), dict(plan.moved_to))
-    found = _KEPT.get(plan.key, inputs)
-    if found is None:
-        found = plan.kept_clusters()
-        _KEPT.put(plan.key, inputs, found)
-    return found
-
-
-_KEPT: StageMemo[list[str]] = StageMemo()
-"""Placement key -> the clusters its rollout has not moved yet, with what they were read from."""
-
-
 def _live_entry(plan: PlacementPlan, index: int | None = None) -> dict[str, Any]:
     """The index entry header of a placement on a cluster (`index`: an older snapshot the
     cluster was moved to, else the placement's target)."""
@@ -82,38 +55,6 @@ def _live_entry(plan: PlacementPlan, index: int | None = None) -> dict[str, Any]
     entry["policySnapshotIndex"] = policy.index if policy else 0
     entry["applyStrategy"] = dict(plan.apply_strategy)
     return entry
-
-
-def _held_entries(
-    key: str, prior_index: dict[str, dict[str, dict[str, Any]]], views: Mapping[str, ClusterView]
-) -> dict[str, dict[str, Any]]:
-    return {c: e[key] for c, e in prior_index.items() if key in e and c in views}
-
-
-def _write_held(
-    held: Mapping[str, dict[str, dict[str, Any]]],
-    prior: State,
-    units: Units,
-    parts: dict[str, Rows],
-    sizes: Parts,
-    unit: str = "held/",
-) -> None:
-    """Held placements keep exactly the files and index entries of the previous output (one
-    unit per placement, named `unit` + its key, and its bytes per cluster in `sizes`; its
-    index rows in `parts`)."""
-    for key, per_cluster in sorted(held.items()):
-        files: dict[str, bytes] = {}
-        mine: dict[str, int] = {}
-        parts[unit + key] = {cluster: [entry] for cluster, entry in per_cluster.items()}
-        for cluster, entry in per_cluster.items():
-            for obj in entry.get("objects") or []:
-                path = object_path(cluster, key, str(obj["file"]))
-                if path in prior.output:
-                    data = files[path] = prior.output[path]
-                    mine[cluster] = mine.get(cluster, 0) + len(data)
-        if files:
-            units[unit + key] = files
-            sizes[unit + key] = mine
 
 
 def _describe(identity: Mapping[str, str]) -> str:
@@ -307,22 +248,22 @@ def assemble_clusters(
     held_keys = sorted({k for k, p in plans.items() if p.held} | set(kept))
     if prior_index is None:
         prior_index = read_prior_index(prior.output) if prior.output else {}
-    held = {k: _held_entries(k, prior_index, views) for k in held_keys}
+    held = {k: held_entries(k, prior_index, views) for k in held_keys}
     for key, plan in plans.items():
         if not plan.held:
-            rolling = _rollout_kept(plan, prior_index, views)
+            rolling = rollout_kept(plan, prior_index, views)
             if rolling:
                 held[key] = rolling
     owners = find_owners(plans, held, prior_index)
     units: Units = {}  # disjoint parts of `clusters/`, in the order they were once written
     parts: dict[str, Rows] = {}  # each unit's index rows, in the order they are listed
     sizes: Parts = {}  # bytes per cluster of each unit, summed below
-    _write_held(held, prior, units, parts, sizes)
+    write_held(held, prior.output, units, parts, sizes)
     lost = _write_live(plans, owners, prior, prior_index, units, parts, limits, sizes)
     _report_conflicts(plans, lost)
     failed = {k for k, p in plans.items() if p.held and k not in held}
-    failed_entries = {k: _held_entries(k, prior_index, views) for k in sorted(failed)}
-    _write_held(failed_entries, prior, units, parts, sizes, "failed/")
+    failed_entries = {k: held_entries(k, prior_index, views) for k in sorted(failed)}
+    write_held(failed_entries, prior.output, units, parts, sizes, "failed/")
     index = joined_rows(parts)
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.

@@ -14,8 +14,8 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
-from itertools import compress
-from operator import is_not
+from itertools import compress, repeat
+from operator import is_not, not_
 from typing import Any
 
 from gitfleet.load.yamlio import dump_yaml
@@ -179,14 +179,15 @@ patches it into the next tree when nothing else holds it."""
 
 
 def patch(files: dict[str, bytes], paths: Iterable[str], source: Mapping[str, bytes]) -> bool:
-    """`files` made equal to `source` on `paths`; whether that removed a path from `files`."""
+    """`files` made equal to `source` on `paths`; whether that removed a path from `files`
+    (the paths `source` has are copied in C: a pass patches some thousands)."""
+    paths = list(paths)
+    found: list[Any] = list(map(source.get, paths))
+    held = list(map(is_not, found, repeat(None)))
+    files.update(zip(compress(paths, held), compress(found, held), strict=True))
     lost = False
-    for path in paths:
-        data = source.get(path)
-        if data is not None:
-            files[path] = data
-        elif files.pop(path, None) is not None:
-            lost = True
+    for path in compress(paths, map(not_, held)):
+        lost = files.pop(path, None) is not None or lost
     return lost
 
 

@@ -369,22 +369,26 @@ def _apply_overrides(
     if not serving.overrides:  # no override serves it: no cluster has one to apply
         return
     renderer = RememberedRenderer(plan.key, serving, selection, index, inputs.override_names)
+    results, failing = renderer.all_clusters(selection, views, plan.targeted_clusters())
+    plan.per_cluster.update(results)
     failed = 0
-    for cluster in plan.targeted_clusters():
-        if cluster not in views:
-            continue
-        result = renderer.for_cluster(selection, views[cluster])
-        if result.overridden:
-            plan.per_cluster[cluster] = result
-        for _, fault in result.faults:  # reported once, at the override's own file
-            plan.override_faults.setdefault(fault, []).append(cluster)
-        located = {message for message, _ in result.faults}
-        others = [msg for _, msg in result.failures if msg not in located]
-        if others and failed < 20:
-            failed += 1
-            plan.errors += [
-                ("spec.resourceSelectors", f"cluster {cluster}: {msg}") for msg in others[:3]
-            ]
+    for cluster, result in failing:
+        failed = _failed_on(plan, cluster, result, failed)
+
+
+def _failed_on(plan: PlacementPlan, cluster: str, result: ClusterManifests, failed: int) -> int:
+    """Records `result`'s override failures: located faults by fault (reported once), the
+    others as errors of the first 20 clusters (3 each); returns how many clusters had those."""
+    for _, fault in result.faults:
+        plan.override_faults.setdefault(fault, []).append(cluster)
+    located = {message for message, _ in result.faults}
+    others = [msg for _, msg in result.failures if msg not in located]
+    if others and failed < 20:
+        failed += 1
+        plan.errors += [
+            ("spec.resourceSelectors", f"cluster {cluster}: {msg}") for msg in others[:3]
+        ]
+    return failed
 
 
 __all__ = ["SCHEDULED", "Manifest", "PassInputs", "PlacementPlan", "place", "policy_hash"]

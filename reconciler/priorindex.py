@@ -10,7 +10,8 @@ lists the objects itself is read too, so the next pass migrates the branch. The 
 files are read by blob id, once per distinct content. The index made from `state/` is patched
 from the last one: only the clusters where some placement's rows changed get a new mapping
 (`RowsIndex`, which also keeps each placement's rows for `rollmemo`), and a placement whose state
-or record changed redoes only the clusters whose binding, name or entry changed. Called by `pass_`,
+or record changed redoes only the clusters whose binding, name or entry changed (found where
+the bindings and names differ by identity, `reconciler.shardpatch`). Called by `pass_`,
 `assemble` and the rollout stage.
 """
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any
 
 import yaml
@@ -43,6 +43,7 @@ from reconciler.priorstate import (
     shared_object,
 )
 from reconciler.priorstate import index_entries as _index_entries
+from reconciler.shardpatch import Keyed, changed_bindings, keyed, names_changed
 from reconciler.stagememo import StageMemo, changed_keys
 from reconciler.state import OVERRIDES_FILE, PlacementState, own_states, read_placement_state
 
@@ -245,14 +246,11 @@ def _patched(
     return out
 
 
-_CLUSTER = attrgetter("cluster")
-
-
 @dataclass(frozen=True)
 class _Rows:
     """A placement's rows as last made: from which bindings (by cluster) and record."""
 
-    bindings: dict[str, Any]
+    bindings: Keyed
     record: IndexRecord
     entries: dict[str, Mapping[str, Any]]
     implied: dict[str, dict[str, Any]]
@@ -273,15 +271,17 @@ def _placement_rows(
         return found.rows
     assert prior.index is not None
     record = prior.index
-    bindings = dict(zip(map(_CLUSTER, ps.bindings), ps.bindings, strict=True))
     entries = {str(entry["cluster"]): entry for entry in record.entries}
     last = _ROWS.last(ps.key)
     before = last[1] if last is not None else None
     if before is not None and before.record.header == record.header:
-        changed = changed_keys(before.bindings, bindings) | changed_keys(before.entries, entries)
-        changed |= set(before.record.clusters).symmetric_difference(record.clusters)
-        implied = _patched_implied(ps.key, record, bindings, entries, before.implied, changed)
+        moved, bindings = changed_bindings(before.bindings, ps.bindings)
+        changed = moved | changed_keys(before.entries, entries)
+        changed |= names_changed(before.record.clusters, record.clusters)
+        lookup = bindings.lookup()
+        implied = _patched_implied(ps.key, record, lookup, entries, before.implied, changed)
     else:
+        bindings = keyed(ps.bindings)
         implied, changed = implied_rows(ps.key, record, ps.bindings), None
     rows = _rows_with_objects(output, implied, before, changed)
     _ROWS.put(ps.key, inputs, _Rows(bindings, record, entries, implied, rows))

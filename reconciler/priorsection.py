@@ -4,7 +4,8 @@ from pass to pass and patched where a cluster's row or binding changed.
 A row that is exactly what the cluster's binding implies (`implied_row`, under the header most
 of the placement's rows share) is the cluster's name alone; any other row is written whole. A
 placement bound to one more cluster changes one row out of ~1,000: `index_section` redoes only
-the clusters whose row or binding is another object than last time (`stagememo.changed_keys`)
+the clusters whose row or binding is another object than last time (`stagememo.changed_keys`;
+the bindings by `shardpatch.changed_bindings`, which looks only at where they differ)
 and inserts or removes their names in the kept list with its lines (`keptgroups.Names`), unless
 the most common header changed (then every cell is looked at again, reusing the ones it can).
 Called by `priorstate`.
@@ -16,12 +17,12 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, Protocol
 
 from gitfleet.api.canonical import canonical_json
 from gitfleet.load.yamlemit import Pieces
 from reconciler.keptgroups import Names
+from reconciler.shardpatch import Keyed, changed_bindings, keyed
 from reconciler.stagememo import StageMemo, changed_keys
 
 HEADER_FIELDS = ("name", "namespace", "applyStrategy")
@@ -76,7 +77,7 @@ class _Index:
     (with their lines) and the entries, in cluster order."""
 
     rows: Mapping[str, Mapping[str, Any]]
-    bindings: dict[str, Any]
+    bindings: Keyed
     counts: Counter[str]
     text: str | None
     cells: dict[str, _Cell]
@@ -88,7 +89,6 @@ _CELLS: StageMemo[_Index] = StageMemo()
 """Placement key -> its last index section: a section whose placement changed on one cluster
 re-checks that cluster's row only (rows and bindings by identity, `changed_keys`: the parsed
 index rows are shared objects, never changed)."""
-_CLUSTER = attrgetter("cluster")
 
 
 def index_section(
@@ -101,11 +101,10 @@ def index_section(
     imply under the most common header, and the other rows whole (their line slots go in
     `pieces`); with the text of its clusters at an indent. Patched from the last section
     where a row or binding is another object (`_patched_index`), else made afresh."""
-    by_cluster = dict(zip(map(_CLUSTER, bindings), bindings, strict=True))
     last = _CELLS.last(key)
-    index = _patched_index(key, last[1], rows, by_cluster) if last is not None else None
+    index = _patched_index(key, last[1], rows, bindings) if last is not None else None
     if index is None:
-        index = _full_index(key, last[1] if last is not None else None, rows, by_cluster)
+        index = _full_index(key, last[1] if last is not None else None, rows, bindings)
     _CELLS.put(key, (), index)
     entries = list(index.entries.values())
     pieces.update((id(entry), index.cells[c][5]) for c, entry in index.entries.items())
@@ -121,9 +120,11 @@ def _full_index(
     key: str,
     before: _Index | None,
     rows: Mapping[str, Mapping[str, Any]],
-    by_cluster: dict[str, Any],
+    bindings: tuple[BindingLike, ...],
 ) -> _Index:
     """Every cluster's cell (the last one kept where its row, binding and header are)."""
+    made = keyed(bindings)
+    lookup = made.lookup()
     kept = before.cells if before is not None else {}
     own = {
         c: found[3] if (found := kept.get(c)) is not None and found[0] is row else _header_text(row)
@@ -140,7 +141,7 @@ def _full_index(
             key,
             cluster,
             row,
-            by_cluster.get(cluster),
+            lookup.get(cluster),
             (text, header),
             own[cluster],
             kept.get(cluster),
@@ -150,15 +151,20 @@ def _full_index(
             names.insert(cluster)
         else:
             entries[cluster] = found[4]
-    return _Index(rows, by_cluster, counts, text, cells, names, entries)
+    return _Index(rows, made, counts, text, cells, names, entries)
 
 
 def _patched_index(
-    key: str, before: _Index, rows: Mapping[str, Mapping[str, Any]], by_cluster: dict[str, Any]
+    key: str,
+    before: _Index,
+    rows: Mapping[str, Mapping[str, Any]],
+    bindings: tuple[BindingLike, ...],
 ) -> _Index | None:
     """`_full_index` made from `before` by redoing the clusters whose row or binding is
-    another object; None when the most common header changed (every cell reads it)."""
-    changed = changed_keys(before.rows, rows) | changed_keys(before.bindings, by_cluster)
+    another object (`shardpatch.changed_bindings`); None when the most common header changed
+    (every cell reads it)."""
+    moved, made = changed_bindings(before.bindings, bindings)
+    changed = changed_keys(before.rows, rows) | moved
     counts, own = before.counts.copy(), {}
     for cluster in changed:
         found, row = before.cells.get(cluster), rows.get(cluster)
@@ -175,6 +181,7 @@ def _patched_index(
     names = Names(
         list(before.clusters.names), (before.clusters.lined[0], list(before.clusters.lined[1]))
     )
+    lookup = made.lookup()
     for cluster in sorted(changed):
         found = cells.pop(cluster, None)
         if found is not None and found[4] is None:
@@ -183,16 +190,15 @@ def _patched_index(
         row = rows.get(cluster)
         if row is None:
             continue
-        found = _cell(
-            key, cluster, row, by_cluster.get(cluster), (before.text, header), own[cluster], found
-        )
+        binding = lookup.get(cluster)
+        found = _cell(key, cluster, row, binding, (before.text, header), own[cluster], found)
         cells[cluster] = found
         if found[4] is None:
             names.insert(cluster)
         else:
             entries[cluster] = found[4]
     entries = dict(sorted(entries.items()))
-    return _Index(rows, by_cluster, counts, before.text, cells, names, entries)
+    return _Index(rows, made, counts, before.text, cells, names, entries)
 
 
 def _cell(

@@ -11,10 +11,11 @@ is `state/prior/<key>/<i>.yaml`, a PlacementPriorShard: the clusters `gitfleet.a
 the single file. An empty shard writes no file. The kinds differ from the single file's, so
 an older hub does not read a part of the record for the whole: it parses the index and status
 files instead. `sharded_files` writes a placement's files, re-emitting only the shards whose
-clusters changed (`Kept`: last pass's shards); `joined_prior` reads them back into the very
-PlacementPrior the single file gives, remembered per placement while its documents are the
-same objects; a missing, unreadable or misplaced shard raises (the caller reads the index and
-status files). Called by `priorstate`.
+clusters changed (`Kept`: last pass's shards; the names, entries and conditions are cut into
+shards again only where they changed, `reconciler.shardpatch`); `joined_prior` reads them back
+into the very PlacementPrior the single file gives, remembered per placement while its
+documents are the same objects; a missing, unreadable or misplaced shard raises (the caller
+reads the index and status files). Called by `priorstate`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from gitfleet.api import Condition
 from gitfleet.api.output import OUTPUT_API_VERSION, placement_prior_shard_path
-from gitfleet.api.shards import shard_of, split
+from gitfleet.api.shards import shard_of
 from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.priorconds import (
@@ -37,6 +38,7 @@ from reconciler.priorconds import (
     parse_conditions_section,
 )
 from reconciler.priorparse import blob_keys, derive_own, remember
+from reconciler.shardpatch import MappingSplit, SplitKeeper
 from reconciler.stagememo import StageMemo
 from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
@@ -232,11 +234,10 @@ def sharded_files(
     """A placement's shard files (`section`: its `index` part, None when not recorded;
     `conditions`: None when not recorded), each made again only when its clusters' names, rows
     or conditions differ from `kept`'s; with the shards as kept now and the head's value."""
-    clusters = split((section or {}).get("clusters") or (), count, str)
-    entries = split((section or {}).get("entries") or (), count, _entry_cluster)
+    clusters = _CLUSTERS.split(key, (section or {}).get("clusters") or (), count)
+    entries = _ENTRIES.split(key, (section or {}).get("entries") or (), count)
     per_cluster = conditions[1] if conditions is not None else {}
-    named = [n for n in sorted(per_cluster) if not n.startswith(UNNAMED)]
-    conds = [{n: per_cluster[n] for n in part} for part in split(named, count, str)]
+    conds = _CONDS.split(key, per_cluster, count, _unnamed)
     written: Written = []
     now: dict[int, Kept] = {}
     for number in range(count):
@@ -253,6 +254,16 @@ def sharded_files(
     return written, now, head
 
 
+_CLUSTERS: SplitKeeper[str] = SplitKeeper(str)
+_ENTRIES: SplitKeeper[Mapping[str, Any]] = SplitKeeper(_entry_cluster)
+_CONDS: MappingSplit[tuple[Condition, ...]] = MappingSplit()
+"""Each placement's last cluster names, entries and conditions cut into shards."""
+
+
+def _unnamed(name: str) -> bool:
+    return name.startswith(UNNAMED)
+
+
 def _shard(key: str, number: int, count: int, made_from: tuple[Any, ...], pieces: Pieces) -> Kept:
     _, clusters, entries, conds = made_from
     parts = [HEAD]
@@ -260,7 +271,7 @@ def _shard(key: str, number: int, count: int, made_from: tuple[Any, ...], pieces
         section = conditions_section(((), conds), f"{key}/{number}")
         del section["placement"]
         parts.append(spliced_part("conditions", section, pieces).encode())
-    index = {k: v for k, v in (("clusters", clusters), ("entries", entries)) if v}
+    index = {k: list(v) for k, v in (("clusters", clusters), ("entries", entries)) if v}
     if index:
         parts.append(spliced_part("index", index, pieces).encode())
     tail = {"kind": SHARD_KIND, "metadata": {"name": key}}

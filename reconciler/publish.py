@@ -23,7 +23,6 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
-from operator import attrgetter, is_
 from typing import Any
 
 from gitfleet.api.shards import shard_of
@@ -43,6 +42,7 @@ from reconciler.isolate import hold
 from reconciler.output import yaml_bytes
 from reconciler.placement import PlacementPlan
 from reconciler.priorparse import freeze, paths_under
+from reconciler.publishread import Decided, Reading, read_afresh, read_changes
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.outcome import UNSCHEDULED
 from reconciler.stagememo import IdentityMemo, RoundMemo, StageMemo
@@ -121,9 +121,6 @@ class _Kept:
     decisions: tuple[Any, ...] = ()
 
 
-_PAIR = attrgetter("cluster", "state")
-_CLUSTER = attrgetter("cluster")
-_DECIDED = attrgetter("cluster", "selected", "reason")
 MAX_PATCHED = 0.25
 """Above this share of changed clusters a placement's decisions are written afresh."""
 
@@ -137,39 +134,28 @@ def _published(key: str, plan: PlacementPlan) -> dict[str, bytes]:
     bindings, decisions = plan.state.bindings, plan.decisions
     last = _KEPT.last(key)
     before = last[1] if last is not None else None
-    states, decided, unique = _read(before, bindings, decisions)
+    reading = _read(before, bindings, decisions)
     kept = None
     named = (plan.name, plan.namespace)
-    if before is not None and unique and (before.name, before.namespace) == named:
-        kept = _patched(before, states, decided)
+    if before is not None and reading.unique and (before.name, before.namespace) == named:
+        kept = _patched(before, reading)
     if kept is None:
-        kept = _afresh(key, plan, states, decided)
-    if unique:
+        kept = _afresh(key, plan, reading.states, reading.decided)
+    if reading.unique:
         _KEPT.put(key, (), replace(kept, bindings=bindings, decisions=decisions))
     else:
         _KEPT.drop(key)
     return kept.files
 
 
-def _read(
-    before: _Kept | None, bindings: tuple[Any, ...], decisions: tuple[Any, ...]
-) -> tuple[dict[str, str], set[tuple[str, bool, str]], bool]:
-    """(each cluster's binding state, the (cluster, selected, reason) decisions, whether no
-    cluster has two of either): last pass's when the bindings or decisions are its objects."""
-    if before is not None and bindings is before.bindings:
-        states = before.states
-    else:
-        states = dict(map(_PAIR, bindings))
-    unique = len(states) == len(bindings)
-    if before is not None and _same(decisions, before.decisions):
-        return states, before.decided, unique
-    decided = set(map(_DECIDED, decisions))
-    return states, decided, unique and len(set(map(_CLUSTER, decisions))) == len(decisions)
-
-
-def _same(items: tuple[Any, ...], kept: tuple[Any, ...]) -> bool:
-    """The very objects, in order (compared in C)."""
-    return items is kept or (len(items) == len(kept) and all(map(is_, items, kept)))
+def _read(before: _Kept | None, bindings: tuple[Any, ...], decisions: tuple[Any, ...]) -> Reading:
+    """Each cluster's binding state, the (cluster, selected, reason) decisions and whether no
+    cluster has two of either: last pass's patched where the bindings and decisions are other
+    objects (`publishread`)."""
+    if before is None:
+        return read_afresh(bindings, decisions)
+    was = Reading(before.states, before.decided, True)
+    return read_changes(was, (before.bindings, before.decisions), bindings, decisions)
 
 
 def _afresh(
@@ -190,21 +176,12 @@ def _sharded(ordered: list[str], texts: list[str | None]) -> list[_Shard]:
     return [(names, [text_of[c] for c in names]) for names in cluster_shards(ordered)]
 
 
-def _patched(
-    before: _Kept, states: dict[str, str], decided: set[tuple[str, bool, str]]
-) -> _Kept | None:
+def _patched(before: _Kept, reading: Reading) -> _Kept | None:
     """`_afresh` made from the last files: only the clusters whose binding state or decision
-    differs are looked at (set differences in C), only the shards they are in written again;
-    None when too many did."""
-    gone, new = (
-        (set(), set())
-        if decided is before.decided
-        else (before.decided - decided, decided - before.decided)
-    )
-    touched = (
-        set() if states is before.states else {p[0] for p in before.states.items() ^ states.items()}
-    )
-    touched |= {d[0] for d in gone} | {d[0] for d in new}
+    differs are looked at (as the reading names them, else set differences in C), only the
+    shards they are in written again; None when too many did."""
+    states, decided = reading.states, reading.decided
+    touched, gone, new = reading.changes or _changes(before, states, decided)
     if not touched:
         return replace(before, states=states, decided=decided)
     if len(touched) > MAX_PATCHED * sum(len(names) for names, _ in before.shards) + 8:
@@ -227,6 +204,22 @@ def _patched(
         shards, files = _rewritten(before, shards, changed, reasons)
     named = (before.key, before.name, before.namespace)
     return _Kept(*named, states, decided, shards, reasons, files)
+
+
+def _changes(
+    before: _Kept, states: dict[str, str], decided: set[Decided]
+) -> tuple[set[str], set[Decided], set[Decided]]:
+    """(the clusters whose binding state or decision differs, the decisions gone, the new
+    ones) between `before` and a reading made afresh."""
+    gone, new = (
+        (set(), set())
+        if decided is before.decided
+        else (before.decided - decided, decided - before.decided)
+    )
+    touched = (
+        set() if states is before.states else {p[0] for p in before.states.items() ^ states.items()}
+    )
+    return touched | {d[0] for d in gone} | {d[0] for d in new}, gone, new
 
 
 def _patch(shard: _Shard, cluster: str, gone: bool, reasons: Mapping[str, str]) -> None:

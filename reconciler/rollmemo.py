@@ -127,6 +127,12 @@ def _names(bindings: tuple[Any, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
     return found
 
 
+def bound_names(bindings: tuple[Any, ...]) -> frozenset[str]:
+    """The clusters of `bindings` (remembered per bindings tuple, as `rollout_inputs` read
+    them)."""
+    return _names(bindings)[1]
+
+
 def given_contents(
     plan: PlacementPlan, prior_index: Mapping[str, Any], token: int | None
 ) -> tuple[str | None, ...] | None:

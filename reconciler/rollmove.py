@@ -55,8 +55,17 @@ def moved(plan: PlacementPlan, b: Binding, now: datetime, index: int | None = No
     )
 
 
+_STARTED = "_rollout_started"
+"""The attribute a binding object gets once `with_started` found it already carries exactly
+the RolloutStarted of a status (a fact of its own frozen conditions, so it holds for the
+object's life): the next check of that very object - every binding of a placement each pass
+its rollout is looked at - reads it instead of walking the conditions."""
+
+
 def with_started(b: Binding, status: str, now: datetime) -> Binding:
     """`b` with RolloutStarted `status` (True: started; False: stale, held by the strategy)."""
+    if b.__dict__.get(_STARTED) == status:
+        return b
     reason, message = (
         (STARTED_REASON, STARTED_MESSAGE) if status == "True" else (STALE_REASON, STALE_MESSAGE)
     )
@@ -67,6 +76,7 @@ def with_started(b: Binding, status: str, now: datetime) -> Binding:
         == ("RolloutStarted", status, reason, message)
         and [c.type for c in b.conditions].count("RolloutStarted") == 1
     ):
+        object.__setattr__(b, _STARTED, status)  # frozen: only the memo of a fact of it
         return b  # what the rebuild below gives (most bindings of a settled rollout, each pass)
     started = timed([("RolloutStarted", status, reason, message)], b.conditions, now)
     rest = [c for c in b.conditions if c.type != "RolloutStarted"]

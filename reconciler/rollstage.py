@@ -13,7 +13,7 @@ Clusters not moved keep their previous files (`assemble`). Pure; called by `reco
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -28,6 +28,7 @@ from reconciler.placement import PlacementPlan
 from reconciler.rolldelete import begin, blocked, settle
 from reconciler.rollexternal import external_into
 from reconciler.rollmemo import (
+    bound_names,
     given_contents,
     index_token,
     keep,
@@ -41,12 +42,12 @@ from reconciler.rollout.eviction import EvictionOutcome, process_evictions
 from reconciler.rollout.guard import driver_fault, kept_under
 from reconciler.rollout.model import (
     UNSCHEDULED,
-    BindingView,
     DriverResult,
     PlacementView,
     RolloutInputs,
 )
 from reconciler.rollout.rolling import RollingDecision, pick_bindings
+from reconciler.rollsync import is_live
 from reconciler.rollview import (
     ReportEntries,
     binding_view,
@@ -56,7 +57,7 @@ from reconciler.rollview import (
     placement_view,
     report_entries,
 )
-from reconciler.state import Binding, PlacementState
+from reconciler.state import PlacementState
 
 PriorIndex = Mapping[str, Mapping[str, Mapping[str, Any]]]
 
@@ -71,19 +72,46 @@ class RolloutOutcome:
     trailers: tuple[tuple[str, str], ...] = ()
 
 
-def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> None:
+class ClusterLabels(Mapping[str, Mapping[str, str]]):
+    """Every declared cluster's labels as the drivers read them, each copied when first read:
+    most passes have no staged run or cluster group upgrade, so none is."""
+
+    def __init__(self, fleet: FleetSnapshot) -> None:
+        self._clusters = fleet.clusters
+        self._made: dict[str, dict[str, str]] = {}
+
+    def __getitem__(self, name: str) -> Mapping[str, str]:
+        found = self._made.get(name)
+        if found is None:
+            found = self._made[name] = dict(self._clusters[name].metadata.labels or {})
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._clusters)
+
+    def __len__(self) -> int:
+        return len(self._clusters)
+
+
+def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> set[str]:
+    """Move, mark stale or mark started each binding as `decision` says; returns the clusters
+    whose binding changed."""
     update, stale = set(decision.update), set(decision.stale)
-    out = []
+    out, changed = [], set()
     for b in plan.state.bindings:
+        made = b
         if b.cluster in update and b.state != UNSCHEDULED:
-            b = moved(plan, b, now)
+            made = moved(plan, b, now)
         elif b.cluster in stale and b.state != UNSCHEDULED:
-            b = with_started(b, "False", now)
+            made = with_started(b, "False", now)
         elif not decision.need_roll and b.state != UNSCHEDULED:
-            b = with_started(b, "True", now)
-        out.append(b)
+            made = with_started(b, "True", now)
+        if made is not b:
+            changed.add(b.cluster)
+        out.append(made)
     plan.state = replace(plan.state, bindings=tuple(out))
     plan.waits.update({w.cluster: w.message for w in decision.waits})
+    return changed
 
 
 def _roll(
@@ -107,7 +135,6 @@ def _roll(
     else:
         views = list(binding_views(plan, assume))
         views += deleting_views(plan)
-    known = (plan.state.bindings, views)  # views[i] is of bindings[i] (deleting ones follow)
     fixed = plan.fixed_names or 0
     decision = pick_bindings(
         views,
@@ -117,7 +144,7 @@ def _roll(
         fixed_names=fixed,
         number_of_clusters=plan.number_of_clusters,
     )
-    _apply_rolling(plan, decision, now)
+    changed = _apply_rolling(plan, decision, now)
     begin(
         plan,
         [
@@ -129,7 +156,7 @@ def _roll(
         assume,
     )
     timers = [w for w in decision.classes.waits if w > timedelta(0)]
-    _settling(plan, now, assume, bool(decision.stale), known)
+    _settling(plan, now, assume, bool(decision.stale), changed.union(decision.classes.unready))
     if decision.stale and assume & set(decision.classes.ready):
         return now  # clusters without agents count as ready: the next wave is due at once
     return now + min(timers) if timers else None
@@ -140,20 +167,24 @@ def _settling(
     now: datetime,
     assume: frozenset[str],
     blocking: bool,
-    known: tuple[Sequence[Binding], Sequence[BindingView]],
+    candidates: set[str],
 ) -> None:
     """Clusters with the latest content that are not ready yet: an untrackable timer always
-    shows; waiting for a report shows while other clusters wait for this one. `known`: the
-    bindings the rollout decided on and their views, in order (the rollout maps each binding
-    to one binding, in place: a binding it did not change keeps its view)."""
-    live = set(plan.live_clusters())
+    shows; waiting for a report shows while other clusters wait for this one. `candidates`:
+    the clusters whose binding the rollout changed or whose view it classified not ready
+    (`Classes.unready`) - every other binding it decided on is ready or not Bound, so only
+    these are looked at (a step per binding of the placement is two set lookups)."""
+    if not candidates:
+        return
+    bindings = [b for b in plan.state.bindings if b.cluster in candidates]
+    latest = plan.target()
+    index, desired = (latest.index if latest else None), plan.desired
+    live = {b.cluster for b in bindings if is_live(b, index, desired)}  # `live_clusters`'s
     period = plan.rolling.period
-    before, views = known
-    for i, b in enumerate(plan.state.bindings):
+    for b in bindings:
         if b.cluster not in live:
             continue
-        same = i < len(before) and before[i] is b  # the very binding its view was made of
-        view = views[i] if same else binding_view(plan, b, assume)
+        view = binding_view(plan, b, assume)
         if view.failed:
             continue
         ready, wait = view.ready(now, period)
@@ -188,8 +219,10 @@ def _observe(
     made: dict[str, PlacementState],
     token: int,
 ) -> None:
+    named = bound_names(plan.state.bindings)  # observing keeps each binding's cluster
     observe(plan, entries, now, prior_index, given_contents(plan, prior_index, token))
-    _drop_departed(plan, clusters)
+    if not clusters.issuperset(named):
+        _drop_departed(plan, clusters)
     settle(plan, reports, clusters, assume_ready)
     views[plan.key] = placement_view(plan, assume_ready)
     made[plan.key] = plan.state
@@ -267,8 +300,7 @@ def roll_out(
         )
         if guarded(plan, "observing the rollout of", work):
             live[key] = plan
-    labels = {n: dict(c.metadata.labels or {}) for n, c in fleet.clusters.items()}
-    inputs = RolloutInputs(placements=views, cluster_labels=labels, now=now)
+    inputs = RolloutInputs(placements=views, cluster_labels=ClusterLabels(fleet), now=now)
     results = _run_drivers(drivers, fleet, inputs, prior_output)
     evicted: EvictionOutcome = process_evictions(fleet, views, prior_output, now)
     files: dict[str, bytes] = dict(evicted.files)

@@ -2,10 +2,11 @@
 for a placement could not be written as rendered gets WorkSynchronized False on its binding.
 
 A placement whose bindings, target, desired contents and sync errors are what they were when
-`record_sync` last changed nothing is skipped; one where they are but for a few clusters (one
-joined or left) looks at those clusters only: its bindings by cluster, desired contents and
-sync errors are diffed with last pass's in C (`stagememo.changed_keys`). Called by
-`reconciler.pass_`.
+`record_sync` last changed nothing is skipped. Another one looks only at the bindings whose
+result can differ from the binding itself: those of clusters with a sync error, and those that
+carry a WorkSynchronized condition (a fact of the binding object, remembered on it the first
+time it is asked: `_synchronized`); every other binding would be given again as it is. Called
+by `reconciler.pass_`.
 """
 
 from __future__ import annotations
@@ -13,19 +14,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
-from operator import attrgetter
-from typing import Any
 
 from reconciler.placement import PlacementPlan
 from reconciler.rollkept import Frozen
 from reconciler.rollout.model import BOUND
 from reconciler.rollview import MAX_MESSAGE, SYNC_FAILED, timed
-from reconciler.stagememo import StageMemo, changed_keys
+from reconciler.stagememo import StageMemo
 from reconciler.state import Binding
 
-_SETTLED: StageMemo[dict[str, Binding]] = StageMemo()
-"""Placement key -> its bindings by cluster (empty: a cluster has two) when `record_sync` last
-changed nothing, with the inputs it read then."""
+_SETTLED: StageMemo[bool] = StageMemo()
+"""Placement key -> the inputs `record_sync` read when it last changed nothing."""
+_SYNCHRONIZED = "_work_synchronized"
+"""The attribute a binding object gets once asked whether it has a WorkSynchronized condition
+(a fact of its own frozen conditions, so it holds for the object's life)."""
 
 
 def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
@@ -35,8 +36,7 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
     the binding as failed (§2.3 HasBindingFailed: not an allow-listed reason); a cluster whose
     files were written drops it. Clusters the rollout did not reach keep what they had.
     A placement whose bindings, target, desired contents and sync errors are what they were
-    when this changed nothing last time is skipped (nothing it reads is the clock then), and
-    one where they are but for a few clusters looks at those clusters only (`_synced_some`)."""
+    when this changed nothing last time is skipped (nothing it reads is the clock then)."""
     for plan in plans.values():
         if plan.held:
             continue
@@ -45,65 +45,43 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
         bindings = plan.state.bindings
         if _SETTLED.get(plan.key, (bindings, index, plan.desired, plan.sync_errors)) is not None:
             continue
-        by_cluster = dict(zip(map(_CLUSTER, bindings), bindings, strict=True))
-        last = _SETTLED.last(plan.key)
-        if (
-            last is not None
-            and last[1]
-            and last[0][1] == index
-            and len(by_cluster) == len(bindings)
-        ):
-            synced = _synced_some(plan, last, by_cluster, index, now)
-        else:
-            synced = _synced_all(plan, now)
+        synced = _synced(plan, index, now)
         if synced is not None:
             plan.state = replace(plan.state, bindings=synced)
             _SETTLED.drop(plan.key)
         else:  # copies: the plan's dicts are its own to change (a `Frozen` one cannot change)
             desired = plan.desired if isinstance(plan.desired, Frozen) else dict(plan.desired)
-            inputs = (bindings, index, desired, dict(plan.sync_errors))
-            _SETTLED.put(plan.key, inputs, by_cluster if len(by_cluster) == len(bindings) else {})
+            _SETTLED.put(plan.key, (bindings, index, desired, dict(plan.sync_errors)), True)
 
 
-_CLUSTER = attrgetter("cluster")
+def _synchronized(b: Binding) -> bool:
+    """`b` has a WorkSynchronized condition (remembered on the object)."""
+    found: bool | None = b.__dict__.get(_SYNCHRONIZED)
+    if found is None:
+        found = any(c.type == "WorkSynchronized" for c in b.conditions)
+        object.__setattr__(b, _SYNCHRONIZED, found)  # frozen: only the memo of a fact of it
+    return found
 
 
-def _synced_all(plan: PlacementPlan, now: datetime) -> tuple[Binding, ...] | None:
-    """Every live binding with its sync error; None when none changed."""
-    live = set(plan.live_clusters())
-    bindings = []
-    for b in plan.state.bindings:
-        if b.cluster in live:
-            b = with_sync(b, plan.sync_errors.get(b.cluster), now)
-        bindings.append(b)
-    if any(a is not b for a, b in zip(bindings, plan.state.bindings, strict=True)):
-        return tuple(bindings)
-    return None
-
-
-def _synced_some(
-    plan: PlacementPlan,
-    last: tuple[tuple[Any, ...], dict[str, Binding]],
-    by_cluster: dict[str, Binding],
-    index: int | None,
-    now: datetime,
-) -> tuple[Binding, ...] | None:
-    """`_synced_all` when the last pass changed nothing under the same target and each cluster
-    has one binding: the clusters whose binding, desired content or sync error is another object
-    than then are looked at (`changed_keys`, in C); the others would give their binding again."""
-    (_, _, desired, errors), before = last
-    changed = changed_keys(before, by_cluster) | changed_keys(desired, plan.desired)
-    changed |= changed_keys(errors, plan.sync_errors)
-    bindings = plan.state.bindings
+def _synced(plan: PlacementPlan, index: int | None, now: datetime) -> tuple[Binding, ...] | None:
+    """Every live binding with its sync error (`PlacementPlan.live_clusters`: a cluster is live
+    when one of its bindings is); None when none changed. `with_sync` gives a binding without
+    a sync error and without a WorkSynchronized condition back as it is, so only the others
+    are looked at."""
+    errors, bindings = plan.sync_errors, plan.state.bindings
+    asked = {b.cluster for b in bindings if b.cluster in errors or _synchronized(b)}
+    if not asked:
+        return None
+    desired = plan.desired
+    live = {b.cluster for b in bindings if b.cluster in asked and is_live(b, index, desired)}
     out: list[Binding] | None = None
-    for cluster in sorted(changed):
-        b = by_cluster.get(cluster)
-        if b is None or not is_live(b, index, plan.desired):
+    for i, b in enumerate(bindings):
+        if b.cluster not in live:
             continue
-        synced = with_sync(b, plan.sync_errors.get(cluster), now)
+        synced = with_sync(b, errors.get(b.cluster), now)
         if synced is not b:
             out = list(bindings) if out is None else out
-            out[list(map(id, bindings)).index(id(b))] = synced
+            out[i] = synced
     return tuple(out) if out is not None else None
 
 

@@ -52,13 +52,13 @@ from reconciler.stateshards import (
     SHARDS_FIELD,
     ShardProblem,
     ShardWriter,
-    bindings_shards,
     bindings_to_yaml,
     grouped_parts,
     new_groups,
     one_a_cluster_in_order,
     read_binding_rows,
     read_shards,
+    sharded_count,
 )
 from reconciler.statesnaps import OVERRIDES_FILE as OVERRIDES_FILE
 from reconciler.statesnaps import override_file, read_overrides, read_snapshots, snapshots_to_yaml
@@ -163,7 +163,7 @@ def _placement_files(key: str, ps: PlacementState) -> tuple[tuple[str, bytes], .
     path = placement_state_path(key)
     found = _PLACED.get(ps.key, (ps,))
     if found is None:
-        shards = bindings_shards(ps.bindings)
+        shards = sharded_count(_SHARDS, ps.key, ps.bindings)
         if shards == 1:
             data = _state_bytes(ps)
             remember_at(path, data, "placement-state", (ps, 1))

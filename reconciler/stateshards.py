@@ -8,8 +8,9 @@ to (`shard_of`), each shard in cluster order with its own `bindingGroups` (the s
 the whole file, within the shard), and every shard is written, an empty one too, so a missing
 file is a fault. The state file then says `bindingShards: <count>` and holds no bindings.
 
-`ShardWriter.files` makes a placement's shard files from the ones it made last time: a shard
-whose bindings are the very same objects keeps its bytes, and a changed one patches its kept
+`ShardWriter.files` makes a placement's shard files from the ones it made last time: only the
+shards of the clusters where the bindings differ by identity are cut again
+(`reconciler.shardpatch`), a shard whose bindings are the very same objects keeps its bytes, and a changed one patches its kept
 rows and groups (`reconciler.keptgroups`); each new file's bindings are `remember`ed, so the next
 pass does not parse it. `read_shards` reads them back (by blob id, `priorparse.derive_own`),
 raising `ShardProblem` (naming the file) for a missing or unreadable one. `grouped_parts` is the
@@ -28,12 +29,13 @@ from typing import Any
 import yaml
 
 from gitfleet.api.output import OUTPUT_API_VERSION, binding_shard_path, expand_named, group_named
-from gitfleet.api.shards import shard_count, split
+from gitfleet.api.shards import shard_count
 from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.binding import Binding, binding_to_yaml, read_bindings
 from reconciler.keptgroups import KeptGroups
 from reconciler.priorparse import blob_keys, derive_own, remember
+from reconciler.shardpatch import SplitKeeper
 from reconciler.stagememo import StageMemo
 from reconciler.yamlparts import Spliced, keyed_dump
 
@@ -92,6 +94,15 @@ def bindings_shards(bindings: tuple[Binding, ...]) -> int:
     return count if one_a_cluster_in_order(bindings) else 1
 
 
+def sharded_count(writer: ShardWriter, key: str, bindings: tuple[Binding, ...]) -> int:
+    """`bindings_shards(bindings)`, the order checked only where `bindings` differ from the
+    ones `writer` last split for `key`."""
+    count = shard_count(len(bindings))
+    if count == 1:
+        return 1
+    return count if writer.in_order(key, bindings) else 1
+
+
 def one_a_cluster_in_order(bindings: tuple[Binding, ...]) -> bool:
     """Whether each binding's cluster name is greater than the one before (one binding a
     cluster, in cluster order): one comparison a pair, in C."""
@@ -129,22 +140,27 @@ class ShardWriter:
 
     def __init__(self) -> None:
         self._last: StageMemo[tuple[int, tuple[_Shard, ...]]] = StageMemo()
+        self._parts: SplitKeeper[Binding] = SplitKeeper(_CLUSTER)
+
+    def in_order(self, key: str, bindings: tuple[Binding, ...]) -> bool:
+        """Whether `bindings` are one a cluster in cluster order (`one_a_cluster_in_order`)."""
+        return self._parts.in_order(key, bindings)
 
     def files(
         self, key: str, bindings: tuple[Binding, ...], count: int
     ) -> list[tuple[str, bytes, tuple[Binding, ...]]]:
         """(path, bytes, the bindings a reader gets back) of each of the `count` shards of
         `bindings` (one a cluster in cluster order): an unchanged shard keeps its bytes."""
-        parts = split(bindings, count, _CLUSTER)
+        parts = self._parts.split(key, bindings, count)
         last = self._last.last(key)
         before = last[1][1] if last is not None and last[1][0] == count else None
         made = []
         for i, part in enumerate(parts):
             old = before[i] if before is not None else None
-            if old is not None and old.bindings == tuple(part):
+            if old is not None and (old.bindings is part or old.bindings == part):
                 made.append(old)
             else:
-                made.append(_made(key, i, tuple(part), old))
+                made.append(_made(key, i, part, old))
         self._last.put(key, (), (count, tuple(made)))
         return [(binding_shard_path(key, i), s.data, s.value[2]) for i, s in enumerate(made)]
 

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import partial
+from itertools import compress
 from operator import attrgetter
 from typing import Any, TypeVar
 
@@ -45,6 +46,7 @@ from reconciler.priorconds import placement_conditions_of as _placement_conditio
 from reconciler.priorconds import status_of as _status_of
 from reconciler.priorparse import derive_own, remember, remember_at
 from reconciler.priorstate import CONDITIONS_TAG, read_placement_prior, status_conditions
+from reconciler.rollkept import Frozen
 from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import State
 from reconciler.status import (
@@ -195,7 +197,11 @@ def placement_status_files(
     next_entries_round()
     make = partial(_placement_file, reports=reports, now=now)
     conditions = partial(prior_placement_conditions, prior)
-    return _ROWS.files(plans, conditions, placement_status_path, make)
+    _FROZEN.clear()
+    try:
+        return _ROWS.files(plans, conditions, placement_status_path, make)
+    finally:
+        _FROZEN.clear()
 
 
 def _placement_file(
@@ -237,10 +243,37 @@ _WHOLE = (
     "declared",
 )
 """The plan fields a status reads whole and no later stage changes in place."""
+
+
+class _PassCopies:
+    """`rollkept.frozen` of the plan dicts one call reads: a remembered stage result's
+    `Frozen` dict is itself (the very object next pass: compared by identity), a plain dict is
+    copied once however often the call reads it (`clear` before and after the call: a copy
+    holds its dict, so an id names one dict until then, and a dict changed in place after the
+    call is copied anew)."""
+
+    def __init__(self) -> None:
+        self._copies: dict[int, tuple[dict[Any, Any], Frozen[Any, Any]]] = {}
+
+    def __call__(self, items: dict[Any, Any]) -> Frozen[Any, Any]:
+        if type(items) is Frozen:
+            return items
+        found = self._copies.get(id(items))
+        if found is None:
+            found = self._copies[id(items)] = (items, Frozen(items))
+        return found[1]
+
+    def clear(self) -> None:
+        self._copies.clear()
+
+
+_FROZEN = _PassCopies()
+"""The plan dicts `placement_status_files` reads, frozen (each copied once a call at most)."""
 _COPIED: dict[str, Callable[[Any], Any]] = {"errors": list} | dict.fromkeys(
-    ("desired", "reports", "per_cluster", "sync_errors", "waits"), dict
+    ("desired", "reports", "per_cluster", "sync_errors", "waits"), _FROZEN
 )
-"""The plan fields a status reads that later stages change in place, with how to copy one."""
+"""The plan fields a status reads that later stages change in place, with how to copy one: a
+dict frozen (`rollkept.frozen`: a remembered stage result's dict is itself, no copy)."""
 READ_FIELDS = frozenset((*_WHOLE, "decisions", *_COPIED))
 """Every plan field `placement_status_doc` reads: `_WHOLE`, `_COPIED` and the decisions
 (`_decisions_read`). `_ROWS` and `_status_inputs` are both made of these, and nothing else."""
@@ -250,6 +283,7 @@ _STATUSES: StageMemo[tuple[bytes, PriorConditions]] = StageMemo()
 """Placement key -> its last status file and the conditions written in it, with the inputs it
 was made from and those conditions (what equal inputs give again at any time)."""
 _READ_WHOLE = attrgetter(*_WHOLE)
+_SELECTED = attrgetter("selected")
 _READ_COPIED = tuple((attrgetter(name), copy) for name, copy in _COPIED.items())
 
 
@@ -271,7 +305,7 @@ def _decisions_read(plan: PlacementPlan) -> Read:
     found = _READ.get(plan.decisions)
     if found is not None and found[0] == plan.fixed_names:
         return found[1]
-    selected = tuple(d for d in plan.decisions if d.selected)
+    selected = tuple(compress(plan.decisions, map(_SELECTED, plan.decisions)))
     read: Read = (selected, ())
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(selected), 0)

@@ -10,8 +10,8 @@ kept with the conditions it wrote in place of its prior ones: the next pass read
 its prior, and with them the same inputs give that very entry at any time (every condition keeps
 its prior one). A placement recomputed because one cluster was added or its report moved
 builds that cluster's entry only, and looks at that cluster only: what the entries read is kept
-by cluster as columns (`_Columns`), each diffed with last pass's in C (`stagememo.changed_keys`,
-skipped for an equal column), so the other clusters cost no Python step each. With each entry
+by cluster as columns (`_Columns`), each diffed with last pass's in C (skipped for the very
+same or an equal column), so the other clusters cost no Python step each. With each entry
 are kept what the placement conditions read of it (`status.condition_summary`: one object per
 distinct summary, counted by identity) and the slots of its grouping key and emitted text.
 Entries share their conditions and the dumped dicts of them (`status.timed`, `_dumped`): a
@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
 from itertools import compress
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_not, itemgetter
 from typing import Any, NamedTuple
 
 from gitfleet.api import Condition
@@ -34,10 +34,11 @@ from reconciler.manifests import NO_OVERRIDES, ClusterManifests
 from reconciler.placement import PlacementPlan
 from reconciler.priorconds import dump_conditions
 from reconciler.reports import failure_details
+from reconciler.rollkept import frozen
 from reconciler.rollout.rolling import STALE_REASON
 from reconciler.schedule.cycle import BOUND
 from reconciler.schedule.outcome import Decision
-from reconciler.stagememo import IdentityMemo, StageMemo, changed_keys
+from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import Binding
 from reconciler.status import (
     Cond,
@@ -139,7 +140,7 @@ def _counted(summaries: list[Summary]) -> Counter[Summary]:
 
 
 class _Columns(NamedTuple):
-    """What each selected cluster's entry reads, by cluster (copies: plans change)."""
+    """What each selected cluster's entry reads, by cluster (frozen: plans change)."""
 
     decisions: dict[str, Decision]
     bindings: dict[str, Binding]
@@ -159,7 +160,8 @@ def _columns(
     prior: dict[str, tuple[Condition, ...]],
 ) -> _Columns | None:
     """The placement's per-cluster inputs; None when a cluster has two decisions or two
-    bindings (its entries are then looked at one by one, every pass)."""
+    bindings (its entries are then looked at one by one, every pass). The plan's dicts are
+    taken frozen (`rollkept.frozen`: a remembered stage result's dict is itself, no copy)."""
     bindings = plan.state.bindings
     by_cluster = dict(zip(map(_CLUSTER, bindings), bindings, strict=True))
     decisions = dict(zip(names, selected, strict=True))
@@ -168,11 +170,11 @@ def _columns(
     return _Columns(
         decisions,
         by_cluster,
-        dict(plan.desired),
-        dict(plan.reports),
-        dict(plan.per_cluster),
-        dict(plan.sync_errors),
-        dict(plan.waits),
+        frozen(plan.desired),
+        frozen(plan.reports),
+        frozen(plan.per_cluster),
+        frozen(plan.sync_errors),
+        frozen(plan.waits),
         prior,
     )
 
@@ -186,20 +188,23 @@ def _changed(
 ) -> set[str] | None:
     """The selected clusters whose entry may differ from the one kept: any of their inputs is
     another object than last pass's (the conditions: than the ones written then), or they have
-    no kept entry; None when last pass kept no columns (every cluster is looked at)."""
+    no kept entry; None when last pass kept no columns (every cluster is looked at). A column
+    that is last pass's very dict, or equal to it (in C), is skipped; another is diffed by
+    identity over the selected names, in C."""
     if last is None:
         return None
-    changed = changed_keys(last.conds, prior)
-    for old, new in zip(_read(last), _read(now), strict=True):
-        if old != new:  # equal columns (in C): their entries compare equal as well
-            changed |= changed_keys(old, new)
-    selected = set(names)
-    return (changed & selected) | (selected - before.keys())
+    changed = _diffed(last.conds, prior, names)  # by identity: the times kept are the objects
+    for old, new in zip(last[:-1], now[:-1], strict=True):
+        if old is not new and old != new:  # equal columns: their entries compare equal too
+            changed |= _diffed(old, new, names)
+    return changed | (set(names) - before.keys())
 
 
-def _read(columns: _Columns) -> tuple[Mapping[str, Any], ...]:
-    """The columns read from the plan (all but the conditions)."""
-    return columns[:-1]
+def _diffed(old: Mapping[str, Any], new: Mapping[str, Any], names: list[str]) -> set[str]:
+    """The names whose value in `new` is another object than in `old` (or in one only), in C."""
+    if old is new:
+        return set()
+    return set(compress(names, map(is_not, map(old.get, names), map(new.get, names))))
 
 
 class _Look:

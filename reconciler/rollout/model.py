@@ -77,10 +77,10 @@ class BindingView:
     def diff_reported(self) -> bool:
         return self.condition("DiffReported") is not None
 
-    @property
+    @cached_property
     def up_to_date(self) -> bool:
         """The cluster already has exactly the content it should have now (and the latest
-        snapshot index, when `desired_resource_index` is given)."""
+        snapshot index, when `desired_resource_index` is given); computed once per view."""
         wanted = self.desired_resource_index
         if wanted is not None and self.resource_index != wanted:
             return False

@@ -58,6 +58,9 @@ class Classes:
     """Every Unscheduled and Bound binding is ready."""
     not_ready: int = 0
     """Unscheduled and Bound bindings that are not ready (updating, failed or unavailable)."""
+    unready: tuple[str, ...] = ()
+    """Their clusters, in listing order (the rollout stage explains only these and the
+    bindings it changed, `rollstage._settling`)."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,8 @@ def classify(views: Sequence[BindingView], now: datetime, period: timedelta) -> 
     bounding: list[str] = []
     up_to_date: list[str] = []
     waits: list[timedelta] = []
-    targeted, all_ready, not_ready = 0, True, 0
+    unready: list[str] = []
+    targeted, all_ready = 0, True
     zero = timedelta(0)
     for b in views:
         state, cluster = b.state, b.cluster
@@ -117,7 +121,7 @@ def classify(views: Sequence[BindingView], now: datetime, period: timedelta) -> 
         if state in (UNSCHEDULED, BOUND):
             all_ready = all_ready and ready
             if not ready:
-                not_ready += 1
+                unready.append(cluster)
                 if wait is not None and wait > zero:
                     waits.append(wait)
             if not b.failed and not b.diff_reported:
@@ -146,7 +150,8 @@ def classify(views: Sequence[BindingView], now: datetime, period: timedelta) -> 
         up_to_date=tuple(up_to_date),
         waits=tuple(waits),
         all_ready=all_ready,
-        not_ready=not_ready,
+        not_ready=len(unready),
+        unready=tuple(unready),
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import assemble, placememo, rollmemo
+from reconciler import assemble, assembleheld, placememo, rollmemo
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.placement import PlacementPlan
 from reconciler.rollkept import Frozen, frozen, thawed
@@ -65,7 +65,7 @@ def test_the_stages_key_an_unchanged_placement_by_its_very_dicts() -> None:
     assert isinstance(plan.desired, Frozen)  # the remembered rollout's
     rolled = rollmemo._ROLLOUTS.last("shop")
     laid = assemble._LAYOUTS.last("shop")
-    kept = assemble._KEPT.last("shop")
+    kept = assembleheld.KEPT.last("shop")
     assert rolled is not None and laid is not None and kept is not None
     assert rolled[0][2] is plan.per_cluster
     assert laid[0][5] is plan.desired and laid[0][8] is plan.per_cluster

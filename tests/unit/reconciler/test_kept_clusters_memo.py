@@ -1,4 +1,4 @@
-"""The clusters a rollout has not moved yet (`assemble._kept_clusters`): remembered per
+"""The clusters a rollout has not moved yet (`assembleheld.kept_clusters`): remembered per
 placement, and read again when anything `PlacementPlan.kept_clusters` reads changes - the
 state, the pinned snapshot, the content each cluster would get, the clusters moved to an older
 snapshot (the last two changed in place too, as the rollout stage does)."""
@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from reconciler import assemble
+from reconciler import assembleheld
 from reconciler.binding import Binding
 from reconciler.placement import PlacementPlan
 from reconciler.stagememo import forget_stages
@@ -70,9 +70,9 @@ CHANGES: list[Callable[[PlacementPlan], None]] = [_new_state, _pin, _desire, _mo
 @pytest.mark.parametrize("change", CHANGES, ids=[c.__name__ for c in CHANGES])
 def test_kept_clusters_follow_what_they_read(change: Callable[[PlacementPlan], None]) -> None:
     plan = _plan()
-    first = assemble._kept_clusters(plan)
+    first = assembleheld.kept_clusters(plan)
     assert first == plan.kept_clusters() == ["c2", "c3", "c4"]
-    assert assemble._kept_clusters(plan) is first
+    assert assembleheld.kept_clusters(plan) is first
     change(plan)
     assert plan.kept_clusters() != first
-    assert assemble._kept_clusters(plan) == plan.kept_clusters()
+    assert assembleheld.kept_clusters(plan) == plan.kept_clusters()

@@ -70,17 +70,23 @@ def test_a_reused_rollout_hands_out_the_same_frozen_dicts() -> None:
 
 
 def _synced(world: World, desired: dict[str, str], mp: pytest.MonkeyPatch) -> list[str]:
-    """The clusters `record_sync` looked at; the plan's bindings after it follow."""
+    """What `record_sync` looked at ("scan": the placement's bindings, then each cluster it
+    synced); the plan's bindings after it follow."""
     plan = world.plan()
     plan.desired = desired
-    real, seen = rollsync.with_sync, []
+    real, real_scan, seen = rollsync.with_sync, rollsync._synced, []
 
     def counting(b: Binding, *rest: Any) -> Binding:
         seen.append(b.cluster)
         return real(b, *rest)
 
+    def scanning(*args: Any) -> Any:
+        seen.append("scan")
+        return real_scan(*args)
+
     with mp.context() as m:
         m.setattr(rollsync, "with_sync", counting)
+        m.setattr(rollsync, "_synced", scanning)
         rollsync.record_sync({"web": plan}, NOW)
     return [*seen, *(c.type for c in plan.state.bindings[0].conditions)]
 
@@ -88,18 +94,19 @@ def _synced(world: World, desired: dict[str, str], mp: pytest.MonkeyPatch) -> li
 def test_record_sync_skips_the_same_frozen_desired_and_syncs_another(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """c1 was given D but is to get D2 (not live), with a sync error; c2 is live: nothing to
-    record. The very same frozen desired again looks at nothing; a new one giving c1 D makes c1
-    live, and its binding (only) is looked at and gets the sync error."""
+    """c1 was given D but is to get D2 (not live), with a sync error; c2 is live, without an
+    error or a WorkSynchronized condition: nothing to record, neither binding synced. The very
+    same frozen desired again looks at nothing; a new one giving c1 D makes c1 live, and its
+    binding (only) is synced and gets the sync error."""
     bindings = tuple(
         Binding(c, "Bound", 0, 3, content=h, conditions=(STARTED,))
         for c, h in (("c1", D), ("c2", D2))
     )
     world = replace(World(bindings=bindings), sync_errors={"c1": "lost"})
     not_live = frozen({"c1": D2, "c2": D2})
-    assert _synced(world, not_live, monkeypatch) == ["c2", "RolloutStarted"]
+    assert _synced(world, not_live, monkeypatch) == ["scan", "RolloutStarted"]
     last = rollsync._SETTLED.last("web")
     assert last is not None and last[0][2] is not_live  # kept as it is, not copied
     assert _synced(world, not_live, monkeypatch) == ["RolloutStarted"]  # looked at nothing
     live = _synced(world, frozen({"c1": D, "c2": D2}), monkeypatch)
-    assert live == ["c1", "RolloutStarted", "WorkSynchronized"]
+    assert live == ["scan", "c1", "RolloutStarted", "WorkSynchronized"]

@@ -1,8 +1,9 @@
 """`statusentries.cluster_entries` looks again only at the clusters whose inputs changed
-(`_changed`: per column, by identity): a change to any one input of one cluster (its decision,
-binding, desired content, override result, sync error, rollout wait or prior conditions) gives
-the entries a fresh call gives, a cluster added or removed too, and the others are not made
-again; a placement with two bindings on a cluster is looked at whole and gives them as well."""
+(`_changed`: per column, by identity over the selected names): a change to any one input of
+one cluster (its decision, binding, desired content, override result, sync error, rollout wait
+or prior conditions) gives the entries a fresh call gives, a cluster added or removed too, and
+the others are not made again; a placement with two bindings on a cluster is looked at whole
+and gives them as well."""
 
 from __future__ import annotations
 

@@ -183,11 +183,13 @@ def _plain_classify(views: list[BindingView], now: datetime, period: timedelta) 
     """§2.3 read literally: every class decided per binding, in listing order."""
     lists: dict[str, list[str]] = {k: [] for k in CLASS_LISTS}
     targeted, waits, all_ready, not_ready = 0, [], True, 0
+    unready: list[str] = []
     for b in views:
         ready, wait = b.ready(now, period)
         if b.state in ("Unscheduled", "Bound"):
             all_ready = all_ready and ready
             not_ready += 0 if ready else 1
+            unready += [] if ready else [b.cluster]
             if not ready and wait is not None and wait > timedelta(0):
                 waits.append(wait)
             if not b.failed and not b.diff_reported:
@@ -205,7 +207,14 @@ def _plain_classify(views: list[BindingView], now: datetime, period: timedelta) 
             kind = "up_to_date" if b.up_to_date else "apply_failed" if b.failed else "update"
             lists[kind].append(b.cluster)
     made = {k: tuple(v) for k, v in lists.items()}
-    return Classes(targeted, waits=tuple(waits), all_ready=all_ready, not_ready=not_ready, **made)
+    return Classes(
+        targeted,
+        waits=tuple(waits),
+        all_ready=all_ready,
+        not_ready=not_ready,
+        unready=tuple(unready),
+        **made,
+    )
 
 
 CLASS_LISTS = ("ready", "can_be_ready", "can_be_unavailable", "remove", "update")
