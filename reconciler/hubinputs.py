@@ -12,7 +12,7 @@ Part of the hub's imperative shell (`reconciler.loop` is its only caller); it re
 - `SourceFleets`: the fleet at the source tip, loaded once per (tip, last reconciled source):
   a pass for new agent reports only (most passes of a large fleet) neither lists nor loads the
   source tree again, nor asks Git for approvals and the tip's author; a new tip lists only
-  the paths changed since the last one.
+  the paths changed since the last one, and one `git log` gives its approvals and author.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gitfleet.load.model import FleetSnapshot, PathCommit
-from gitfleet.repo.branches import approved_deletions, last_changes
+from gitfleet.repo.branches import approved_deletions, last_changes, new_commits
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.signatures import CommitFiles, TrustPolicy, operator_policy
@@ -138,13 +138,17 @@ class SourceFleets:
             fleet = self._loader.load(tree)
         self._tree = tree
         fleet = with_approval_commits(fleet, repo, source)
-        approved = approved_deletions(repo, since, source, fleet.approval_files())
+        commits = new_commits(repo, since, source)  # newest first: `source` leads
+        if commits and commits[0].commit == source:
+            self._author = (source, commits[0].author)  # the same `git log` tells it
+        approved = approved_deletions(repo, since, source, fleet.approval_files(), commits=commits)
         fleet = replace(fleet, allowed_deletions=approved)
         self._last = (key, fleet)
         return fleet
 
     def author(self, source: str, lookup: Callable[[str], str | None]) -> str | None:
-        """`lookup(source)` (the commit's author), asked once per source commit."""
+        """The author of `source`: from the `git log` `fleet` read, else `lookup(source)`,
+        asked once per source commit."""
         if self._author is None or self._author[0] != source:
             self._author = (source, lookup(source))
         return self._author[1]

@@ -182,13 +182,17 @@ class Hub:
         with remembered_peels():
             if self._pushed is not None:
                 remember_written(self.mirror.path, *self._pushed, None)
-            return self._attempt_once()
+            report = self._attempt_once()
+            # After every fetch, not only after a commit: the fetch leaves `maintenance` to us.
+            self.mirror.maintain()  # folds the packs fast-import leaves; `gc --auto` the rest
+            self._lap("maintain")
+            return report
 
     def _attempt_once(self) -> PassReport:
         """Fetch, decide, render, commit and push once."""
         self._timings.clear()
         self._mark = time.perf_counter()
-        self.mirror.fetch(self._refspecs())
+        self.mirror.fetch(self._refspecs(), maintenance=False)  # `maintain` runs after
         self._lap("fetch")
         src, out = self.config.source_branch, self.config.output_branch
         tips = self.mirror.list_tips(_TRACKING)  # source, output and status tips in one call
@@ -305,8 +309,6 @@ class Hub:
         self._trailers = (written.commit, parse_trailers(message))  # the next pass's output
         self._pushed = (written.commit, written.tree)
         self._lap("push")
-        self.mirror.maintain()  # folds the packs fast-import leaves; `gc --auto` bounds the rest
-        self._lap("maintain")
         self._last_pass = LastPass(fleet, digest, written.commit, errors)
         return PassReport("committed", source, written.commit, errors, subject)
 

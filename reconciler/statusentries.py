@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from itertools import compress
 from operator import attrgetter, is_not, itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from gitfleet.api import Condition
 from gitfleet.load.yamlemit import Pieces
@@ -196,7 +196,7 @@ def _changed(
     changed = _diffed(last.conds, prior, names)  # by identity: the times kept are the objects
     for old, new in zip(last[:-1], now[:-1], strict=True):
         if old is not new and old != new:  # equal columns: their entries compare equal too
-            changed |= _diffed(old, new, names)
+            changed |= _diffed(cast(Mapping[str, Any], old), cast(Mapping[str, Any], new), names)
     return changed | (set(names) - before.keys())
 
 

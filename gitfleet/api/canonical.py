@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import Any
 
 MAX_REMEMBERED = 100_000
@@ -47,5 +49,23 @@ def pairs_content_hash(pairs: tuple[tuple[str, str], ...]) -> str:
     if known is None:
         if len(_PLACEMENT_HASHES) >= MAX_REMEMBERED:
             _PLACEMENT_HASHES.clear()
-        known = _PLACEMENT_HASHES[pairs] = content_hash(pairs)
+        text = pairs_json(pairs).encode()
+        known = _PLACEMENT_HASHES[pairs] = "sha256:" + hashlib.sha256(text).hexdigest()
     return known
+
+
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
+"""What `json.dumps(..., ensure_ascii=False)` escapes in a string: control characters, the
+quote and the backslash (nothing else; non-ASCII text is kept)."""
+
+
+def pairs_json(pairs: tuple[tuple[str, str], ...]) -> str:
+    """`canonical_json(pairs)`: written out directly when no string needs escaping (~4x faster
+    for a placement's ten pairs; the hub hashes ~1,000 such tuples in a fleet-wide edit)."""
+    try:
+        plain = _ESCAPED.search("".join(chain.from_iterable(pairs))) is None
+    except TypeError:  # not strings: JSON writes them its own way
+        plain = False
+    if plain:
+        return "[" + ",".join([f'["{a}","{b}"]' for a, b in pairs]) + "]"
+    return canonical_json(pairs)

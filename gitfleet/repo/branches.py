@@ -10,6 +10,7 @@ Called by the hub loop (who approved) and `gitfleet approve`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,8 @@ from pathlib import Path
 from gitfleet.repo.gitcmd import GitError, run_git, validate_ref
 from gitfleet.repo.gitwrite import Identity, check_path, commit_files
 from gitfleet.repo.trailers import parse_trailers
+
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -52,20 +55,36 @@ def last_changes(repo: Path, ref: str, paths: Sequence[str]) -> dict[str, Change
 
 
 MAX_NEW_COMMITS = 1000
-"""Commits `new_commit_messages` reads at most (newest first)."""
+"""Commits `new_commits` reads at most (newest first)."""
 
 
-def new_commit_messages(repo: Path, since: str | None, head: str) -> list[str]:
-    """Messages of the commits reachable from `head` but not from `since` (newest first, at
-    most MAX_NEW_COMMITS); only `head` when `since` is None or not a commit of the repository."""
+@dataclass(frozen=True)
+class NewCommit:
+    """A commit after the last reconciled one: its id, author (`Name <email>`) and message."""
+
+    commit: str
+    author: str
+    message: str
+
+
+def new_commits(repo: Path, since: str | None, head: str) -> list[NewCommit]:
+    """The commits reachable from `head` but not from `since` (newest first, `head` first, at
+    most MAX_NEW_COMMITS); only `head` when `since` is None or not a commit of the repository.
+    One `git log` gives what the hub asks of them: messages (approvals) and the tip's author."""
     validate_ref(repo, head)
-    args = ["log", "-z", "--format=%B", f"--max-count={MAX_NEW_COMMITS}", "--end-of-options", head]
+    fmt = "--format=%H %an <%ae>%n%B"
+    args = ["log", "-z", fmt, f"--max-count={MAX_NEW_COMMITS}", "--end-of-options", head]
     if since is not None and _is_commit(repo, since):
         args.append(f"^{since}")
     else:
         args[3] = "--max-count=1"
-    out = run_git(repo, args)
-    return [m for m in out.stdout.decode("utf-8", "replace").split("\0") if m.strip()]
+    found: list[NewCommit] = []
+    for record in run_git(repo, args).stdout.decode("utf-8", "replace").split("\0"):
+        header, _, message = record.partition("\n")
+        commit, _, author = header.partition(" ")
+        if _COMMIT_ID.fullmatch(commit):  # git ends a message at a NUL byte it holds
+            found.append(NewCommit(commit, author, message))
+    return found
 
 
 def changed_paths(repo: Path, since: str | None, head: str, paths: Sequence[str]) -> set[str]:
@@ -93,14 +112,17 @@ def approved_deletions(
     head: str,
     approvals: Sequence[tuple[str, Sequence[str]]],
     trailer: str = ALLOW_DELETION_TRAILER,
+    commits: Sequence[NewCommit] | None = None,
 ) -> frozenset[str]:
     """What the commits after `since` up to `head` approve: the values of their `trailer`
     trailers, and the placements of the `approvals` ((file, placement keys)) whose file they
-    add or change. An approval therefore never carries over to a later change."""
+    add or change. An approval therefore never carries over to a later change. `commits`:
+    `new_commits(repo, since, head)` when the caller has them already."""
+    found = new_commits(repo, since, head) if commits is None else commits
     keys = {
         value.strip()
-        for message in new_commit_messages(repo, since, head)
-        for value in parse_trailers(message).get(trailer, [])
+        for commit in found
+        for value in parse_trailers(commit.message).get(trailer, [])
     }
     fresh = changed_paths(repo, since, head, sorted({f for f, _ in approvals}))
     keys.update(k for file, placements in approvals if file in fresh for k in placements)

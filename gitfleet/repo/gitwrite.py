@@ -235,13 +235,14 @@ def _stream_parts(
     when: datetime,
 ) -> Iterator[bytes]:
     """The fast-import input for one commit, piece by piece: each distinct content once as a
-    marked blob (numbered in path order), then the commit: deletes first, then files naming
-    their blob's mark, sorted."""
+    marked blob (numbered in path order, streamed in `_alike` order), then the commit: deletes
+    first, then files naming their blob's mark, sorted."""
     written = sorted(path for path, data in changes.items() if data is not None)
+    contents = [changes[path] or b"" for path in written]
     marks: dict[bytes, int] = {}
-    numbers = [marks.setdefault(changes[path] or b"", len(marks) + 2) for path in written]
+    numbers = [marks.setdefault(data, len(marks) + 2) for data in contents]
     yield b"feature done\n"
-    for data, mark in marks.items():  # before the commit that names them
+    for *_, data, mark in _alike(contents, written, marks):  # before the commit
         yield b"blob\nmark :%d\ndata %d\n" % (mark, len(data))
         yield data
         yield b"\n"
@@ -256,6 +257,23 @@ def _stream_parts(
     yield _file_lines(written, numbers)
     ending = f'get-mark :1\nls :1 ""\nreset {_SCRATCH_REF}\nfrom {ZERO_OID}\n\ndone\n'
     yield ending.encode()  # prints the commit id, then its root tree's entry
+
+
+def _alike(
+    contents: list[bytes], paths: list[str], marks: Mapping[bytes, int]
+) -> list[tuple[str, int, str, bytes, int]]:
+    """Each distinct content with its mark, in the order blobs are streamed: by the file name
+    of its first path, then depth, then path. fast-import tries each blob as a delta of the
+    one streamed before it, and files of one name (the same object in every cluster, each
+    cluster's `index.yaml`) are alike, so next to each other the deltas take. Measured on a
+    fleet-1k fleet-wide edit (488 blobs): fast-import 154 -> 121 ms of git CPU, its pack 1.07
+    -> 0.67 MB, and the push's `pack-objects` (which reuses those deltas) 95 -> 47 ms; a cold
+    commit's pack 36.7 -> 19.4 MB. The commit and its trees are the same."""
+    first = dict(zip(reversed(contents), reversed(paths), strict=True))  # content: first path
+    return sorted(
+        (path[path.rfind("/") + 1 :], path.count("/"), path, data, marks[data])
+        for data, path in first.items()
+    )
 
 
 def _file_lines(paths: list[str], marks: list[int]) -> bytes:

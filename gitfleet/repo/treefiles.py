@@ -152,10 +152,10 @@ class BlobIdMemo:
     ) -> tuple[Mapping[str, Entry], list[str] | None]:
         """(path -> (blob id, size) of `files`, the paths that may differ from `last`). With
         `last` (the files and listing of the previous output), only paths whose bytes are not
-        that pass's very object are hashed, and the listing is last's with those updated: the
-        paths returned are those plus the ones gone (None without `last`: every path). When
-        `files.since` names last's very files and the paths that may differ from them, only
-        those paths are looked at."""
+        that pass's very object and differ from it are hashed, and the listing is last's with
+        those updated: the paths returned are those plus the ones gone (None without `last`:
+        every path). When `files.since` names last's very files and the paths that may differ
+        from them, only those paths are looked at."""
         if last is None:
             return self.listing(files), None
         before, listed = last
@@ -169,9 +169,12 @@ class BlobIdMemo:
         changes: dict[str, Entry | None] = {}
         for path in maybe:
             data = files.get(path)
-            changes[path] = None if data is None else self.entry(data)
+            if data is None:
+                changes[path] = None
+            elif data != before.get(path):  # equal bytes in a new object: not hashed again
+                changes[path] = self.entry(data)
         self._forget_unused(files)
-        return Listing.since(listed, changes), maybe
+        return Listing.since(listed, changes), list(changes)
 
     def listing(self, files: Mapping[str, bytes]) -> dict[str, tuple[str, int]]:
         """path -> (blob id, size) of `files`. Contents no longer among them are forgotten once

@@ -327,6 +327,31 @@ def test_maintain_starts_no_git_below_gc_thresholds(
     assert [argv for argv in started if "gc" in argv] and packs() == 1
 
 
+def test_fetch_leaves_maintenance_to_the_caller_when_asked(
+    local_remote: str, tmp_path: Path
+) -> None:
+    """`git fetch` starts `maintenance run --auto` (here: `gc.autoPackLimit=1` makes it repack
+    the fetched packs into one); `maintenance=False` does not (the hub runs `Mirror.maintain`
+    after each pass)."""
+    mirror = Mirror.open(tmp_path / "m", local_remote)
+    settings = (("fetch.unpackLimit", "1"), ("gc.autoPackLimit", "1"), ("gc.autoDetach", "false"))
+    for key, value in settings:
+        subprocess.run(["git", "-C", str(mirror.path), "config", key, value], check=True)
+    remote, parent = Path(local_remote), None
+
+    def packs_after_fetch(n: int, maintenance: bool) -> int:
+        nonlocal parent
+        files = {f"c{n}/f{i}.yaml": f"{n}-{i}".encode() for i in range(5)}
+        parent = commit_files(remote, parent, files, f"c{n}", BOT).commit
+        git(remote, "update-ref", "refs/heads/main", parent)
+        mirror.fetch([MAIN], maintenance=maintenance)
+        assert mirror.resolve(TRACKING) == parent
+        return len(list((mirror.path / "objects" / "pack").glob("*.pack")))
+
+    assert [packs_after_fetch(n, maintenance=False) for n in range(3)] == [1, 2, 3]
+    assert packs_after_fetch(3, maintenance=True) == 1
+
+
 def test_reopen_rules(local_remote: str, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     Mirror.open(cache, local_remote)

@@ -93,7 +93,12 @@ def test_the_same_source_pair_gives_the_same_snapshot(tmp_path: Path) -> None:
         asked.append(commit)
         return "A <a@example.com>"
 
-    assert [fleets.author(source, lookup) for _ in range(3)] == ["A <a@example.com>"] * 3
+    author = git(world.remote, "log", "-1", "--format=%an <%ae>", source)
+    assert [fleets.author(source, lookup) for _ in range(3)] == [author] * 3
+    assert asked == []  # the `git log` of the first `fleet` call named the tip's author
+    others = hubinputs.SourceFleets()
+    others.fleet(world.remote, source, source)  # no new commit: no author read
+    assert [others.author(source, lookup) for _ in range(3)] == ["A <a@example.com>"] * 3
     assert asked == [source]
 
 

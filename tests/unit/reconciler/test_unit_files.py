@@ -233,15 +233,18 @@ def test_a_tree_someone_holds_is_never_patched() -> None:
 @pytest.mark.parametrize("stale", [False, True])
 def test_a_listing_from_the_named_paths_equals_a_full_one(stale: bool) -> None:
     """With `since` naming the last tree, only its paths are looked at; naming another tree,
-    every path is compared. Both give the full listing and the changed and gone paths."""
+    every path is compared. Both give the full listing and the changed and gone paths; equal
+    content in a new bytes object is neither hashed nor named."""
     before = OutputFiles({f"clusters/c{i}/p/a.yaml": f"a{i}".encode() for i in range(6)})
     ids = BlobIdMemo()
     listed = ids.listing(before)
     after = OutputFiles(before)
     after["clusters/c1/p/a.yaml"] = b"changed"
     after["clusters/new/p/a.yaml"] = b"n"
+    after["clusters/c3/p/a.yaml"] = copy = bytes(bytearray(b"a3"))  # equal, another object
     del after["clusters/c2/p/a.yaml"]
     named = {"clusters/c1/p/a.yaml", "clusters/new/p/a.yaml", "clusters/c2/p/a.yaml", "x/none"}
+    named.add("clusters/c3/p/a.yaml")
     if stale:  # a tree with the same files, and paths that say nothing of this change
         after.since = (OutputFiles(before), frozenset({"x/none"}))
     else:
@@ -249,6 +252,7 @@ def test_a_listing_from_the_named_paths_equals_a_full_one(stale: bool) -> None:
     listing, maybe = ids.listing_since(after, (before, listed))
     assert listing == BlobIdMemo().listing(after)
     assert maybe is not None and set(maybe) == _diff(before, after)
+    assert "clusters/c3/p/a.yaml" not in maybe and id(copy) not in ids._ids  # not hashed
 
 
 def test_a_tree_is_unheld_only_while_one_name_holds_it() -> None:

@@ -7,6 +7,7 @@ reports git's failure and stops git when producing the stream fails."""
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -110,7 +111,8 @@ WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def plain_stream(parent: str | None, changes: dict[str, bytes | None]) -> bytes:
-    """The fast-import input written out the plain way: blobs, commit, deletes, files."""
+    """The fast-import input written out the plain way: blobs (marks numbered in path order,
+    streamed by file name, depth and path of their first path), commit, deletes, files."""
     marks: dict[bytes, bytes] = {}
     files = []
     for p, data in sorted((p, d) for p, d in changes.items() if d is not None):
@@ -118,7 +120,11 @@ def plain_stream(parent: str | None, changes: dict[str, bytes | None]) -> bytes:
         files.append(b"M " + FILE_MODE.encode() + b" " + mark + b" " + quote_path(p) + b"\n")
     who = f"t <t@example.com> {_raw_date(WHEN)}".encode()
     out = [b"feature done\n"]
-    out += [b"blob\nmark %s\ndata %d\n%s\n" % (m, len(d), d) for d, m in marks.items()]
+    first: dict[bytes, str] = {}  # content -> the first path holding it
+    for p, data in sorted((p, d) for p, d in changes.items() if d is not None):
+        first.setdefault(data, p)
+    by_name = sorted(marks, key=lambda d: (first[d].split("/")[-1], first[d].count("/"), first[d]))
+    out += [b"blob\nmark %s\ndata %d\n%s\n" % (marks[d], len(d), d) for d in by_name]
     out += [b"commit refs/gitfleet/fast-import-scratch\nmark :1\n"]
     out += [b"author " + who + b"\ncommitter " + who + b"\ndata 2\nm\n"]
     out += [f"from {parent}\n".encode()] if parent else []
@@ -181,3 +187,19 @@ def test_a_stream_past_the_timeout_stops_git(tmp_path: Path) -> None:
 
     with pytest.raises(GitError, match=r"timed out after 0\.3s"):
         run_fast_import(tmp_path, parts(), timeout=0.3)
+
+
+def test_blobs_of_one_file_name_are_streamed_together() -> None:
+    """fast-import deltas a blob against the one streamed before it: files of one name (alike)
+    come one after another, by depth then path; the marks stay in path order."""
+    changes: dict[str, bytes | None] = {
+        "a/index.yaml": b"1",
+        "a/p/index.yaml": b"2",
+        "a/x.yaml": b"3",
+        "b/index.yaml": b"4",
+        "b/x.yaml": b"5",
+        "index.yaml": b"6",
+    }
+    stream = _stream(None, changes, "m\n", WHO, WHEN)
+    blobs = [(int(m), d) for m, d in re.findall(rb"blob\nmark :(\d+)\ndata 1\n(.)\n", stream)]
+    assert blobs == [(7, b"6"), (2, b"1"), (5, b"4"), (3, b"2"), (4, b"3"), (6, b"5")]
