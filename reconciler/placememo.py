@@ -28,7 +28,7 @@ process-wide. Called by `reconciler.pass_`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +52,7 @@ from reconciler.schedule.reuse import schedule_placement
 from reconciler.schedule.topologyspreadconstraints import ordered_specs
 from reconciler.select import Reads, ResourceIndex, Selection
 from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
-from reconciler.state import PlacementState
+from reconciler.state import Binding, PlacementState
 
 LabelKeys = frozenset[str] | None
 """The label keys a placement's work can read (None: any)."""
@@ -70,6 +70,8 @@ class _Kept:
 _PLANS: StageMemo[_Kept] = StageMemo()
 """Placement key -> the plan `place` returned, with its key and the prior state it came from."""
 _declared_texts: IdentityMemo[str] = IdentityMemo()
+_FEW_CHANGED = 8
+"""Up to this many changed clusters, `_reads_same` compares their rows before any binding."""
 """Placement object -> its canonical JSON (`_declared`), for the last two passes."""
 
 
@@ -317,17 +319,24 @@ def _rescheduled(
     outcome = schedule_placement(key, placement, prior.bindings, views, index)
     if isinstance(outcome, str) or outcome.bindings != kept.plan.state.bindings:
         return None
-    facts = fleet_facts(views)
-    changed = facts.changed_since(kept.facts)
-    if changed:
-        read = {b.cluster for b in outcome.bindings} | {b.cluster for b in prior.bindings}
-        for name in changed & read:
-            if _row(kept.facts, name, kept.keys) != _row(facts, name, kept.keys):
-                return None
+    if not _reads_same(kept, fleet_facts(views), (outcome.bindings, prior.bindings)):
+        return None
     plan = copy_plan(kept.plan)
     plan.decisions, plan.explanations = outcome.decisions, outcome.explanations
     plan.scheduled = outcome.condition() or kept.plan.scheduled
     return plan
+
+
+def _reads_same(kept: _Kept, facts: FleetFacts, bindings: tuple[Sequence[Binding], ...]) -> bool:
+    """No cluster that `bindings` name changed as the placement reads it since `kept`. A few
+    changed clusters (a relabel, an added cluster) are compared first and the bindings walked
+    only when one reads otherwise; many are first narrowed to those the bindings name."""
+    changed = facts.changed_since(kept.facts)
+    if len(changed) > _FEW_CHANGED:
+        changed = changed & {b.cluster for bs in bindings for b in bs}
+        return all(_row(kept.facts, n, kept.keys) == _row(facts, n, kept.keys) for n in changed)
+    differ = {n for n in changed if _row(kept.facts, n, kept.keys) != _row(facts, n, kept.keys)}
+    return not differ or all(b.cluster not in differ for bs in bindings for b in bs)
 
 
 def _same_views(kept: _Kept, facts: FleetFacts) -> bool:

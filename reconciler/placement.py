@@ -123,6 +123,9 @@ class PlacementPlan:
     cluster_apply_strategies: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     """cluster -> the apply strategy its index entry carries when it is not `apply_strategy`
     (External placements: the one recorded by the driver that last moved the cluster)."""
+    _live_memo: tuple[PlacementState, int | None, dict[str, str], tuple[str, ...]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )  # `live_clusters`' last inputs (state by identity, a copy of `desired`) and answer
 
     def apply_strategy_for(self, cluster: str) -> Mapping[str, Any]:
         """The apply strategy the cluster's index entry carries for this placement."""
@@ -148,16 +151,22 @@ class PlacementPlan:
         )
 
     def live_clusters(self) -> list[str]:
-        """Clusters that get this placement's target content in this pass's output."""
+        """Clusters that get this placement's target content in this pass's output (a new list;
+        remembered while `state`, `target_index` and `desired` are what it was computed from)."""
+        memo, pin = self._live_memo, self.target_index
+        if memo and memo[0] is self.state and memo[1] == pin and memo[2] == self.desired:
+            return list(memo[3])
         latest = self.target()
         index = latest.index if latest else None
-        return sorted(
+        live = sorted(
             b.cluster
             for b in self.state.bindings
             if b.state == BOUND
             and b.resource_index == index
             and (b.content is None or b.content == self.desired.get(b.cluster))
         )
+        self._live_memo = (self.state, self.target_index, dict(self.desired), tuple(live))
+        return live
 
     def targeted_clusters(self) -> list[str]:
         """Clusters with a Scheduled or Bound binding (rollout candidates)."""
@@ -315,10 +324,8 @@ def place(
         plan.errors += [("spec.resourceSelectors", r) for r in holds]
         plan.held = True
         return plan
-    seen = (*outcome.bindings, *prior.bindings)
-    labels = {b.cluster: views[b.cluster].labels for b in seen if b.cluster in views}
     problems, plan.deletion_hold = check_placement(
-        inputs.governance, key, prior, selection.resources, outcome.bindings, labels
+        inputs.governance, key, prior, selection.resources, outcome.bindings, views
     )
     plan.errors += problems
     if problems or plan.deletion_hold is not None:  # a tenant refuses it, or deletion held
@@ -344,14 +351,9 @@ def place(
         selected=tuple(sorted((resource_id(s), s.origin.file) for s in plan.selection.resources)),
     )
     _apply_overrides(plan, placement, selection, views, index, inputs)
+    history, overrides, names = inputs.history, inputs.overrides, inputs.override_names
     plan.renders, plan.unavailable = older_renders(
-        plan.key,
-        plan.target(),
-        placement,
-        views,
-        inputs.history,
-        inputs.overrides,
-        inputs.override_names,
+        plan.key, plan.target(), placement, views, history, overrides, names
     )
     return plan
 

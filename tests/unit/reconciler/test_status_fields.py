@@ -24,7 +24,8 @@ from reconciler.statusrows import Made
 from renderers import load_fleet
 
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
-_PLAN_FIELDS = frozenset(f.name for f in dataclasses.fields(PlacementPlan))
+_PLAN_FIELDS = frozenset(f.name for f in dataclasses.fields(PlacementPlan) if f.init)
+"""The plan's inputs (not `_live_memo`, `live_clusters`' answer kept with what it read)."""
 _READS: set[str] = set()
 
 
@@ -38,7 +39,7 @@ class _Traced(PlacementPlan):
 
 
 def _traced(plan: PlacementPlan, **changes: Any) -> _Traced:
-    values = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
+    values = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan) if f.init}
     return _Traced(**{**values, **changes})
 
 
