@@ -130,8 +130,9 @@ class Mirror:
     ) -> FetchResult:
         """Fetch `refspecs` (`[+]refs/...:refs/...`, globs allowed). An exact source ref the
         remote lacks is skipped and its local destination deleted (a branch not created yet).
-        `maintenance=False`: git does not start `maintenance run --auto` after the fetch (~7 ms
-        of git CPU at fleet-1k) — for a caller that runs `maintain` itself after every fetch."""
+        `maintenance=False`: git does not start `maintenance run --auto` after the fetch (one
+        more process, ~2-7 ms of git CPU, more with more packs) — for a caller that runs
+        `maintain` itself after every fetch."""
         pending = {self._check_refspec(spec): spec for spec in refspecs}
         self._tracking.update(pending.keys())
         missing: list[str] = []
