@@ -60,7 +60,7 @@ quote and the backslash (nothing else; non-ASCII text is kept)."""
 
 
 def pairs_json(pairs: tuple[tuple[str, str], ...]) -> str:
-    """`canonical_json(pairs)`: written out directly when no string needs escaping (~4x faster
+    """`canonical_json(pairs)`: written out directly when no string needs escaping (~1.6x faster
     for a placement's ten pairs; the hub hashes ~1,000 such tuples in a fleet-wide edit)."""
     try:
         plain = _ESCAPED.search("".join(chain.from_iterable(pairs))) is None
