@@ -59,6 +59,11 @@ def status_branch(cluster: str) -> str:
     return STATUS_BRANCH_PREFIX + cluster
 
 
+def report_where(file: str, branch: str | None) -> str:
+    """Where a report's errors point: `<branch>:<file>` on a status branch, else the file."""
+    return f"{branch}:{file}" if branch else file
+
+
 def read_agent_report(
     data: bytes,
     cluster: str,
@@ -69,7 +74,7 @@ def read_agent_report(
 ) -> tuple[AgentReport | None, list[FleetError]]:
     """The validated report of `cluster`, or None and the errors."""
     limits = limits or Limits()
-    where = f"{branch}:{file}" if branch else file
+    where = report_where(file, branch)
     if branch is not None and branch != status_branch(cluster):
         message = f'a report of cluster "{cluster}" must come from branch {status_branch(cluster)}'
         return None, [FleetError(where, None, "", message)]
@@ -136,7 +141,9 @@ def read_status_report(
     try:
         data = files.read(commit, REPORT_FILE)
     except LinkedFile:
-        return ReadReport(b"", None, (FleetError(f"{branch}:{REPORT_FILE}", None, "", _LINKED),))
+        return ReadReport(
+            b"", None, (FleetError(report_where(REPORT_FILE, branch), None, "", _LINKED),)
+        )
     return None if data is None else reread_agent_report(data, cluster, branch, last)
 
 

@@ -205,8 +205,10 @@ def _parse_listing(raw: bytes) -> tuple[dict[str, _Blob], list[FleetError]]:
     return blobs, sorted(errors, key=lambda error: error.file)
 
 
+_REGULAR_MODES = ("100644", "100755", "100664")
+"""Tree entry modes of a regular file (git writes 100644 and 100755; old trees hold 100664)."""
 _PLAIN = re.compile(
-    r"(?<![^\0])(?:100644|100755|100664) blob "
+    rf"(?<![^\0])(?:{'|'.join(_REGULAR_MODES)}) blob "
     r"([0-9a-f]{40}|[0-9a-f]{64})(?: +([0-9]+))?\t([^\0]+)\0"
 )
 """One record of a regular file, starting where a record starts (text start or after NUL)."""
@@ -260,7 +262,7 @@ def _parse_record(record: bytes) -> _Parsed:
         return FleetError(path, None, "", SYMLINK_MESSAGE)
     if mode == "160000" or kind == "commit":
         return FleetError(path, None, "", SUBMODULE_MESSAGE)
-    if kind == "blob" and mode in ("100644", "100755", "100664"):
+    if kind == "blob" and mode in _REGULAR_MODES:
         return path, (oid, int(size[0]) if size else UNKNOWN_SIZE)
     return FleetError(path, None, "", f"unsupported tree entry (mode {mode})")
 
