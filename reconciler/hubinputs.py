@@ -12,7 +12,9 @@ Part of the hub's imperative shell (`reconciler.loop` is its only caller); it re
 - `SourceFleets`: the fleet at the source tip, loaded once per (tip, last reconciled source):
   a pass for new agent reports only (most passes of a large fleet) neither lists nor loads the
   source tree again, nor asks Git for approvals and the tip's author; a new tip lists only
-  the paths changed since the last one, and one `git log` gives its approvals and author.
+  the paths changed since the last one, and one `git log` gives its approvals and author (none
+  when the loop's `commitwalk.learn_history` walked to it). Both read files through the
+  mirror's long-running `cat-file` (`Mirror.objects`) when the loop hands it in.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from gitfleet.load.model import FleetSnapshot, PathCommit
 from gitfleet.repo.branches import approved_deletions, last_changes, new_commits
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree
+from gitfleet.repo.objects import ObjectReader
 from gitfleet.repo.signatures import CommitFiles, TrustPolicy, operator_policy
 from gitfleet.repo.trust import Verdict, verify_source
 from reconciler.history import (
@@ -50,8 +53,11 @@ MAX_REMEMBERED_SNAPSHOTS = 256
 class SourceGate:
     """Signature verification of source commits, with the verdict of the last check."""
 
-    def __init__(self, mirror: Path, allowed_signers: Path | None) -> None:
+    def __init__(
+        self, mirror: Path, allowed_signers: Path | None, objects: ObjectReader | None = None
+    ) -> None:
         self._mirror = mirror
+        self._objects = objects
         self._operator = operator_policy(allowed_signers) if allowed_signers else None
         self._policies: dict[str, TrustPolicy | None] = {}
         self._verdict: tuple[tuple[str | None, str], Verdict] | None = None
@@ -63,7 +69,7 @@ class SourceGate:
         if self._verdict is not None and self._verdict[0] == key:
             return self._verdict[1]
         try:
-            with CommitFiles(self._mirror) as files:
+            with CommitFiles(self._mirror, self._objects) as files:
                 policies = SourcePolicies(files.read, self._operator, self._policies)
                 verdict = verify_source(self._mirror, trusted, source, policies.policy_of)
         except (PolicyError, GitError) as exc:  # not remembered: tried again next pass
@@ -129,12 +135,15 @@ class SourceFleets:
         self._tree: GitTree | None = None
         """The last source tree listed: the next is listed from it (`GitTree.open_since`)."""
 
-    def fleet(self, repo: Path, source: str, since: str | None) -> FleetSnapshot:
-        """The fleet at `source` (a commit id) with approvals since `since`."""
+    def fleet(
+        self, repo: Path, source: str, since: str | None, objects: ObjectReader | None = None
+    ) -> FleetSnapshot:
+        """The fleet at `source` (a commit id) with approvals since `since` (files read through
+        `objects`, the mirror's shared reader, when given)."""
         key = (source, since)
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        with GitTree.open_since(repo, source, self._tree) as tree:
+        with GitTree.open_since(repo, source, self._tree, objects) as tree:
             fleet = self._loader.load(tree)
         self._tree = tree
         fleet = with_approval_commits(fleet, repo, source)

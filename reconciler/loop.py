@@ -10,8 +10,10 @@ rejected push means another writer moved: fetch, recompute, retry with capped ba
 `Hub.run` repeats passes on a timer or when triggered, coalescing triggers that arrive during a
 pass into one more pass. Its settings (`HubConfig`) and what a pass did (`PassReport`) are
 `reconciler.hubconfig`'s, re-exported here.
-Agents' reports are read only from status commits the hub has not read yet, all of a pass's
-through one `git cat-file --batch` process; a report that differs from the cluster's last only
+A new source commit's history (is the last reconciled one its ancestor, which commits are new)
+is walked through the mirror's long-running `cat-file` (`gitfleet.repo.commitwalk`), which also
+reads the source files and the reports: most passes start no git process to read.
+Agents' reports are read only from status commits the hub has not read yet; a report that differs from the cluster's last only
 in its heartbeat reads that line alone (`gitfleet.load.report.reread_agent_report`). A pass also runs, without new input, when a rollout timer it recorded
 (`Gitfleet-Wakeup`, e.g. unavailablePeriodSeconds) is due; it commits only what changed.
 Called by `gitfleet reconcile`.
@@ -31,6 +33,7 @@ from gitfleet.api.conditions import format_time, parse_time
 from gitfleet.api.errors import FleetError, describe_exception
 from gitfleet.api.report import AgentReport
 from gitfleet.load.report import ReadReport, read_status_report
+from gitfleet.repo.commitwalk import learn_history
 from gitfleet.repo.gitcmd import GitError, remember_written, remembered_peels
 from gitfleet.repo.gitread import GitTree
 from gitfleet.repo.gitwrite import commit_files
@@ -103,7 +106,7 @@ class Hub:
         self.next_wakeup: datetime | None = None
         """The earliest rollout timer of the last pass (None: none)."""
         self._wakeup_known = False
-        self._gate = SourceGate(self.mirror.path, config.allowed_signers)
+        self._gate = SourceGate(self.mirror.path, config.allowed_signers, self.mirror.objects)
         self._heap = HeapKeeper() if config.manage_heap else None
         self.older = OlderFleets(self.mirror.path)
         self._sources = SourceFleets()
@@ -147,7 +150,7 @@ class Hub:
         reports: dict[str, AgentReport] = {}
         errors: list[FleetError] = []
         read: dict[str, _ReadReport] = {}
-        with CommitFiles(self.mirror.path) as files:
+        with CommitFiles(self.mirror.path, self.mirror.objects) as files:
             for ref, commit in refs.items():
                 cluster = ref.removeprefix(STATUS_PREFIX)
                 if cluster not in clusters:
@@ -202,6 +205,8 @@ class Hub:
         output = self.mirror.tip_commit(tips, f"{_TRACKING}{out}")
         recorded = self._recorded(output)
         last = _last(recorded, SOURCE_TRAILER)
+        if last is not None:  # one object read answers the history questions below, mostly
+            learn_history(self.mirror.path, self.mirror.objects, source, last)
         problem = self._check_history(source, recorded)
         if problem is not None:
             rewritten = Refusal(source, last, "SourceRewritten", problem)
@@ -253,7 +258,7 @@ class Hub:
     ) -> PassReport:
         recorded = self._recorded(output)
         since = _last(recorded, SOURCE_TRAILER)  # approvals come after it
-        fleet = self._sources.fleet(self.mirror.path, source, since)
+        fleet = self._sources.fleet(self.mirror.path, source, since, self.mirror.objects)
         self._lap("load")
         last = self._last_pass
         if last and last.repeated_by(fleet, digest, output) and not self._timer_due(recorded):
@@ -322,8 +327,9 @@ class Hub:
             return None
         listed = self._output.listing(output)
         if listed is not None:
-            return GitTree.listed(self.mirror.path, output, listed)
-        return GitTree.open(self.mirror.path, output, sizes=False)  # read whole, never sized
+            return GitTree.listed(self.mirror.path, output, listed, self.mirror.objects)
+        objects = self.mirror.objects
+        return GitTree.open(self.mirror.path, output, sizes=False, objects=objects)  # never sized
 
     def run_once(self) -> PassReport:
         """One pass, retried (fetch, recompute) while another writer keeps moving the branch."""

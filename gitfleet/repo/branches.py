@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitfleet.repo.commitwalk import first_parents
 from gitfleet.repo.gitcmd import GitError, run_git, validate_ref
 from gitfleet.repo.gitwrite import Identity, check_path, commit_files
 from gitfleet.repo.trailers import parse_trailers
@@ -70,8 +71,13 @@ class NewCommit:
 def new_commits(repo: Path, since: str | None, head: str) -> list[NewCommit]:
     """The commits reachable from `head` but not from `since` (newest first, `head` first, at
     most MAX_NEW_COMMITS); only `head` when `since` is None or not a commit of the repository.
-    One `git log` gives what the hub asks of them: messages (approvals) and the tip's author."""
+    One `git log` gives what the hub asks of them: messages (approvals) and the tip's author;
+    none when `commitwalk.learn_history` walked from `head` to `since` over commits of one
+    parent each (then the walk is that list)."""
     validate_ref(repo, head)
+    walked = first_parents(head, since) if since is not None else None
+    if walked is not None and all(len(c.parents) == 1 and c.plain for c in walked):
+        return [NewCommit(c.commit, c.author or "", c.message) for c in walked]
     fmt = "--format=%H %an <%ae>%n%B"
     args = ["log", "-z", fmt, f"--max-count={MAX_NEW_COMMITS}", "--end-of-options", head]
     if since is not None and _is_commit(repo, since):

@@ -6,7 +6,8 @@ uses both): argv form, never a shell; a protocol allow-list (`file`, `https`, `s
 that could redirect git to another repository are dropped. Error text is passed through
 `redact_url()` so credentials inside URLs never reach logs or status. `start_cat_file` and
 `stop_process` start and end the long-running `cat-file --batch` readers (`GitTree`,
-`CommitFiles`). Called by `GitTree` and by
+`CommitFiles`, `ObjectReader`). Within `remembered_peels`, facts a pass learned without git
+(`remember_written`, `remember_commit`, `remember_ancestor`) answer later peels and ancestry. Called by `GitTree` and by
 the fetch/commit/push code of the reconciler and agent loops.
 """
 
@@ -224,13 +225,19 @@ def remember_written(repo_dir: Path, commit: str, tree: str, parent: str | None)
     """Within `remembered_peels`: `commit` (just written to `repo_dir`) is a commit with
     `tree`, and `parent` is its ancestor. Outside it, nothing is remembered."""
     peels: dict[tuple[object, ...], bytes | None] | None = getattr(_scope, "peels", None)
-    ancestry: set[tuple[str, str, str]] | None = getattr(_scope, "ancestry", None)
-    if peels is None or ancestry is None:
+    if peels is None:
         return
-    peels[_key_of(repo_dir, None, f"{commit}^{{commit}}")] = f"{commit}\n".encode()
+    remember_commit(repo_dir, commit)
     peels[_key_of(repo_dir, None, f"{commit}^{{tree}}")] = f"{tree}\n".encode()
     if parent is not None:
-        ancestry.add((str(repo_dir), parent, commit))
+        remember_ancestor(repo_dir, parent, commit)
+
+
+def remember_ancestor(repo_dir: Path, ancestor: str, descendant: str) -> None:
+    """Within `remembered_peels`: `ancestor` is reachable from `descendant` (both commits)."""
+    ancestry: set[tuple[str, str, str]] | None = getattr(_scope, "ancestry", None)
+    if ancestry is not None:
+        ancestry.add((str(repo_dir), ancestor, descendant))
 
 
 def known_ancestor(repo_dir: Path, ancestor: str, descendant: str) -> bool:

@@ -4,7 +4,8 @@
 id) to a commit with `resolve_revision` (`rev-parse --verify --end-of-options <rev>^{commit}`), lists the tree once
 (`ls-tree -r -z -l --full-tree`; without `-l` when sizes are not needed: a large output tree)
 and reads blobs through one persistent `git cat-file --batch`
-process, started on the first read and stopped by `close()` (or the context manager).
+process, started on the first read and stopped by `close()` (or the context manager); or through
+a shared `ObjectReader` handed in (the hub mirror's), which `close()` leaves running.
 Symbolic links (mode 120000) and submodules (160000, never initialised) are refused as
 `FleetError`s; hidden components are skipped. `GitTree.open_since(repo_dir, ref, base)` lists
 only the paths changed since an earlier tree (the hub's source tip, pass to pass). `list_paths` and `list_dirs` list only part of a
@@ -15,20 +16,18 @@ the CLI and the reconciler loop.
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Self
+from typing import Self
 
 from gitfleet.api.errors import FleetError
 from gitfleet.repo.gitcmd import (
     GitError,
     resolve_revision,
     run_git,
-    start_cat_file,
-    stop_process,
 )
+from gitfleet.repo.objects import ObjectReader
 from gitfleet.repo.tree import is_hidden, relpath_problem
 from gitfleet.repo.workdir import SYMLINK_MESSAGE
 
@@ -49,39 +48,49 @@ class GitTree:
         commit: str,
         blobs: Mapping[str, tuple[str, int]],
         errors: list[FleetError],
+        objects: ObjectReader | None = None,
     ) -> None:
         self._repo_dir = repo_dir
         self._commit = commit
         self._blobs = blobs
         self._errors = errors
-        self._batch: subprocess.Popen[bytes] | None = None
+        self._objects = objects or ObjectReader(repo_dir)
+        self._shared = objects is not None
+        """A reader handed in (the hub mirror's) is shared: `close` leaves it running."""
         self._sorted: list[str] | None = None
 
     @classmethod
-    def open(cls, repo_dir: Path, ref: str, *, sizes: bool = True) -> GitTree:
+    def open(
+        cls, repo_dir: Path, ref: str, *, sizes: bool = True, objects: ObjectReader | None = None
+    ) -> GitTree:
         """Resolve `ref` in `repo_dir` and list its tree. Raises GitError for a bad ref.
         `sizes=False` lists without blob sizes (`ls-tree` without `-l` does not look up every
-        blob: ~7x less git CPU on a large output tree); `size()` then asks git per path."""
-        return cls._listed_whole(repo_dir, resolve_revision(repo_dir, ref), sizes=sizes)
+        blob: ~7x less git CPU on a large output tree); `size()` then asks git per path.
+        Blobs are read through `objects` when given (a shared reader, left running)."""
+        commit = resolve_revision(repo_dir, ref)
+        return cls._listed_whole(repo_dir, commit, sizes=sizes, objects=objects)
 
     @classmethod
-    def open_since(cls, repo_dir: Path, ref: str, base: GitTree | None) -> GitTree:
+    def open_since(
+        cls, repo_dir: Path, ref: str, base: GitTree | None, objects: ObjectReader | None = None
+    ) -> GitTree:
         """`open(repo_dir, ref)`, listing only what changed since `base`, an earlier tree of
         the same repository: `diff-tree` names the changed paths and `ls-tree` lists just those,
         so a long-running reader pays for what changed rather than for the whole tree. Lists
-        the whole tree when there is no base, its commit is gone, or many paths changed."""
+        the whole tree when there is no base, its commit is gone, or many paths changed.
+        Blobs are read through `objects` when given (shared: left running)."""
         commit = resolve_revision(repo_dir, ref)
         if base is None or base.commit is None:
-            return cls._listed_whole(repo_dir, commit)
+            return cls._listed_whole(repo_dir, commit, objects=objects)
         if commit == base.commit:
-            return cls(repo_dir, commit, base._blobs, base._errors)
+            return cls(repo_dir, commit, base._blobs, base._errors, objects)
         try:
             args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", base.commit, commit]
             changed = _changed_paths(run_git(repo_dir, args).stdout)
         except GitError:
             changed = None
         if changed is None or len(changed) > _PATCH_LIMIT:
-            return cls._listed_whole(repo_dir, commit)
+            return cls._listed_whole(repo_dir, commit, objects=objects)
         blobs = {p: b for p, b in base._blobs.items() if p not in changed}
         errors = [e for e in base._errors if e.file not in changed]
         ordered = sorted(changed)
@@ -94,21 +103,35 @@ class GitTree:
                     errors.append(parsed)
                 elif parsed is not None:
                     blobs[parsed[0]] = parsed[1]
-        return cls(repo_dir, commit, blobs, sorted(errors, key=lambda error: error.file))
+        return cls(repo_dir, commit, blobs, sorted(errors, key=lambda e: e.file), objects)
 
     @classmethod
-    def _listed_whole(cls, repo_dir: Path, commit: str, *, sizes: bool = True) -> GitTree:
+    def _listed_whole(
+        cls,
+        repo_dir: Path,
+        commit: str,
+        *,
+        sizes: bool = True,
+        objects: ObjectReader | None = None,
+    ) -> GitTree:
         long = ["-l"] if sizes else []
         listing = run_git(repo_dir, ["ls-tree", "-r", "-z", *long, "--full-tree", commit])
         blobs, errors = _parse_listing(listing.stdout)
-        return cls(repo_dir, commit, blobs, errors)
+        return cls(repo_dir, commit, blobs, errors, objects)
 
     @classmethod
-    def listed(cls, repo_dir: Path, commit: str, blobs: Mapping[str, tuple[str, int]]) -> GitTree:
+    def listed(
+        cls,
+        repo_dir: Path,
+        commit: str,
+        blobs: Mapping[str, tuple[str, int]],
+        objects: ObjectReader | None = None,
+    ) -> GitTree:
         """A tree whose listing (path -> (blob id, size)) the caller already knows, because it
         wrote the commit itself: no `ls-tree`. The listing is used as it is (not copied: leave it
-        unchanged while the tree is open). Blobs are still read from the repository."""
-        return cls(repo_dir, commit, blobs, [])
+        unchanged while the tree is open). Blobs are still read from the repository (through
+        `objects` when given)."""
+        return cls(repo_dir, commit, blobs, [], objects)
 
     @property
     def commit(self) -> str | None:
@@ -142,24 +165,20 @@ class GitTree:
 
     def read(self, path: str) -> bytes:
         oid = self._blobs[path][0]
-        stdin, stdout = self._pipes()
-        stdin.write(oid.encode("ascii") + b"\n")
-        stdin.flush()
-        header = stdout.readline().decode("ascii", "replace").split()
-        if len(header) != 3 or header[0] != oid or header[1] != "blob":
+        got = self._objects.read(oid)
+        if got is None and self._shared:  # a pack removed under the shared process
+            self._objects.restart()
+            got = self._objects.read(oid)
+        if got is None or got[0] != b"blob":
             self.close()
-            raise GitError(f"git cat-file could not read {path!r} ({' '.join(header[1:])})")
-        data = stdout.read(int(header[2]))
-        if len(data) != int(header[2]) or stdout.read(1) != b"\n":  # LF ends every record
-            self.close()
-            raise GitError(f"git cat-file returned a truncated blob for {path!r}")
-        return data
+            kind = "missing" if got is None else got[0].decode("ascii", "replace")
+            raise GitError(f"git cat-file could not read {path!r} ({kind})")
+        return got[1]
 
     def close(self) -> None:
-        """Stop the cat-file process (idempotent)."""
-        proc, self._batch = self._batch, None
-        if proc is not None:
-            stop_process(proc)
+        """Stop the cat-file process (idempotent; a shared reader is left running)."""
+        if not self._shared:
+            self._objects.close()
 
     def __enter__(self) -> Self:
         return self
@@ -171,12 +190,6 @@ class GitTree:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
-        if self._batch is None or self._batch.poll() is not None:
-            self._batch = start_cat_file(self._repo_dir)
-        assert self._batch.stdin is not None and self._batch.stdout is not None
-        return self._batch.stdin, self._batch.stdout
 
 
 def _parse_listing(raw: bytes) -> tuple[dict[str, _Blob], list[FleetError]]:

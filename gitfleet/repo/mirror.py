@@ -13,8 +13,9 @@ downloads the pushed objects again nor re-checks their connectivity against the 
 (a walk of its whole tree, see benchmarks/README.md "Push cost at fleet-1k"). Every call runs
 with `GIT_DIR` pinned to the mirror, network calls with the remote's single allowed protocol and
 `-c protocol.allow=never` hardening; all messages are redacted. Writes of trees and commits go
-through `gitwrite.commit_files`/`replace_tree` on `Mirror.path`. Called by the reconciler loop,
-the agent and the CLI.
+through `gitwrite.commit_files`/`replace_tree` on `Mirror.path`. `Mirror.objects` is one
+long-running `cat-file` for the hub's readers (`objects.ObjectReader`; restarted when `maintain`
+removed packs). Called by the reconciler loop, the agent and the CLI.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from gitfleet.repo.gitcmd import (
     validate_ref,
 )
 from gitfleet.repo.gitwrite import ZERO_OID, check_path
+from gitfleet.repo.objects import ObjectReader
 from gitfleet.repo.packs import fold_small_packs
 from gitfleet.repo.remote import RemoteURL, check_url
 from gitfleet.repo.trailers import parse_trailers
@@ -91,6 +93,8 @@ class Mirror:
         """Remote ref (or glob) -> local ref, from every refspec `fetch` was given."""
         self._gc_limits: tuple[int, int] | None = None
         """`gc.auto` and `gc.autoPackLimit` as git reads them (read at the first `maintain`)."""
+        self.objects = ObjectReader(path)
+        """One long-running `cat-file` for the long-running hub's readers (`objects.py`)."""
 
     @classmethod
     def open(
@@ -274,9 +278,11 @@ class Mirror:
         fast-import and fetch leave per commit (call between passes). Git is not started when
         the repository is below both of `gc --auto`'s thresholds (`_gc_due`). Small packs of
         the hub's commits are folded first (`packs.fold_small_packs`)."""
-        fold_small_packs(self._path)
+        if fold_small_packs(self._path):
+            self.objects.restart()  # its packs were removed: list them afresh
         if not self._gc_due():
             return
+        self.objects.restart()
         run_git(
             self._path,
             ["gc", "--auto", "--quiet"],

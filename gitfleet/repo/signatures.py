@@ -23,9 +23,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
-from gitfleet.repo.gitcmd import GitError, run_git, start_cat_file, stop_process
+from gitfleet.repo.commitwalk import first_parents
+from gitfleet.repo.gitcmd import GitError, run_git
+from gitfleet.repo.objects import ObjectReader
 from gitfleet.repo.workdir import SYMLINK_MESSAGE
 
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -134,11 +135,14 @@ def _tree_entry(tree: bytes, name: bytes, id_size: int) -> tuple[bytes, str] | N
 
 class CommitFiles:
     """Files read at any commit (`commit:path`) through one `git cat-file --batch` process,
-    started on the first read; a context manager (closing stops the process)."""
+    started on the first read; a context manager (closing stops the process). Given a shared
+    `ObjectReader` (the hub's mirror), it reads through that one and leaves it running."""
 
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, objects: ObjectReader | None = None) -> None:
         self._repo = repo
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._objects = objects or ObjectReader(repo)
+        self._shared = objects is not None
+        """A reader handed in (the hub mirror's) is shared: `close` leaves it running."""
 
     def read(self, commit: str, path: str) -> bytes | None:
         """The content of `path` at `commit` (None when it is not a regular file there: absent,
@@ -164,39 +168,14 @@ class CommitFiles:
     def _object(self, name: str, path: str, commit: str) -> tuple[bytes, bytes] | None:
         """(type, content) of the object `name` (`<commit>:<folder>` or an id); None when it
         is missing."""
-        stdin, stdout = self._pipes()
         try:
-            stdin.write(f"{name}\n".encode())
-            stdin.flush()
-        except OSError:
-            self.close()
-            raise GitError(
-                f"git cat-file stopped before reading {path!r} at {commit[:12]}"
-            ) from None
-        line = stdout.readline()
-        if not line.endswith(b"\n"):
-            self.close()
-            raise GitError(f"git cat-file stopped while reading {path!r} at {commit[:12]}")
-        header = line.split()
-        if len(header) != 3:
-            return None  # "<name> missing" or "<name> ambiguous"
-        size = int(header[2])
-        data = stdout.read(size + 1)  # every record ends with LF
-        if len(data) != size + 1:
-            self.close()
-            raise GitError(f"git cat-file returned a truncated {path!r} at {commit[:12]}")
-        return header[1], data[:-1]
-
-    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
-        if self._proc is None:
-            self._proc = start_cat_file(self._repo)
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        return self._proc.stdin, self._proc.stdout
+            return self._objects.read(name)
+        except GitError:
+            raise GitError(f"git cat-file failed reading {path!r} at {commit[:12]}") from None
 
     def close(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            stop_process(proc)
+        if not self._shared:
+            self._objects.close()
 
     def __enter__(self) -> CommitFiles:
         return self
@@ -206,7 +185,11 @@ class CommitFiles:
 
 
 def first_parent_chain(repo: Path, tip: str, trusted: str) -> list[str]:
-    """The first-parent commits of `tip` not reachable from `trusted`, oldest first."""
+    """The first-parent commits of `tip` not reachable from `trusted`, oldest first (the
+    walk `commitwalk.learn_history` made, when it did)."""
+    walked = first_parents(tip, trusted)
+    if walked is not None:
+        return [found.commit for found in reversed(walked)]
     out = run_git(
         repo, ["rev-list", "--first-parent", "--reverse", "--end-of-options", tip, f"^{trusted}"]
     )

@@ -67,3 +67,52 @@ def test_a_pass_asks_git_nothing_it_wrote_itself(
     tree = rev(world.remote, f"refs/heads/{OUTPUT}^{{tree}}")
     assert fresh.run_once().outcome in ("skipped", "unchanged")
     assert rev(world.remote, f"refs/heads/{OUTPUT}^{{tree}}") == tree
+
+
+def test_a_new_source_commit_is_read_without_history_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One new source commit on top of the last reconciled one: the walk through the mirror's
+    long-running `cat-file` answers rev-parse, merge-base, rev-list and log, and the source
+    files are read through that same process (no `cat-file` starts in the pass)."""
+    world, clock = World.create(tmp_path), Clock()
+    world.edit(1)
+    hub = world.hub("hub", clock)
+    assert hub.run_once().outcome == "committed"
+    started: list[str] = []
+    real_run, real_popen = subprocess.run, subprocess.Popen
+
+    def counting(argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        started.append(" ".join(argv[argv.index("-C") + 2 :]) if "-C" in argv else str(argv))
+        return real_run(argv, *args, **kwargs)
+
+    def spawning(argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        started.append(" ".join(argv[argv.index("-C") + 2 :]) if "-C" in argv else str(argv))
+        return real_popen(argv, *args, **kwargs)
+
+    for k in (2, 3):
+        world.edit(k)
+        started.clear()
+        monkeypatch.setattr(gitcmd.subprocess, "run", counting)
+        monkeypatch.setattr(gitcmd.subprocess, "Popen", spawning)
+        assert hub.run_once().outcome == "committed"
+        monkeypatch.undo()
+        history = ("rev-parse", "merge-base", "rev-list", "log", "cat-file")
+        assert not [a for a in started if a.startswith(history)], started
+    fresh = world.hub("fresh", clock)  # the same output as a hub that asked git
+    assert fresh.run_once().outcome in ("skipped", "unchanged")
+
+
+def test_a_rewritten_source_is_still_refused_after_walks(tmp_path: Path) -> None:
+    """The walk only ever proves ancestry: a force-pushed source that does not descend from
+    the last reconciled commit is refused as before (git answers when the walk fails)."""
+    world, clock = World.create(tmp_path), Clock()
+    world.edit(1)
+    hub = world.hub("hub", clock)
+    assert hub.run_once().outcome == "committed"
+    world.edit(2)
+    assert hub.run_once().outcome == "committed"
+    git(world.work, "reset", "-q", "--hard", "HEAD~1")
+    git(world.work, "commit", "-q", "--allow-empty", "-m", "rewritten")
+    git(world.work, "push", "-q", "-f", str(world.remote), "HEAD:refs/heads/main")
+    assert hub.run_once().outcome == "source-rewritten"
