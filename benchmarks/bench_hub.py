@@ -75,21 +75,19 @@ def make_hub(remote: Path | str, cache: Path, now: str) -> Any:
 def cpu_seconds(hub: Any = None) -> float:
     """CPU seconds (user + system) of this process and its waited-for children (git): less
     sensitive than wall time to other jobs on a shared machine. Given a hub, also its mirror's
-    long-running `cat-file` (`ObjectReader`), whose CPU reaches `RUSAGE_CHILDREN` only when it
-    ends: a delta between two calls then counts it whether or not it ended in between."""
+    long-running `cat-file` processes (`ObjectReader`), whose CPU reaches `RUSAGE_CHILDREN`
+    only when they end: a delta between two calls counts them whether or not they ended."""
     own, kids = (
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),
     )
-    live = live_cpu(hub.mirror.objects.pid) if hub is not None else 0.0
+    live = sum(map(live_cpu, hub.mirror.objects.pids)) if hub is not None else 0.0
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + live
 
 
-def live_cpu(pid: int | None) -> float:
+def live_cpu(pid: int) -> float:
     """CPU seconds of a running child and the children it reaped (`/proc/<pid>/stat`; 0 when
-    there is none, or it has ended: then `RUSAGE_CHILDREN` holds it)."""
-    if pid is None:
-        return 0.0
+    it has ended: then `RUSAGE_CHILDREN` holds it)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:

@@ -7,8 +7,8 @@ that could redirect git to another repository are dropped. Error text is passed 
 `redact_url()` so credentials inside URLs never reach logs or status. `start_cat_file` and
 `stop_process` start and end the long-running `cat-file --batch` readers (`GitTree`,
 `CommitFiles`, `ObjectReader`). Within `remembered_peels`, facts a pass learned without git
-(`remember_written`, `remember_commit`, `remember_ancestor`) answer later peels and ancestry. Called by `GitTree` and by
-the fetch/commit/push code of the reconciler and agent loops.
+(`remember_written`, `remember_commit`, `remember_ancestor`) answer later peels and ancestry.
+Called by `GitTree` and by the fetch/commit/push code of the reconciler and agent loops.
 """
 
 from __future__ import annotations
@@ -99,11 +99,12 @@ def git_argv(repo_dir: Path, *args: str, config: Mapping[str, str] | None = None
     return ["git", "-c", "protocol.ext.allow=never", *options, "-C", str(repo_dir), *args]
 
 
-def start_cat_file(repo_dir: Path) -> subprocess.Popen[bytes]:
+def start_cat_file(repo_dir: Path, mode: str = "--batch") -> subprocess.Popen[bytes]:
     """A `git cat-file --batch` process in `repo_dir` (objects asked on stdin, one a line), for
-    a reader of many objects; `stop_process` ends it."""
+    a reader of many objects (`mode="--batch-check"`: type and size only); `stop_process` ends
+    it."""
     return subprocess.Popen(
-        git_argv(repo_dir, "cat-file", "--batch"),
+        git_argv(repo_dir, "cat-file", mode),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

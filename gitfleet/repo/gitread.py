@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 from gitfleet.api.errors import FleetError
+from gitfleet.repo import treediff
 from gitfleet.repo.gitcmd import (
     GitError,
     resolve_revision,
@@ -84,25 +86,22 @@ class GitTree:
             return cls._listed_whole(repo_dir, commit, objects=objects)
         if commit == base.commit:
             return cls(repo_dir, commit, base._blobs, base._errors, objects)
-        try:
-            args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", base.commit, commit]
-            changed = _changed_paths(run_git(repo_dir, args).stdout)
-        except GitError:
-            changed = None
+        walked = _walked(objects, base.commit, commit)
+        if walked is not None:
+            changed, records = walked
+        else:
+            changed, records = _asked(repo_dir, base.commit, commit)
         if changed is None or len(changed) > _PATCH_LIMIT:
             return cls._listed_whole(repo_dir, commit, objects=objects)
-        blobs = {p: b for p, b in base._blobs.items() if p not in changed}
+        blobs = dict(base._blobs)
+        list(map(blobs.pop, changed, repeat(None)))
         errors = [e for e in base._errors if e.file not in changed]
-        ordered = sorted(changed)
-        for start in range(0, len(ordered), _PATHS_PER_CALL):
-            chunk = ordered[start : start + _PATHS_PER_CALL]
-            args = ["ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", *chunk]
-            for record in run_git(repo_dir, args, env=_LITERAL).stdout.split(b"\0"):
-                parsed = _parse_record(record) if record else None
-                if isinstance(parsed, FleetError):
-                    errors.append(parsed)
-                elif parsed is not None:
-                    blobs[parsed[0]] = parsed[1]
+        for record in records:
+            parsed = _parse_record(record)
+            if isinstance(parsed, FleetError):
+                errors.append(parsed)
+            elif parsed is not None:
+                blobs[parsed[0]] = parsed[1]
         return cls(repo_dir, commit, blobs, sorted(errors, key=lambda e: e.file), objects)
 
     @classmethod
@@ -152,10 +151,14 @@ class GitTree:
 
     def size(self, path: str) -> int:
         """The size of a listed file in bytes (KeyError for an unlisted path); asked of git
-        when the tree was listed without sizes."""
+        when the tree was listed without sizes (of the shared reader's `cat-file
+        --batch-check` when there is one)."""
         oid, size = self._blobs[path]
         if size != UNKNOWN_SIZE:
             return size
+        known = self._objects.info(oid) if self._shared else None
+        if known is not None:
+            return known[1]
         found = run_git(self._repo_dir, ["cat-file", "-s", oid]).stdout
         return int(found.decode("ascii").strip())
 
@@ -284,6 +287,42 @@ _LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
 _PATHS_PER_CALL = 2000
 _PATCH_LIMIT = 4000
 """Changed paths above which `GitTree.open_since` lists the whole tree instead."""
+
+
+def _walked(
+    objects: ObjectReader | None, old: str, new: str
+) -> tuple[set[str] | None, list[bytes]] | None:
+    """The changed paths and the new tree's records of them, compared through a shared
+    reader (`treediff`); None when there is none, or it cannot (then git is asked)."""
+    if objects is None:
+        return None
+    try:
+        found = treediff.changed_records(objects, old, new, _PATCH_LIMIT)
+    except GitError:
+        return None
+    if found is None:
+        return None
+    try:
+        return {p.decode("utf-8") for p in found[0]}, found[1]
+    except UnicodeDecodeError:
+        return None, []  # git's listing of the whole tree reports the name
+
+
+def _asked(repo_dir: Path, old: str, new: str) -> tuple[set[str] | None, list[bytes]]:
+    """The changed paths (`diff-tree`) and the new tree's records of them (`ls-tree`)."""
+    try:
+        args = ["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new]
+        changed = _changed_paths(run_git(repo_dir, args).stdout)
+    except GitError:
+        changed = None
+    if changed is None or len(changed) > _PATCH_LIMIT:
+        return changed, []
+    ordered, records = sorted(changed), []
+    for start in range(0, len(ordered), _PATHS_PER_CALL):
+        chunk = ordered[start : start + _PATHS_PER_CALL]
+        args = ["ls-tree", "-r", "-z", "-l", "--full-tree", new, "--", *chunk]
+        records += [r for r in run_git(repo_dir, args, env=_LITERAL).stdout.split(b"\0") if r]
+    return changed, records
 
 
 def _changed_paths(raw: bytes) -> set[str] | None:

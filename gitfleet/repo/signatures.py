@@ -170,8 +170,8 @@ class CommitFiles:
         is missing."""
         try:
             return self._objects.read(name)
-        except GitError:
-            raise GitError(f"git cat-file failed reading {path!r} at {commit[:12]}") from None
+        except GitError as exc:
+            raise GitError(f"{exc} ({path!r} at {commit[:12]})") from None
 
     def close(self) -> None:
         if not self._shared:

@@ -4,6 +4,8 @@ GitError (never "no file"), and the next read starts a new one."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -36,17 +38,23 @@ def test_reads_at_many_commits(commits: tuple[Path, list[str]]) -> None:
         assert files.read(made[0], "absent.yaml") is None and files.read(made[0], "dir") is None
 
 
-def test_a_stopped_process_is_an_error(commits: tuple[Path, list[str]]) -> None:
+def test_a_stopped_process_is_replaced(commits: tuple[Path, list[str]]) -> None:
+    """A process found ended before a read is replaced; one that ends during a read is an
+    error (its pipe closes) and the next read starts another."""
     repo, made = commits
     with CommitFiles(repo) as files:
         assert files.read(made[0], "report.yaml") == b"n: 0\n"
-        proc = files._proc
-        assert proc is not None
-        proc.kill()
-        proc.wait()
+        (pid,) = files._objects.pids
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        assert files.read(made[1], "report.yaml") == b"n: 1\n"  # a new process
+        assert files._objects.pids != (pid,)
+        proc = files._objects._contents.proc
+        assert proc is not None and proc.stdout is not None
+        proc.stdout.close()  # the answer can no longer be read: an error, then a new one
         with pytest.raises(GitError, match="stopped"):
             files.read(made[1], "report.yaml")
-        assert files.read(made[2], "report.yaml") == b"n: 2\n"  # a new process
+        assert files.read(made[2], "report.yaml") == b"n: 2\n"
 
 
 def test_links_nested_files_and_submodules(commits: tuple[Path, list[str]]) -> None:

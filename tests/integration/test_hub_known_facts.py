@@ -51,7 +51,7 @@ def test_a_pass_asks_git_nothing_it_wrote_itself(
     pushed = rev(world.remote, f"refs/heads/{OUTPUT}")
     assert pushed is not None
     asked = [" ".join(argv[argv.index("-C") + 2 :]) for argv in started if "-C" in argv]
-    assert len(asked) == len(started) > 5
+    assert len(asked) == len(started) >= 3  # fetch, for-each-ref, push... (counting works)
     assert not [a for a in asked if a.startswith("merge-base") and pushed in a], asked
     assert not [a for a in asked if a.startswith("rev-parse") and f"{pushed}^{{commit}}" in a]
     assert not [a for a in asked if a.startswith("log") and "--max-count=1" in a and pushed in a]

@@ -112,7 +112,7 @@ def test_unlisted_paths_and_close(repo: Path) -> None:
     with pytest.raises(KeyError):
         tree.read("../outside")
     assert tree.read("fleet.yaml") == FILES["fleet.yaml"]
-    proc = tree._batch
+    proc = tree._objects._contents.proc
     assert proc is not None and proc.poll() is None
     tree.close()
     assert proc.poll() is not None
