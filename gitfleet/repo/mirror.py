@@ -7,8 +7,9 @@ repository at `cache_dir` (refusing one made for another remote) and then offers
 `update_ref` (compare-and-swap), `maintain` (auto gc), `log` (commits with parsed trailers,
 for `gitfleet history`) and `push_fast_forward` (lease on the expected old value plus a local
 ancestry check, never a plain force; a moved branch is reported as `rejected`, not raised).
-Like `git push` to a configured remote, a successful push moves the local ref an earlier
-`fetch` refspec maps the branch to (the remote-tracking ref), so the next fetch neither
+A push goes to a remote named for that one call (`-c remote.gitfleet-push.url/fetch`), so git
+itself moves the local ref an earlier `fetch` refspec maps the branch to (the remote-tracking
+ref) when the push succeeds, and the next fetch neither
 downloads the pushed objects again nor re-checks their connectivity against the previous tip
 (a walk of its whole tree, see benchmarks/README.md "Push cost at fleet-1k"). Every call runs
 with `GIT_DIR` pinned to the mirror, network calls with the remote's single allowed protocol and
@@ -22,9 +23,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from gitfleet.repo.commitlog import LogEntry as LogEntry
+from gitfleet.repo.commitlog import log_args, parse_log
 from gitfleet.repo.gitcmd import (
     GitError,
     GitResult,
@@ -39,14 +42,12 @@ from gitfleet.repo.gitwrite import ZERO_OID, check_path
 from gitfleet.repo.objects import ObjectReader
 from gitfleet.repo.packs import fold_small_packs
 from gitfleet.repo.remote import RemoteURL, check_url
-from gitfleet.repo.trailers import parse_trailers
 
 _REFSPEC = re.compile(r"(\+?)(refs/[^:]+):(refs/[^:]+)")
 _MISSING_REF = re.compile(r"couldn't find remote ref (\S+)")
 _URL_KEY = "gitfleet.url"
 _GIT_INT = re.compile(r"(-?[0-9]+)([kmg]?)")
 _SCALE = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-_LOG_FIELDS = 7
 
 
 @dataclass(frozen=True)
@@ -63,21 +64,6 @@ class FetchResult:
     """Source refs of exact refspecs the remote did not have (their local copies removed)."""
 
     missing: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class LogEntry:
-    """One commit as `gitfleet history` shows it."""
-
-    commit: str
-    parents: tuple[str, ...]
-    author_name: str
-    author_email: str
-    author_date: str
-    """Strict ISO 8601, as recorded."""
-    subject: str
-    message: str
-    trailers: Mapping[str, list[str]] = field(default_factory=dict)
 
 
 class Mirror:
@@ -227,11 +213,8 @@ class Mirror:
         for path in paths:
             check_path(path)
         commit = self._must_resolve(ref)
-        fmt = "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s%x00%B"
-        args = ["log", "-z", fmt, "--no-color"]
-        args += [f"--max-count={int(max_count)}"] if max_count is not None else []
-        out = self._git([*args, "--end-of-options", commit, "--", *paths])
-        return _parse_log(out.stdout)
+        out = self._git([*log_args(max_count), "--end-of-options", commit, "--", *paths])
+        return parse_log(out.stdout)
 
     def push_fast_forward(
         self, local_commit: str, remote_branch: str, expected_old: str | None
@@ -247,11 +230,11 @@ class Mirror:
             return PushResult(False, True, f"{target}: {new[:12]} does not descend from {old[:12]}")
         args = ["push", "--porcelain", "--no-verify", "--recurse-submodules=no"]
         args.append(f"--force-with-lease={target}:{old or ''}")
-        result = self._network([*args, "--", self._remote.url, f"{new}:{target}"])
-        outcome = _push_outcome(result, target, self.url)
-        if outcome.ok:
-            self._track(target, new)
-        return outcome
+        local = self.tracking_ref(target)
+        config = {} if local is None else _pushing_remote(self._remote.url, target, local)
+        destination = self._remote.url if local is None else _PUSH_REMOTE
+        result = self._network([*args, "--", destination, f"{new}:{target}"], config)
+        return _push_outcome(result, target, self.url)
 
     def tracking_ref(self, remote_ref: str) -> str | None:
         """The local ref a `fetch` refspec of this mirror maps `remote_ref` to (None: none).
@@ -265,13 +248,6 @@ class Mirror:
             if star and middle and remote_ref == head + middle + tail:
                 return dst.replace("*", middle, 1)
         return None
-
-    def _track(self, remote_ref: str, commit: str) -> None:
-        """After a successful push: the remote ref is `commit`, so its remote-tracking ref is
-        too. A failure is harmless (the next fetch sets the ref), so it is not raised."""
-        local = self.tracking_ref(remote_ref)
-        if local is not None:
-            self._git(["update-ref", "-m", "gitfleet push", "--", local, commit], check=False)
 
     def maintain(self) -> None:
         """`git gc --auto`: fold the loose objects (fewer than 100 per write) or packs that
@@ -358,6 +334,18 @@ class Mirror:
         )
 
 
+_PUSH_REMOTE = "gitfleet-push"
+
+
+def _pushing_remote(url: str, target: str, local: str) -> dict[str, str]:
+    """`-c` options naming the remote for one push: `git push` to a named remote moves the
+    remote-tracking ref its fetch refspec maps the pushed branch to (no `update-ref` after)."""
+    return {
+        f"remote.{_PUSH_REMOTE}.url": url,
+        f"remote.{_PUSH_REMOTE}.fetch": f"+{target}:{local}",
+    }
+
+
 _NO_AUTO_MAINTENANCE = {"maintenance.auto": "false", "gc.auto": "0"}
 """`-c` options that stop `git fetch` from starting `git maintenance run --auto` (git 2.29+;
 `gc --auto` before it): `Mirror.maintain` does that job for the hub."""
@@ -384,26 +372,6 @@ def _push_outcome(result: GitResult, target: str, url: str) -> PushResult:
             return PushResult(False, True, f"{target}: {summary}")
         raise GitError(f"push of {target} to {url} refused: {summary}")
     raise GitError(f"git push to {url} failed: {_tail(result.stderr)}")
-
-
-def _parse_log(raw: bytes) -> list[LogEntry]:
-    fields = raw.decode("utf-8", "replace").split("\0")
-    entries: list[LogEntry] = []
-    for start in range(0, len(fields) - _LOG_FIELDS + 1, _LOG_FIELDS):
-        commit, parents, name, email, date, subject, body = fields[start : start + _LOG_FIELDS]
-        entries.append(
-            LogEntry(
-                commit=commit.strip(),
-                parents=tuple(parents.split()),
-                author_name=name,
-                author_email=email,
-                author_date=date,
-                subject=subject,
-                message=body,
-                trailers=parse_trailers(body),
-            )
-        )
-    return entries
 
 
 def _short(ref: str) -> str:

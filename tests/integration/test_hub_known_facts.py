@@ -73,8 +73,9 @@ def test_a_new_source_commit_is_read_without_history_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One new source commit on top of the last reconciled one: the walk through the mirror's
-    long-running `cat-file` answers rev-parse, merge-base, rev-list and log, and the source
-    files are read through that same process (no `cat-file` starts in the pass)."""
+    long-running `cat-file` answers rev-parse, merge-base, rev-list and log; the changed
+    source files are found and read through it too (no diff-tree, ls-tree or `cat-file`
+    start in the pass), and the push moves the tracking ref itself (no update-ref)."""
     world, clock = World.create(tmp_path), Clock()
     world.edit(1)
     hub = world.hub("hub", clock)
@@ -90,6 +91,9 @@ def test_a_new_source_commit_is_read_without_history_processes(
         started.append(" ".join(argv[argv.index("-C") + 2 :]) if "-C" in argv else str(argv))
         return real_popen(argv, *args, **kwargs)
 
+    source = rev(world.remote, "refs/heads/main") or ""
+    assert hub.mirror.objects.info(source) is not None  # both processes run (once a hub)
+    assert hub.mirror.objects.read(source) is not None
     for k in (2, 3):
         world.edit(k)
         started.clear()
@@ -97,7 +101,8 @@ def test_a_new_source_commit_is_read_without_history_processes(
         monkeypatch.setattr(gitcmd.subprocess, "Popen", spawning)
         assert hub.run_once().outcome == "committed"
         monkeypatch.undo()
-        history = ("rev-parse", "merge-base", "rev-list", "log", "cat-file")
+        history = ("rev-parse", "merge-base", "rev-list", "log", "cat-file", "diff-tree")
+        history += ("ls-tree", "update-ref")
         assert not [a for a in started if a.startswith(history)], started
     fresh = world.hub("fresh", clock)  # the same output as a hub that asked git
     assert fresh.run_once().outcome in ("skipped", "unchanged")
