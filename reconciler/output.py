@@ -112,11 +112,15 @@ class OutputFiles(dict[str, bytes]):
     freeing of ~470k entries per pass. What `add` added is kept apart too (a small dict), so
     `follow` names the added paths whose bytes are other objects than last pass's only: a pass
     re-adds ~6,000 status and state files, mostly the very bytes of the last one. An assembly
-    holds `clusters/` files only: an added file outside `clusters/` is removed from the patched
-    tree without a look-up in the assembly (each look-up in ~470k entries misses the cache)."""
+    holds `clusters/` files only: an added file outside `clusters/` is not looked up in the
+    assembly (each look-up in ~470k entries misses the cache), and is not removed either: a
+    pass adds nearly all of them again, overwriting them in place; `settle` removes those it
+    did not add (~4 ms a pass less at fleet-1k than removing ~6,500 and adding them again).
+    Before `settle`, paths outside `clusters/` may hold an older tree's bytes."""
 
     since: Since = None
     _added: dict[str, bytes] | None = None
+    _stale: set[str] | None = None
 
     @classmethod
     def of_assembly(cls, assembled: Mapping[str, bytes], since: Since) -> OutputFiles:
@@ -135,8 +139,8 @@ class OutputFiles(dict[str, bytes]):
         patch(tree, paths - now, before)  # `tree` becomes the last tree elsewhere
         outside = list(filterfalse(_IN_CLUSTERS, added))  # in C: ~6,000 status, state files
         patch(tree, now.difference(outside), assembled)  # then the last assembly, this one
-        list(map(tree.pop, outside, repeat(None)))  # never an assembly's: no look-up there
         tree.since = tree._added = None
+        tree._stale = set(outside)  # never an assembly's: `settle` drops those not added again
         return tree
 
     def add(self, more: Mapping[str, bytes]) -> None:
@@ -145,6 +149,16 @@ class OutputFiles(dict[str, bytes]):
         if self._added is None:
             self._added = {}
         self._added.update(more)
+        if self._stale:
+            self._stale.difference_update(more)
+
+    def settle(self) -> None:
+        """Drop the last tree's files outside `clusters/` that no `add` gave again. Until
+        then a path outside `clusters/` may still hold an older tree's bytes: call it before
+        reading one (`follow` calls it)."""
+        if self._stale:
+            list(map(self.pop, self._stale, repeat(None)))
+        self._stale = None
 
     def follow(
         self,
@@ -156,6 +170,7 @@ class OutputFiles(dict[str, bytes]):
         last tree that followed an assembly followed that one: it differs from this tree only
         in those paths and in the added paths whose bytes are not the very ones added last
         time (`changed_files`). Remembers this tree for the next pass."""
+        self.settle()
         added = self._added or {}
         last = _FOLLOWED.last("")
         if since is not None and last is not None and last[1][1] is since[0]:

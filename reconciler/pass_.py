@@ -258,7 +258,7 @@ def reconcile(
     record_sync(plans, now)  # a conflict lost now makes the binding failed for the next pass
     files.add(rollout.files)
     files.add(distributed.files)
-    files.add(distributed.status_files(files))
+    files.add(distributed.status_files(files))  # reads `clusters/` files only
     files.add(_kept_decisions(kept, prior))
     for plan in plans.values():  # unchanged states become last pass's objects (stage memos)
         plan.state = canonical_state(plan.state)
@@ -275,6 +275,7 @@ def reconcile(
             fleet.fleet.spec.cluster_status_record_interval_delta(),
         )
     )
+    files.settle()  # what follows reads status files: only this pass's
     files.add(with_overlay_status(files, overlay))
     states = {key: plan.state for key, plan in plans.items()} | kept
     for key in kept:  # a held, unreadable or deleted placement keeps its status file too
