@@ -81,7 +81,8 @@ def cpu_seconds(hub: Any = None) -> float:
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),
     )
-    live = sum(map(live_cpu, hub.mirror.objects.pids)) if hub is not None else 0.0
+    reader = getattr(hub.mirror, "objects", None) if hub is not None else None
+    live = sum(map(live_cpu, reader.pids)) if reader is not None else 0.0  # older trees: none
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + live
 
 
