@@ -18,9 +18,12 @@ overrides restricted to other placements (`passkey.served_by_changes`): a one re
 selects again for the placements that look it up only, a one override edit for the placement
 it names only. A hit returns a copy of the remembered plan (later stages change plans in
 place). When only clusters changed, the
-placement is scheduled again (`schedule.reuse`) and its plan is still reused when the bindings
-are the same and no cluster it binds or bound changed as it reads them; only the decisions,
-explanations and Scheduled condition are this pass's then. Placements with history to render,
+plan is patched (`_rescheduled`): scheduled again (`schedule.reuse`) only when a changed cluster
+may read otherwise to scheduling (`placepatch.plain_keys`, eligibility, MemberCluster, presence)
+and then binding the same, no cluster it binds or bound changed as scheduling or governance read
+it, and the targeted clusters that changed only in labels its overrides read get their override
+results again, every other cluster's kept (`placepatch.rerendered`: a relabel redoes that
+cluster's substitution only). Placements with history to render,
 invalid selectors and held plans are always computed. One entry per placement key,
 process-wide. Called by `reconciler.pass_`.
 """
@@ -28,7 +31,7 @@ process-wide. Called by `reconciler.pass_`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,16 +46,15 @@ from reconciler.placement import (
     resource_id,
     select_read,
 )
+from reconciler.placepatch import named, next_round, plain_keys, rerendered
 from reconciler.rollkept import frozen
 from reconciler.schedule.classes import selector_keys
-from reconciler.schedule.clusteraffinity import preferred_terms, required_terms
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.fleetfacts import FleetFacts, fleet_facts
 from reconciler.schedule.reuse import schedule_placement
-from reconciler.schedule.topologyspreadconstraints import ordered_specs
 from reconciler.select import Reads, ResourceIndex, Selection
 from reconciler.stagememo import IdentityMemo, StageMemo, forget_stages
-from reconciler.state import Binding, PlacementState
+from reconciler.state import PlacementState
 
 LabelKeys = frozenset[str] | None
 """The label keys a placement's work can read (None: any)."""
@@ -60,11 +62,13 @@ LabelKeys = frozenset[str] | None
 
 @dataclass(frozen=True)
 class _Kept:
-    """A plan `place` returned, with the fleet it saw and the label keys it could read."""
+    """A plan `place` returned, with the fleet it saw, the label keys it could read and those
+    of them its scheduling and governance read (`placepatch.plain_keys`; None: any)."""
 
     plan: PlacementPlan
     facts: FleetFacts
     keys: LabelKeys
+    plain: LabelKeys = None
 
 
 _PLANS: StageMemo[_Kept] = StageMemo()
@@ -84,19 +88,12 @@ def _labels(labels: Mapping[str, str], keys: list[str] | None) -> tuple[Any, ...
 def label_keys(
     placement: AnyPlacement, serving: Iterable[CompiledOverride], governance: Any
 ) -> LabelKeys:
-    """Every cluster label key `place` can read for this placement: the selectors of its
-    affinity terms and the keys of its spread constraints (the default scheduler profile, the
-    only one), the selectors and `${MEMBER-CLUSTER-LABEL-KEY-*}` variables of its overrides'
-    rules, and every Tenant's cluster selector (governance reads bound clusters' labels).
-    None when a variable can read any label."""
-    policy = placement.spec.policy
-    keys: set[str] = set()
-    if policy is not None:
-        for term in required_terms(policy):
-            keys.update(selector_keys(term.label_selector))
-        for preferred in preferred_terms(policy):
-            keys.update(selector_keys(preferred.preference.label_selector))
-        keys.update(key for key, _, _ in ordered_specs(policy))
+    """Every cluster label key `place` can read for this placement: those scheduling and
+    governance read (`placepatch.plain_keys`: affinity and spread terms of the default
+    scheduler profile, the only one, and every Tenant's cluster selector) and the selectors and
+    `${MEMBER-CLUSTER-LABEL-KEY-*}` variables of its overrides' rules. None when a variable
+    can read any label."""
+    keys = set(plain_keys(placement, governance))
     for override in serving:
         for rule in override.rules:
             if rule.uses.all_labels:
@@ -104,8 +101,6 @@ def label_keys(
             keys.update(rule.uses.labels)
             for term in rule.selector.cluster_selector_terms if rule.selector else ():
                 keys.update(selector_keys(term.label_selector))
-    for tenant in governance.tenancy.tenants.values():
-        keys.update(selector_keys(tenant.spec.cluster_selector))
     return frozenset(keys)
 
 
@@ -115,6 +110,7 @@ def pass_key(views: Mapping[str, ClusterView], index: ResourceIndex, inputs: Pas
     then, and nothing fails)."""
     try:
         _declared_texts.next_round()
+        next_round()
         return make_pass_key(views, index, inputs)
     except Exception:
         return PassKey((object(),))
@@ -138,12 +134,12 @@ def _fingerprint(
     index: ResourceIndex,
     inputs: PassInputs,
     whole_pass: PassKey,
-) -> tuple[tuple[Any, ...] | None, Selection | None, LabelKeys]:
+) -> tuple[tuple[Any, ...] | None, Selection | None, tuple[LabelKeys, LabelKeys]]:
     """The placement's key (None when its work must be done afresh every time), its
     selection when it was made (`place` takes it rather than selecting again), and the label
-    keys it reads."""
+    keys it reads (all, and its scheduling's and governance's)."""
     if inputs.history.for_placement(key):
-        return None, None, None
+        return None, None, (None, None)
     made = _PARTS.last(key)  # ((the token they were made or taken under,), parts)
     if made is not None and _still(made, placement, whole_pass):
         parts = made[1]
@@ -151,13 +147,13 @@ def _fingerprint(
         parts = _parts(placement, index, inputs, made, whole_pass)
         if parts.selection.error is not None:
             _PARTS.drop(key)
-            return None, parts.selection, None
+            return None, parts.selection, (None, None)
     _PARTS.put(key, (whole_pass.token,), parts)
     selection = parts.selection
     latest = prior.latest_resources()
     new_snapshot = latest is None or latest.hash != selection.hash
     commit = inputs.commit if new_snapshot else None
-    return (whole_pass.rest, *parts.declared, commit), selection, parts.keys
+    return (whole_pass.rest, *parts.declared, commit), selection, (parts.keys, parts.plain)
 
 
 def _still(
@@ -190,6 +186,8 @@ class _Parts:
     keys: LabelKeys
     reads: Reads | None = None
     """The index lookups the selection made."""
+    plain: LabelKeys = None
+    """The label keys of `keys` scheduling and governance read (None: any)."""
 
 
 _PARTS: StageMemo[_Parts] = StageMemo()
@@ -217,7 +215,7 @@ def _parts(
     if made is None or last is None or last.placement is not placement or not last.declared:
         text = _declared(placement)
     elif last.selection.same_objects(selection) and same_serving(made[0][0], now):
-        return _Parts(placement, selection, last.declared, last.keys, reads=reads)
+        return _Parts(placement, selection, last.declared, last.keys, reads, last.plain)
     else:
         text = last.declared[0]
     serving = inputs.overrides.for_placement(placement, selection.resources).overrides
@@ -232,7 +230,8 @@ def _parts(
         tuple(inputs.override_names.get(o.key) for o in serving),
     )
     keys = label_keys(placement, serving, inputs.governance)
-    return _Parts(placement, selection, declared, keys, reads=reads)
+    plain = plain_keys(placement, inputs.governance)
+    return _Parts(placement, selection, declared, keys, reads, plain)
 
 
 def copy_plan(plan: PlacementPlan) -> PlacementPlan:
@@ -267,26 +266,26 @@ def place_reusing(
 ) -> PlacementPlan:
     """`place(...)`, or a copy of its result for the same inputs in an earlier pass."""
     try:
-        fingerprint, selection, keys = _fingerprint(
+        fingerprint, selection, (keys, plain) = _fingerprint(
             key, placement, prior, index, inputs, whole_pass
         )
     except Exception:  # the key cannot be made: `place` runs (and reports what is wrong)
-        fingerprint, selection, keys = None, None, None
+        fingerprint, selection, keys, plain = None, None, None, None
     known = (fingerprint, prior)  # the prior compared by identity first, like every StageMemo
     last = _PLANS.last(key) if fingerprint is not None else None
     if last is not None:
         facts = fleet_facts(views)
         if last[0] == known and _same_views(last[1], facts):
             if last[1].facts is not facts:  # later passes compare with this pass's rows
-                _PLANS.put(key, known, _Kept(last[1].plan, facts, keys))
+                _PLANS.put(key, known, _Kept(last[1].plan, facts, keys, plain))
             return copy_plan(last[1].plan)
-        again = _rescheduled(key, placement, prior, views, known, last)
+        again = _rescheduled(key, placement, prior, (views, index, inputs), known, last)
         if again is not None:
-            _PLANS.put(key, known, _Kept(copy_plan(again), fleet_facts(views), keys))
+            _PLANS.put(key, known, _Kept(copy_plan(again), facts, keys, plain))
             return again
     plan = place(key, placement, prior, views, index, inputs, selection)
     if fingerprint is not None:
-        _PLANS.put(key, known, _Kept(copy_plan(_shared(plan)), fleet_facts(views), keys))
+        _PLANS.put(key, known, _Kept(copy_plan(_shared(plan)), fleet_facts(views), keys, plain))
     return plan
 
 
@@ -301,42 +300,59 @@ def _rescheduled(
     key: str,
     placement: AnyPlacement,
     prior: PlacementState,
-    views: Mapping[str, ClusterView],
+    pass_inputs: tuple[Mapping[str, ClusterView], ResourceIndex, PassInputs],
     known: tuple[Any, ...],
     last: tuple[tuple[Any, ...], _Kept],
 ) -> PlacementPlan | None:
-    """The remembered plan when only clusters changed (every other input is equal) and the
-    placement, scheduled again, binds the same and none of the clusters it binds or bound
-    changed as it reads them: the rest of `place` reads nothing else of the fleet, so only the
-    decisions, explanations and Scheduled condition are this pass's. None otherwise."""
+    """The remembered plan when only clusters changed (every other input is equal), patched
+    for them (`_changes`): scheduled again when one may read otherwise to scheduling, and then
+    binding the same; no cluster it binds or bound changed as scheduling or governance read it;
+    the targeted clusters that changed only in labels its overrides read get their override
+    results again (`placepatch.rerendered`). The rest of `place` reads nothing else of the
+    fleet. None otherwise (`place` runs)."""
     (before, before_prior), kept = last
     fingerprint, _ = known
     if before_prior is not prior and before_prior != prior:
         return None
     if before != fingerprint or kept.plan.held:
         return None
-    index = kept.plan.state.policy_snapshots[-1].index  # equal placement and prior: same header
-    outcome = schedule_placement(key, placement, prior.bindings, views, index)
-    if isinstance(outcome, str) or outcome.bindings != kept.plan.state.bindings:
-        return None
-    if not _reads_same(kept, fleet_facts(views), (outcome.bindings, prior.bindings)):
+    views = pass_inputs[0]
+    bindings = kept.plan.state.bindings
+    names = named(bindings)[0] | named(prior.bindings)[0]
+    schedule, refused, relabelled = _changes(kept, fleet_facts(views), names)
+    outcome = None
+    if schedule and not refused:
+        policy_index = kept.plan.state.policy_snapshots[-1].index  # equal placement and prior
+        outcome = schedule_placement(key, placement, prior.bindings, views, policy_index)
+        if isinstance(outcome, str) or outcome.bindings != bindings:
+            return None
+    per_cluster = None if refused else rerendered(kept.plan, placement, relabelled, *pass_inputs)
+    if per_cluster is None:
         return None
     plan = copy_plan(kept.plan)
-    plan.decisions, plan.explanations = outcome.decisions, outcome.explanations
-    plan.scheduled = outcome.condition() or kept.plan.scheduled
+    if per_cluster is not kept.plan.per_cluster:
+        plan.per_cluster = frozen(per_cluster)
+    if outcome is not None and not isinstance(outcome, str):
+        plan.decisions, plan.explanations = outcome.decisions, outcome.explanations
+        plan.scheduled = outcome.condition() or kept.plan.scheduled
     return plan
 
 
-def _reads_same(kept: _Kept, facts: FleetFacts, bindings: tuple[Sequence[Binding], ...]) -> bool:
-    """No cluster that `bindings` name changed as the placement reads it since `kept`. A few
-    changed clusters (a relabel, an added cluster) are compared first and the bindings walked
-    only when one reads otherwise; many are first narrowed to those the bindings name."""
+def _changes(kept: _Kept, facts: FleetFacts, names: frozenset[str]) -> tuple[bool, bool, list[str]]:
+    """What changed since `kept` for a placement whose bindings (this pass's and the prior's)
+    name `names`: (scheduling must run again: a cluster may read otherwise to it; refused: a
+    named cluster changed as scheduling or governance read it; the named clusters that changed
+    only in labels the overrides read, sorted). A few changed clusters are all compared; many
+    are first narrowed to the named ones (scheduling runs then)."""
     changed = facts.changed_since(kept.facts)
-    if len(changed) > _FEW_CHANGED:
-        changed = changed & {b.cluster for bs in bindings for b in bs}
-        return all(_row(kept.facts, n, kept.keys) == _row(facts, n, kept.keys) for n in changed)
-    differ = {n for n in changed if _row(kept.facts, n, kept.keys) != _row(facts, n, kept.keys)}
-    return not differ or all(b.cluster not in differ for bs in bindings for b in bs)
+    scan = changed if len(changed) <= _FEW_CHANGED else changed & names
+    moved = {n for n in scan if _row(kept.facts, n, kept.plain) != _row(facts, n, kept.plain)}
+    relabelled = sorted(
+        n
+        for n in scan & names
+        if n not in moved and _row(kept.facts, n, kept.keys) != _row(facts, n, kept.keys)
+    )
+    return bool(moved) or len(scan) < len(changed), not moved.isdisjoint(names), relabelled
 
 
 def _same_views(kept: _Kept, facts: FleetFacts) -> bool:

@@ -82,8 +82,8 @@ def _diff(old: Sequence[Any], new: Sequence[Any]) -> tuple[list[Any], list[Any]]
     of the very same items at the start and at the end are skipped, the rest compared by id."""
     if old is new:
         return [], []
-    head = _same_run(old, new, min(len(old), len(new)))
-    tail = _same_run(reversed(old), reversed(new), min(len(old), len(new)) - head)
+    head = same_run(old, new, min(len(old), len(new)))
+    tail = same_run(reversed(old), reversed(new), min(len(old), len(new)) - head)
     old, new = old[head : len(old) - tail], new[head : len(new) - tail]
     old_ids, new_ids = set(map(id, old)), set(map(id, new))
     gone = list(compress(old, map(not_, map(new_ids.__contains__, map(id, old)))))
@@ -91,6 +91,6 @@ def _diff(old: Sequence[Any], new: Sequence[Any]) -> tuple[list[Any], list[Any]]
     return gone, came
 
 
-def _same_run(old: Iterable[Any], new: Iterable[Any], limit: int) -> int:
+def same_run(old: Iterable[Any], new: Iterable[Any], limit: int) -> int:
     """How many items from the start of both are the very same objects (at most `limit`)."""
     return min(next(compress(count(), map(not_, map(is_, old, new))), limit), limit)

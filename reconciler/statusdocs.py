@@ -3,8 +3,8 @@
 A placement's status file is the placement as KubeFleet shows it (defaults applied, generation
 counted by spec changes) with `status.conditions`, `observedResourceIndex`, `selectedResources`
 and the per-cluster statuses (spec §8), clusters with identical entries grouped
-(`gitfleet.api.output.group_cluster_statuses`). A cluster's status file is its MemberCluster with the
-reported status and gitfleet's eligibility verdict. Condition times are carried over from the
+(`gitfleet.api.output.group_cluster_statuses`, in C: `reconciler.statusgroups`). A cluster's
+status file is its MemberCluster with the reported status and gitfleet's eligibility verdict. Condition times are carried over from the
 previous pass. A recomputed status file costs in proportion to the clusters that changed: each
 cluster's entry, grouping key, condition summary and emitted text are kept with it
 (`reconciler.statusentries`), and the file is the rest of the document with the entries and the
@@ -30,7 +30,6 @@ import yaml
 from gitfleet.api.output import (
     GROUPS_FIELD,
     PER_CLUSTER_FIELD,
-    group_cluster_statuses,
     placement_status_path,
 )
 from gitfleet.api.report import AgentReport
@@ -46,7 +45,7 @@ from reconciler.priorconds import placement_conditions_of as _placement_conditio
 from reconciler.priorconds import status_of as _status_of
 from reconciler.priorparse import derive_own, remember, remember_at
 from reconciler.priorstate import CONDITIONS_TAG, read_placement_prior, status_conditions
-from reconciler.rollkept import Frozen
+from reconciler.rollkept import Frozen, frozen
 from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import State
 from reconciler.status import (
@@ -61,6 +60,7 @@ from reconciler.statusentries import (
     report_diff,
 )
 from reconciler.statusentries import next_round as next_entries_round
+from reconciler.statusgroups import grouped_statuses
 from reconciler.statusrows import FileRows, Made
 from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 
@@ -113,16 +113,18 @@ def placement_status_doc(
     prior: PriorConditions,
     reports: Mapping[str, AgentReport],
     now: datetime,
+    freeze: Callable[[dict[Any, Any]], dict[Any, Any]] = frozen,
 ) -> tuple[dict[str, Any], PriorConditions, Pieces]:
     """The status document of one placement (spec §8), its conditions as
     `prior_placement_conditions` reads them back next pass, and the line slots of its kept
-    per-cluster entries (`dump_yaml`'s `pieces`)."""
+    per-cluster entries (`dump_yaml`'s `pieces`). `freeze`: how the plan's per-cluster dicts
+    are taken (`placement_status_files`: the copies it made of them this call)."""
     gen = plan.state.generation
     made = Entries([], [], Counter(), {}, {})
     if plan.held:
         conds = _held_conditions(plan)
     else:
-        made = cluster_entries(plan, prior[1], reports, now)
+        made = cluster_entries(plan, prior[1], reports, now, freeze)
         conds = summarized_conditions(plan.kind, plan.scheduled, made.summaries, report_diff(plan))
         if plan.scheduled.status == "Unknown":
             made = Entries([], [], Counter(), {}, {})
@@ -133,7 +135,7 @@ def placement_status_doc(
         status["observedResourceIndex"] = str(latest.index)
     if plan.selection is not None and not plan.held:
         status["selectedResources"] = [r.identifier() for r in plan.selection.resources]
-    singles, groups = group_cluster_statuses(made.entries, made.texts)
+    singles, groups = grouped_statuses(made.entries, made.texts)
     if singles:
         status[PER_CLUSTER_FIELD] = singles
     if groups:
@@ -347,7 +349,7 @@ def _status_file(
     inputs: tuple[Any, ...],
 ) -> tuple[bytes, PriorConditions]:
     try:
-        doc, written, pieces = placement_status_doc(plan, conditions, reports, now)
+        doc, written, pieces = placement_status_doc(plan, conditions, reports, now, _FROZEN)
     except Exception as exc:  # one placement's fault fails it alone
         hold(plan, "writing the status of", exc)
         doc = _failed_status_doc(plan, conditions, now)

@@ -11,7 +11,11 @@ its prior, and with them the same inputs give that very entry at any time (every
 its prior one). A placement recomputed because one cluster was added or its report moved
 builds that cluster's entry only, and looks at that cluster only: what the entries read is kept
 by cluster as columns (`_Columns`), each diffed with last pass's in C (skipped for the very
-same or an equal column), so the other clusters cost no Python step each. With each entry
+same or an equal column), so the other clusters cost no Python step each. The decisions and
+bindings columns are last pass's patched where the plan's tuples hold other objects
+(`reconciler.statuskeyed`: the clusters that changed are known, those columns not diffed), and
+the kept entries are a table patched in place (`reconciler.statustable`: the placement's entry
+slots and summary counts follow the clusters that changed). With each entry
 are kept what the placement conditions read of it (`status.condition_summary`: one object per
 distinct summary, counted by identity) and the slots of its grouping key and emitted text.
 Entries share their conditions and the dumped dicts of them (`status.timed`, `_dumped`): a
@@ -22,10 +26,10 @@ Called by `reconciler.statusdocs`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from itertools import compress
-from operator import attrgetter, is_not, itemgetter
+from operator import is_not, itemgetter
 from typing import Any, NamedTuple, cast
 
 from gitfleet.api import Condition
@@ -48,14 +52,16 @@ from reconciler.status import (
     overridden_condition,
     timed,
 )
+from reconciler.statuskeyed import Keys, gone, moved, placement_keys
+from reconciler.statustable import Table
 
 BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
 _Made = tuple[tuple[Any, ...], Summary, tuple[Condition, ...], dict[str, Any], list[Any], list[Any]]
 """(what the entry was made from, the summary of its untimed conditions, its timed conditions,
 the entry, its grouping text once made, its emitted lines once written)."""
-_ENTRIES: StageMemo[tuple[dict[str, _Made], Any]] = StageMemo()
+_ENTRIES: StageMemo[tuple[Table, Any, Keys]] = StageMemo()
 """Placement key -> each selected cluster's last entry and what the entries read then
-(`_Columns`), with the placement-wide facts."""
+(`_Columns`, and the bindings and decisions keyed), with the placement-wide facts."""
 
 
 class Entries(NamedTuple):
@@ -76,42 +82,45 @@ def cluster_entries(
     prior: dict[str, tuple[Condition, ...]],
     reports: Any,
     now: datetime,
+    freeze: Callable[[dict[Any, Any]], dict[Any, Any]] = frozen,
 ) -> Entries:
     """perClusterPlacementStatuses (timed) with their grouping-text slots, the untimed
     conditions of selected clusters and the timed conditions by cluster (as
-    `_placement_conditions` reads them back)."""
+    `_placement_conditions` reads them back). `freeze`: how the plan's dicts are taken
+    (`rollkept.frozen`, or the caller's copies of this call)."""
     latest = plan.state.latest_resources()
     index = latest.index if latest else 0
     gen = plan.state.generation
     target = plan.target()
     target_index = target.index if target is not None else None
     shared = (gen, index, report_diff(plan), plan.strategy_type, target_index)
-    selected = list(compress(plan.decisions, map(_SELECTED, plan.decisions)))
-    names = list(map(_CLUSTER, selected))
-    columns = _columns(plan, names, selected, prior)
     last = _ENTRIES.last(plan.key)
-    before = last[1][0] if last is not None and last[0] == shared else {}
+    _ENTRIES.drop(plan.key)  # taken: its table is patched in place (`statustable`)
+    keys = placement_keys(last[1][2] if last is not None else None, plan)
+    selected, names = keys[1].picked, keys[1].names  # the kept lists: read, never changed
+    columns = _columns(plan, keys, prior, freeze)
+    before = last[1][0] if last is not None and last[0] == shared else None
     todo = None  # every selected cluster looked at
-    if last is not None and before and columns is not None:
-        todo = _changed(last[1][1], columns, prior, names, before)
-    look = _Look(plan, before, prior, target_index, index, now)
-    if todo is None or columns is None:
+    if last is not None and before is not None and before.made and columns is not None:
+        todo = _changed(last[1][1], columns, prior, names, before.made, moved(keys))
+    look = _Look(plan, before.made if before is not None else {}, prior, target_index, index, now)
+    if todo is None or columns is None or before is None:
         look.bindings = {b.cluster: b for b in plan.state.bindings}
         mades = list(map(look, selected))
+        table = Table(names, mades)
     else:
-        found = dict(zip(names, map(before.get, names), strict=True))
         look.bindings, look.one_each = columns.bindings, True
-        for name in todo:
-            found[name] = look(columns.decisions[name])
-        mades = list(found.values())
-    made = dict(zip(names, mades, strict=True))
+        new = {name: look(columns.decisions[name]) for name in todo}
+        table = before
+        table.patch(gone(keys, table.made), new)
+        mades = list(map(table.made.__getitem__, names))
     by_name = dict(zip(names, map(_TIMED, mades), strict=True))
     kept = columns._replace(conds=by_name) if columns is not None else None
-    _ENTRIES.put(plan.key, shared, (made, kept))
+    _ENTRIES.put(plan.key, shared, (table, kept, keys))
     entries = list(map(_ENTRY, mades))
     texts = list(map(_TEXT, mades))
-    pieces: Pieces = dict(zip(map(id, entries), map(_LINES, mades), strict=True))
-    summaries = _counted(list(map(_SUMMARY, mades)))
+    pieces: Pieces = table.pieces
+    summaries = table.summaries()
     if plan.fixed_names is not None:
         missing = max(plan.fixed_names - len(entries), 0)
         for i, d in enumerate([d for d in plan.decisions if not d.selected][:missing]):
@@ -123,20 +132,7 @@ def cluster_entries(
     return Entries(entries, texts, summaries, by_name, pieces)
 
 
-_SELECTED = attrgetter("selected")
-_CLUSTER = attrgetter("cluster")
-_SUMMARY, _TIMED, _ENTRY, _TEXT, _LINES = (itemgetter(i) for i in range(1, 6))
-
-
-def _counted(summaries: list[Summary]) -> Counter[Summary]:
-    """How many of `summaries` are equal to each: counted by identity (a kept entry's summary
-    is one object pass after pass, and a summary's hash is its every condition's), then by
-    value among the distinct objects."""
-    objects = dict(zip(map(id, summaries), summaries, strict=True))
-    out: Counter[Summary] = Counter()
-    for key, count in Counter(map(id, summaries)).items():
-        out[objects[key]] += count
-    return out
+_TIMED, _ENTRY, _TEXT = itemgetter(2), itemgetter(3), itemgetter(4)
 
 
 class _Columns(NamedTuple):
@@ -155,26 +151,25 @@ class _Columns(NamedTuple):
 
 def _columns(
     plan: PlacementPlan,
-    names: list[str],
-    selected: list[Decision],
+    keys: Keys,
     prior: dict[str, tuple[Condition, ...]],
+    freeze: Callable[[dict[Any, Any]], dict[Any, Any]] = frozen,
 ) -> _Columns | None:
     """The placement's per-cluster inputs; None when a cluster has two decisions or two
     bindings (its entries are then looked at one by one, every pass). The plan's dicts are
-    taken frozen (`rollkept.frozen`: a remembered stage result's dict is itself, no copy)."""
-    bindings = plan.state.bindings
-    by_cluster = dict(zip(map(_CLUSTER, bindings), bindings, strict=True))
-    decisions = dict(zip(names, selected, strict=True))
-    if len(by_cluster) != len(bindings) or len(decisions) != len(names):
+    taken by `freeze` (`rollkept.frozen`: a remembered stage result's dict is itself, no copy;
+    `statusdocs` hands the copies it already made of them this call)."""
+    bindings, decisions = keys
+    if not bindings.unique or not decisions.unique:
         return None
     return _Columns(
-        decisions,
-        by_cluster,
-        frozen(plan.desired),
-        frozen(plan.reports),
-        frozen(plan.per_cluster),
-        frozen(plan.sync_errors),
-        frozen(plan.waits),
+        decisions.by_name,
+        bindings.by_name,
+        freeze(plan.desired),
+        freeze(plan.reports),
+        freeze(plan.per_cluster),
+        freeze(plan.sync_errors),
+        freeze(plan.waits),
         prior,
     )
 
@@ -185,17 +180,21 @@ def _changed(
     prior: dict[str, Any],
     names: list[str],
     before: dict[str, _Made],
+    known: tuple[set[str] | None, set[str] | None] = (None, None),
 ) -> set[str] | None:
     """The selected clusters whose entry may differ from the one kept: any of their inputs is
     another object than last pass's (the conditions: than the ones written then), or they have
     no kept entry; None when last pass kept no columns (every cluster is looked at). A column
     that is last pass's very dict, or equal to it (in C), is skipped; another is diffed by
-    identity over the selected names, in C."""
+    identity over the selected names, in C. `known`: the clusters whose decision, and whose
+    binding, may be another object (`statuskeyed.moved`; a column known is not diffed)."""
     if last is None:
         return None
     changed = _diffed(last.conds, prior, names)  # by identity: the times kept are the objects
-    for old, new in zip(last[:-1], now[:-1], strict=True):
-        if old is not new and old != new:  # equal columns: their entries compare equal too
+    for old, new, known_ in zip(last[:-1], now[:-1], (*known, *[None] * 5), strict=True):
+        if known_ is not None:  # the decisions and the bindings: their changes known
+            changed |= known_
+        elif old is not new and old != new:  # equal columns: their entries compare equal too
             changed |= _diffed(cast(Mapping[str, Any], old), cast(Mapping[str, Any], new), names)
     return changed | (set(names) - before.keys())
 

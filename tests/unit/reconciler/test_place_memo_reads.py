@@ -1,7 +1,8 @@
-"""`placememo._reads_same`: a remembered plan is kept only while no cluster its bindings (this
-pass's or the prior's) name reads otherwise to the placement; a few changed clusters are
-compared before the bindings are walked, many are narrowed to the bound ones first - the
-answer is the same either way."""
+"""`placememo._changes`: a remembered plan is kept only while no cluster its bindings (this
+pass's or the prior's) name reads otherwise to the placement's scheduling and governance; named
+clusters changed only in labels the overrides read are listed (their override results are made
+again); scheduling runs again only when a changed cluster may read otherwise to it. A few
+changed clusters are all compared, many are narrowed to the named ones first."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ class _Facts:
         return frozenset(n for n in names if self.rows.get(n) != older.rows.get(n))
 
 
-def _row(env: str, other: str = "x") -> tuple[None, str, dict[str, str]]:
-    return (None, "digest", {"env": env, "other": other})
+def _row(env: str, other: str = "x", tier: str = "gold") -> tuple[None, str, dict[str, str]]:
+    return (None, "digest", {"env": env, "other": other, "tier": tier})
 
 
 BASE = {f"c{i:02d}": _row("prod") for i in range(20)}
@@ -35,11 +36,20 @@ def _bindings(*names: str) -> tuple[Binding, ...]:
     return tuple(Binding(n, "Bound", 0, 0) for n in names)
 
 
-def _case(changes: Mapping[str, Any], now: tuple[str, ...], prior: tuple[str, ...]) -> bool:
+def _changes(
+    changes: Mapping[str, Any], names: tuple[str, ...], plain: frozenset[str] | None
+) -> tuple[bool, bool, list[str]]:
     rows = {**BASE, **changes}
     new = _Facts({n: r for n, r in rows.items() if r is not None})
-    kept: Any = SimpleNamespace(facts=_Facts(BASE), keys=frozenset({"env"}))
-    return placememo._reads_same(kept, new, (_bindings(*now), _bindings(*prior)))  # type: ignore[arg-type]
+    kept: Any = SimpleNamespace(facts=_Facts(BASE), keys=frozenset({"env", "tier"}), plain=plain)
+    return placememo._changes(kept, new, frozenset(names))  # type: ignore[arg-type]
+
+
+def _case(changes: Mapping[str, Any], now: tuple[str, ...], prior: tuple[str, ...]) -> bool:
+    """The plan reads the same (nothing refused, nothing to make again) when every key it
+    reads is one scheduling reads."""
+    _, refused, relabelled = _changes(changes, now + prior, frozenset({"env", "tier"}))
+    return not refused and not relabelled
 
 
 MANY_UNREAD = {f"c{i:02d}": _row("prod", "y") for i in range(12)}  # a label nobody reads
@@ -69,3 +79,37 @@ def test_reads_same(
 
 def test_many_is_more_than_few() -> None:
     assert len(MANY_UNREAD) > placememo._FEW_CHANGED
+
+
+PLAIN = frozenset({"env"})
+"""Scheduling reads `env`; the overrides read `tier` too."""
+SPLIT: list[tuple[str, Mapping[str, Any], tuple[str, ...], tuple[bool, bool, list[str]]]] = [
+    ("nothing changed", {}, ("c01",), (False, False, [])),
+    ("named, override label", {"c01": _row("prod", tier="x")}, ("c01",), (False, False, ["c01"])),
+    ("unnamed, override label", {"c05": _row("prod", tier="x")}, ("c01",), (False, False, [])),
+    ("named, unread label", {"c01": _row("prod", "y")}, ("c01",), (False, False, [])),
+    ("named, both", {"c01": _row("dev", tier="x")}, ("c01",), (True, True, [])),
+    ("unnamed, scheduling label", {"c05": _row("dev")}, ("c01",), (True, False, [])),
+    ("added", {"c99": _row("prod")}, ("c01",), (True, False, [])),
+    ("named removed", {"c01": None}, ("c01",), (True, True, [])),
+    (
+        "many, two named override labels",
+        {**MANY_UNREAD, "c01": _row("prod", "y", "x"), "c02": _row("prod", tier="x")},
+        ("c02", "c01", "c15"),
+        (True, False, ["c01", "c02"]),
+    ),
+    ("many, all named", MANY_UNREAD, tuple(MANY_UNREAD), (False, False, [])),
+]
+
+
+@pytest.mark.parametrize(
+    ("changes", "names", "expected"), [c[1:] for c in SPLIT], ids=[c[0] for c in SPLIT]
+)
+def test_changes_split_scheduling_from_overrides(
+    changes: Mapping[str, Any], names: tuple[str, ...], expected: tuple[bool, bool, list[str]]
+) -> None:
+    assert _changes(changes, names, PLAIN) == expected
+
+
+def test_any_label_is_read_by_scheduling_when_its_keys_are_unknown() -> None:
+    assert _changes({"c01": _row("prod", tier="x")}, ("c01",), None) == (True, True, [])

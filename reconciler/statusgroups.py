@@ -1,0 +1,72 @@
+"""A placement status's per-cluster entries grouped (`gitfleet.api.output.group_cluster_statuses`)
+with the work in C: what a long-running hub hands over is mostly last pass's entries, whose
+grouping texts are kept in their slots.
+
+`grouped_statuses` gives exactly `group_cluster_statuses(entries, texts)`: the kept texts are
+read in one `map`, only the entries without one get theirs made (in Python, one each), the
+groups are counted in C (`Counter`, first appearance first) and each group's cluster names taken
+by one `compress` over the entries; a placement with many distinct groups (each a pass over the
+entries) is grouped by `group_named` instead. Called by `reconciler.statusdocs`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from itertools import compress, repeat
+from operator import eq, is_, methodcaller
+from typing import Any
+
+from gitfleet.api.output import (
+    REPORTED_FIELDS,
+    group_body,
+    group_cluster_statuses,
+    group_key,
+)
+
+NAME = "clusterName"
+NAMES = "clusterNames"
+MAX_GROUPS = 16
+"""Above this many groups of two clusters or more, `group_named` groups the entries."""
+_MISSING = object()
+"""An entry's slot that holds no grouping text yet."""
+_NAME_OF = methodcaller("get", NAME)
+
+
+def _single(entry: Mapping[str, Any]) -> bool:
+    """An entry naming failed, drifted or diffed objects is never grouped (as
+    `group_cluster_statuses`)."""
+    return any(entry.get(f) for f in REPORTED_FIELDS)
+
+
+def grouping_texts(entries: Sequence[Mapping[str, Any]], texts: Sequence[list[Any]]) -> list[Any]:
+    """Each entry's grouping text (None: it stays single): the one kept in its slot, else made
+    and kept there."""
+    keys = list(map(next, map(iter, texts), repeat(_MISSING)))
+    for i in compress(range(len(keys)), map(is_, keys, repeat(_MISSING))):
+        keys[i] = group_key(entries[i], NAME, _single)
+        texts[i].append(keys[i])
+    return keys
+
+
+def grouped_statuses(
+    entries: Sequence[Mapping[str, Any]], texts: Sequence[list[Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`group_cluster_statuses(entries, texts)`, grouped in C (see the module docstring)."""
+    keys = grouping_texts(entries, texts)
+    counts = Counter(keys)
+    counts.pop(None, None)
+    shared = [key for key, n in counts.items() if n > 1]
+    if len(shared) > MAX_GROUPS:
+        return group_cluster_statuses(entries, texts)
+    singles = list(compress(entries, map(is_, keys, repeat(None))))
+    singles += [entries[keys.index(key)] for key, n in counts.items() if n == 1]
+    names = list(map(_NAME_OF, entries))
+    groups = []
+    for key in shared:
+        first = entries[keys.index(key)]
+        members = list(compress(names, map(eq, keys, repeat(key))))
+        groups.append({NAMES: members, **group_body(first, NAME)})
+    owned = [e if type(e) is dict else dict(e) for e in singles]
+    named = sorted((e for e in owned if NAME in e), key=lambda e: str(e[NAME]))
+    return named + [e for e in owned if NAME not in e], groups
