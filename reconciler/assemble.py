@@ -21,13 +21,21 @@ from typing import Any
 from gitfleet.api.canonical import content_hash, placement_content_hash
 from gitfleet.api.limits import DEFAULT_LIMITS, Limits
 from gitfleet.api.output import cluster_dir, object_path
-from reconciler.assembleheld import held_entries, rollout_kept, write_held
+from reconciler.assembleheld import (
+    held_entries,
+    last_parts,
+    merge_rolling,
+    remember_parts,
+    rollout_kept,
+    write_held,
+)
 from reconciler.clustersizes import Parts, summed
 from reconciler.conflicts import Claim, find_owners, ident_key
 from reconciler.indexfiles import write_indexes
 from reconciler.indexrows import Rows, joined_rows
 from reconciler.isolate import hold
-from reconciler.layoutcells import CHECKS, Checked, CleanLayouts, checked_once
+from reconciler.layoutcells import Checked, CleanLayouts, checked_once
+from reconciler.layoutcells import next_round as next_check_round
 from reconciler.layoutdiff import fixed_inputs, relaid
 from reconciler.layoutdiff import forget as forget_layout
 from reconciler.layoutdiff import remember as remember_layout
@@ -244,16 +252,19 @@ def assemble_clusters(
     the prior output, when the caller already has it). A cluster whose files would exceed
     `limits.maxRenderedBytesPerCluster` keeps its previous files (an error on each placement
     bound to it)."""
-    CHECKS.next_round()
+    next_check_round()
     held_keys = sorted({k for k, p in plans.items() if p.held} | set(kept))
     if prior_index is None:
         prior_index = read_prior_index(prior.output) if prior.output else {}
     held = {k: held_entries(k, prior_index, views) for k in held_keys}
+    laid = last_parts()
+    rolling = []
     for key, plan in plans.items():
         if not plan.held:
-            rolling = rollout_kept(plan, prior_index, views)
-            if rolling:
-                held[key] = rolling
+            kept_rows = rollout_kept(plan, prior_index, views, laid.get("live/" + key))
+            if kept_rows:
+                held[key] = kept_rows
+                rolling.append(key)
     owners = find_owners(plans, held, prior_index)
     units: Units = {}  # disjoint parts of `clusters/`, in the order they were once written
     parts: dict[str, Rows] = {}  # each unit's index rows, in the order they are listed
@@ -264,6 +275,8 @@ def assemble_clusters(
     failed = {k for k, p in plans.items() if p.held and k not in held}
     failed_entries = {k: held_entries(k, prior_index, views) for k in sorted(failed)}
     write_held(failed_entries, prior.output, units, parts, sizes, "failed/")
+    merge_rolling(rolling, parts, laid)
+    remember_parts(parts)
     index = joined_rows(parts)
     # Every declared cluster gets an index, even an empty one: an empty index tells its agent to
     # prune what it applied, while a missing index makes the agent keep its last state.

@@ -9,7 +9,11 @@ remembered one (the very object when the assembly reuses an unchanged placement'
 the rows arrive in another order) reuses its pieces; a cluster whose rows are all reused keeps
 last pass's very files (nothing serialised, nothing compared when composing). Otherwise only
 the changed rows are serialised, the ClusterIndex is joined again from its pieces, and the new
-files unit names the paths that changed (`unitfiles.patched_unit`). A cluster with two rows of
+files unit names the paths that changed (`unitfiles.patched_unit`). Rows listed where last
+pass's were are compared by identity in C first, so a cluster with one placement's row changed
+costs that row; a row compared by value compares its objects' identity fields, remembered per
+object list for three passes (`same_listing` also tells `assembleheld` whether a kept row lists
+what the row laid out there last pass lists). A cluster with two rows of
 one placement key (never made by the assembly) is laid out afresh. Called by `assemble`.
 """
 
@@ -17,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import compress
+from operator import is_, not_
 from typing import Any
 
 from gitfleet.api.indexrow import written_row
@@ -27,6 +33,7 @@ from gitfleet.api.output import (
     placement_index_doc,
     placement_index_path,
 )
+from reconciler.assemblememo import ThreeRounds
 from reconciler.output import yaml_bytes
 from reconciler.priorindex import placement_objects
 from reconciler.priorparse import remember
@@ -74,16 +81,10 @@ class _Listings:
 
     def __init__(self) -> None:
         self.emitted: dict[tuple[Any, ...], bytes] = {}
-        self.idents: dict[tuple[str, int], tuple[Any, ...]] = {}  # object lists clusters share
 
     def ident(self, key: str, objects: list[dict[str, Any]]) -> tuple[Any, ...]:
         """The placement key and each object's identity fields (all a listing depends on)."""
-        ident = self.idents.get((key, id(objects))) if objects else None
-        if ident is None:
-            ident = (key, *(tuple(o.get(f) for f in IDENTITY_FIELDS) for o in objects))
-            if objects:  # alive all pass (its row holds it): its id stays its own
-                self.idents[(key, id(objects))] = ident
-        return ident
+        return (key, _object_idents(objects))
 
     def listing(self, key: str, objects: list[dict[str, Any]]) -> bytes:
         ident = self.ident(key, objects)
@@ -93,6 +94,25 @@ class _Listings:
             listed = self.emitted[ident] = yaml_bytes(doc)
             remember(listed, "placement-index", placement_objects(doc))
         return listed
+
+
+def _object_idents(objects: list[dict[str, Any]]) -> tuple[tuple[Any, ...], ...]:
+    """Each object's identity fields, remembered by the very list for three passes (`_IDENTS`,
+    holding the list: its id stays its own): a rollout's kept rows share one parsed list per
+    PlacementIndex, and a cluster laid out from the same content as two passes ago gets that
+    pass's very list (`layoutcells.checked_once`)."""
+    if not objects:
+        return ()
+    found = _IDENTS.get(id(objects))
+    if found is not None and found[0] is objects:
+        return found[1]
+    idents = tuple([tuple(map(o.get, IDENTITY_FIELDS)) for o in objects])
+    _IDENTS.put(id(objects), (objects, idents))
+    return idents
+
+
+_IDENTS: ThreeRounds[tuple[list[dict[str, Any]], tuple[tuple[Any, ...], ...]]] = ThreeRounds()
+"""id of an index row's object list -> (the list, its objects' identity fields)."""
 
 
 def _piece(entry: dict[str, Any], listings: _Listings) -> Piece:
@@ -121,6 +141,14 @@ def _same(found: Piece, entry: dict[str, Any], listings: _Listings) -> bool:
     return found.row == _header(entry) and found.ident == listings.ident(found.ident[0], objects)
 
 
+def same_listing(row: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether two rows of one placement make the same index files: the same row without its
+    objects (the ClusterIndex item) and the same object identities (the PlacementIndex)."""
+    return _header(row) == _header(other) and _object_idents(
+        row.get("objects") or []
+    ) == _object_idents(other.get("objects") or [])
+
+
 def _index_bytes(cluster: str, pieces: Iterable[Piece]) -> bytes:
     """The ClusterIndex file (`cluster_index_doc`'s bytes). Block YAML of a mapping is its keys'
     blocks in order and a block list is its items one after the other, so the file is the
@@ -140,15 +168,42 @@ def _index_bytes(cluster: str, pieces: Iterable[Piece]) -> bytes:
 
 def _reused(
     entries: Sequence[dict[str, Any]], before: Mapping[str, Piece], listings: _Listings
-) -> dict[str, Piece]:
-    """Last pass's piece of each row that makes the same pieces."""
+) -> tuple[dict[str, Piece], list[dict[str, Any]]]:
+    """Last pass's piece of each row that makes the same pieces, and the rows that do not."""
     out: dict[str, Piece] = {}
+    fresh = []
     for entry in entries:
         key = entry["key"]
         found = before.get(key)
         if found is not None and (found.entry is entry or _same(found, entry, listings)):
             out[key] = found
-    return out
+        else:
+            fresh.append(entry)
+    return out, fresh
+
+
+def _reused_in_place(
+    entries: tuple[dict[str, Any], ...],
+    last: Written,
+    before: Mapping[str, Piece],
+    listings: _Listings,
+) -> tuple[dict[str, Piece], list[dict[str, Any]]]:
+    """`_reused` for rows listed where last pass's were (as many): the rows that are last
+    pass's very objects in their place are found in C and keep their pieces unlooked-at, so a
+    cluster with one placement's row changed among forty costs that row."""
+    moved = list(map(not_, map(is_, entries, last.entries)))
+    out = dict(before)
+    for old in compress(last.entries, moved):
+        out.pop(old["key"], None)
+    fresh = []
+    for entry in compress(entries, moved):
+        key = entry["key"]
+        found = before.get(key)
+        if found is not None and _same(found, entry, listings):
+            out[key] = found
+        else:
+            fresh.append(entry)
+    return out, fresh
 
 
 def _cluster_files(
@@ -161,13 +216,16 @@ def _cluster_files(
     if last is not None and last.entries == now:  # mostly identity checks, at C speed
         return last
     before = last.pieces if last is not None and last.pieces is not None else {}
-    reused = _reused(entries, before, listings)
-    if last is not None and len(reused) == len(entries) == len(before):
+    if last is not None and len(now) == len(last.entries):
+        reused, fresh = _reused_in_place(now, last, before, listings)
+    else:
+        reused, fresh = _reused(now, before, listings)
+    if last is not None and not fresh and len(reused) == len(now) == len(before):
         return replace(last, entries=now)  # the same files: compared by identity next pass
-    made = {e["key"]: _piece(e, listings) for e in entries if e["key"] not in reused}
+    made = {e["key"]: _piece(e, listings) for e in fresh}
     pieces = {**reused, **made}
-    if len(pieces) != len(entries):  # rows repeating a key (never made by the assembly)
-        return _afresh(cluster, entries, listings)
+    if len(pieces) != len(now):  # rows repeating a key (never made by the assembly)
+        return _afresh(cluster, now, listings)
     changes: dict[str, bytes | None] = {
         cluster_index_path(cluster): _index_bytes(cluster, pieces.values())
     }
@@ -207,6 +265,7 @@ def write_indexes(
     at (`changed_keys`, in C)."""
     last = _ALL.last("")
     _ALL.drop("")
+    _IDENTS.next_round()
     index = dict(index)  # the caller's mapping may change later: its rows tuples may not
     if last is not None and last[1][0] == clusters and not set(map(type, index.values())) - _ROWS:
         _, before, mine, sizes = last[1]

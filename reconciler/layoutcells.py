@@ -8,8 +8,12 @@ that tuple, the placement's index header and the cluster's apply strategy: `Clea
 hands back last pass's paths, row and byte count while those are unchanged, so only changed
 clusters make paths and rows again, and the row is the very object `reconciler.indexfiles`
 emitted last pass. `checked_once` checks a manifest tuple (`reconciler.outputguard`: sizes, one
-file name per object) once per tuple and limits. `clean_layout` makes one cluster's layout
-(also for `reconciler.layoutdiff`, which patches a placement's layouts cluster by cluster).
+file name per object) once per tuple and limits, and once per content for three passes (an
+override flipping each pass lays a cluster out from the same content every other pass; the
+rows then share last time's very object list). `clean_layout` makes one cluster's layout
+(also for `reconciler.layoutdiff`, which patches a placement's layouts cluster by cluster), the
+very layout of the last three passes when made from the very check under an equal header and
+strategy.
 Called by `reconciler.assemble` and `reconciler.layoutdiff`.
 """
 
@@ -17,11 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from gitfleet.api.canonical import placement_content_hash
 from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
+from reconciler.assemblememo import ThreeRounds
 from reconciler.manifests import Manifest
 from reconciler.outputguard import describe, refusal
 from reconciler.stagememo import ClusterMemo, IdentityMemo
@@ -74,7 +80,13 @@ def clean_layout(
     checked: Checked,
 ) -> Layout:
     """The layout of placement `key`'s manifests `mine` on `cluster`, all written as rendered
-    (`checked`: their clean check)."""
+    (`checked`: their clean check); the very layout made for the cluster in the last three
+    passes when made from the very check (the same files and hashes, `checked_once`) under an
+    equal header and strategy: a cluster laid out from the same content every other pass keeps
+    one row object, which the index rows and files then skip by identity."""
+    found = _MADE.get((key, cluster))
+    if found is not None and found[0] is checked and found[1] == (header, strategy):
+        return found[2]
     prefix = object_path(cluster, key, "")
     row = {
         **header,
@@ -82,7 +94,14 @@ def clean_layout(
         "contentHash": checked.content,
         "objects": checked.clean,
     }
-    return row, tuple(prefix + m.file for m in mine), sum(len(m.data) for m in mine)
+    made = row, tuple(prefix + m.file for m in mine), sum(len(m.data) for m in mine)
+    _MADE.put((key, cluster), (checked, (header, strategy), made))
+    return made
+
+
+_MADE: ThreeRounds[tuple[Checked, tuple[Mapping[str, Any], dict[str, Any]], Layout]] = ThreeRounds()
+"""(placement key, cluster) -> the check, header and strategy of its last clean layout, and the
+layout, for the last three passes."""
 
 
 @dataclass(frozen=True)
@@ -106,16 +125,34 @@ class Checked:
 CHECKS: IdentityMemo[tuple[Limits, Checked]] = IdentityMemo()
 """Manifest tuple -> its check under these limits, for the last two passes (`assemble_clusters`
 starts a round): a recomputed placement hands most clusters last pass's very tuples."""
+BY_CONTENT: ThreeRounds[Checked] = ThreeRounds()
+"""(limits, each manifest's file and content hash) -> the check of a tuple of them, for the
+last three passes (`assemble_clusters` starts a round): an override flipping between two
+values hands a cluster new manifests of the same content every other pass."""
+_FILE_HASH = attrgetter("file", "hash")
 
 
 def checked_once(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
-    """`_checked`, once per manifest tuple and limits."""
+    """`_checked`, once per manifest tuple and limits, and once per content: a manifest's
+    content hash fixes its bytes, identity and file name (all a check reads), so manifests of
+    the same files and hashes share a check (its `clean` entries equal theirs)."""
     found = CHECKS.get(mine)
     if found is not None and found[0] == limits:
         return found[1]
-    checked = _checked(mine, limits)
+    key = (limits, tuple(map(_FILE_HASH, mine)))
+    checked = BY_CONTENT.get(key)
+    if checked is None:
+        checked = _checked(mine, limits)
+        BY_CONTENT.put(key, checked)
     CHECKS.put(mine, (limits, checked))
     return checked
+
+
+def next_round() -> None:
+    """A new pass: the checks and layouts of the last passes are kept."""
+    CHECKS.next_round()
+    BY_CONTENT.next_round()
+    _MADE.next_round()
 
 
 def _checked(mine: tuple[Manifest, ...], limits: Limits) -> Checked:

@@ -113,3 +113,35 @@ def test_a_held_unit_missing_a_file_is_made_again() -> None:
     assert path not in files
     again, _, _ = _held({"web": rows}, output)  # the file is there now
     assert again[path] is output[path]
+
+
+def _laid(cluster: str, strategy: dict[str, Any], n: int = 2) -> dict[str, Any]:
+    """The row a layout made on `cluster` (its objects carry their hashes)."""
+    entry = _entry(cluster, n)
+    objects = [{**o, "hash": f"sha256:{o['name']}"} for o in entry["objects"]]
+    return {**entry, "applyStrategy": strategy, "contentHash": "sha256:c", "objects": objects}
+
+
+@pytest.mark.parametrize(
+    ("laid", "same"),
+    [
+        (_laid("c1", {"type": "ClientSideApply"}), True),
+        (_laid("c1", {"type": "ServerSideApply"}), False),  # another apply strategy
+        (_laid("c1", {"type": "ClientSideApply"}, 1), False),  # other objects
+        ({**_laid("c1", {"type": "ClientSideApply"}), "resourceSnapshotIndex": 2}, False),
+    ],
+)
+def test_a_kept_cluster_takes_its_laid_out_row_when_it_lists_the_same(
+    laid: dict[str, Any], same: bool
+) -> None:
+    index = _index()
+    for c in index:
+        index[c]["web"] = {**index[c]["web"], "contentHash": "sha256:c"}
+    kept = assembleheld.rollout_kept(_plan(), index, VIEWS, {"c1": [laid], "c2": [laid, laid]})
+    fresh = {**index["c1"]["web"], "applyStrategy": {"type": "ClientSideApply"}}
+    assert (kept["c1"] is laid) is same
+    if not same:
+        assert kept["c1"] == fresh
+    assert kept["c2"] is not laid  # two rows there: never taken
+    again = assembleheld.rollout_kept(_plan(), index, VIEWS, {})
+    assert again["c1"] is kept["c1"]  # the very entry again: last pass's row

@@ -10,7 +10,7 @@ import pytest
 
 from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
-from reconciler.layoutcells import Checked, CleanLayouts, checked_once
+from reconciler.layoutcells import Checked, CleanLayouts, checked_once, clean_layout, next_round
 from reconciler.manifests import Manifest
 from reconciler.stagememo import forget_stages
 
@@ -81,4 +81,39 @@ def test_a_tuple_is_checked_once_per_limits() -> None:
     small = checked_once(MINE, Limits(max_object_bytes=4))
     assert small.clean is None and next(iter(small.rows(MINE)))[1] is not None
     assert [problem for _, problem in first.rows(MINE)] == [None]
-    assert checked_once(tuple(list(MINE)), Limits()) is not first  # another tuple object
+    assert checked_once(tuple(list(MINE)), Limits()) is first  # the same files and hashes
+    other = (Manifest("configmap_a.yaml", b"kind: ConfigMap\n", IDENT, "sha256:9"),)
+    assert checked_once(other, Limits()) is not first  # another content hash
+
+
+def test_a_check_by_content_lasts_three_passes() -> None:
+    first = checked_once(MINE, Limits())
+    for _ in range(2):  # a cluster laid out every other pass: kept in between
+        next_round()
+        next_round()
+        again = tuple(list(MINE))  # new manifest objects of the same content
+        assert checked_once(again, Limits()) is first
+    for _ in range(3):
+        next_round()
+    assert checked_once(tuple(list(MINE)), Limits()) is not first
+
+
+def test_a_layout_is_the_very_one_made_from_the_very_check_for_three_passes() -> None:
+    checked = checked_once(MINE, Limits())
+    first = clean_layout("p", "eu", MINE, dict(HEADER), dict(STRATEGY), checked)
+    for _ in range(2):
+        next_round()
+    same = clean_layout("p", "eu", tuple(list(MINE)), dict(HEADER), dict(STRATEGY), checked)
+    assert same is first
+    assert clean_layout("p", "us", MINE, HEADER, STRATEGY, checked) is not first
+    header = {**HEADER, "resourceSnapshotIndex": 2}
+    other = clean_layout("p", "eu", MINE, header, STRATEGY, checked)
+    assert other is not first and other[0]["resourceSnapshotIndex"] == 2
+    strategy = {"type": "ServerSideApply"}
+    moved = clean_layout("p", "eu", MINE, header, strategy, checked)
+    assert moved[0]["applyStrategy"] == strategy
+    again = Checked(None, *CLEAN)
+    assert clean_layout("p", "eu", MINE, header, strategy, again)[0]["contentHash"] == "sha256:c"
+    for _ in range(3):
+        next_round()
+    assert clean_layout("p", "eu", MINE, header, strategy, again) is not moved
