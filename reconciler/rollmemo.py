@@ -29,6 +29,8 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import compress, repeat
+from operator import is_
 from typing import Any
 
 from gitfleet.api.report import PlacementReport
@@ -38,7 +40,8 @@ from reconciler.priorindex import given_content
 from reconciler.rollfacts import facts
 from reconciler.rollkept import Frozen, frozen
 from reconciler.rollout.model import PlacementView
-from reconciler.rollview import ReportEntries
+from reconciler.rollsplice import Rows
+from reconciler.rollview import ReportEntries, cluster_names
 from reconciler.stagememo import IdentityMemo, StageMemo
 from reconciler.state import PlacementState
 
@@ -103,7 +106,7 @@ def _given(
         inputs: tuple[Any, ...] = (rows, names)  # rows compare by identity first
         found = _GIVEN.get(key, inputs)
         if found is None:
-            found = tuple([given_content(rows.get(c)) for c in names])
+            found = _given_rows(key, names, rows)
             _GIVEN.put(key, inputs, found)
         return found
     inputs = (token, names)
@@ -116,21 +119,39 @@ def _given(
     return found
 
 
-def _names(bindings: tuple[Any, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+_GIVEN_ROWS: Rows[str | None] = Rows()
+"""Placement key -> the content each cluster was given, by the very previous index row it was
+read from (a placement whose rows changed for one cluster reads that cluster's row only)."""
+
+
+def _given_rows(
+    key: str, names: tuple[str, ...], rows: Mapping[str, Any]
+) -> tuple[str | None, ...]:
+    """`given_content` of each cluster's row of `rows`, reused per cluster by its row object."""
+    got = list(map(rows.get, names))  # rows compare by identity first
+    found = _GIVEN_ROWS.lookup(key, names, got)
+    for i in list(compress(range(len(found)), map(is_, found, repeat(None)))):
+        found[i] = given_content(got[i])
+    _GIVEN_ROWS.end(key, names, got, found)
+    return tuple(found)
+
+
+def _names(key: str, bindings: tuple[Any, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
     """The clusters of `bindings` in order and as a set, once per bindings tuple (an unchanged
-    placement's state keeps its very tuple from pass to pass)."""
+    placement's state keeps its very tuple from pass to pass; a changed one reads only the
+    bindings that are not last call's objects, `rollview.cluster_names`)."""
     found = _bound_names.get(bindings)
     if found is None:
-        names = tuple([b.cluster for b in bindings])
+        names = tuple(cluster_names(key, bindings))
         found = (names, frozenset(names))
         _bound_names.put(bindings, found)
     return found
 
 
-def bound_names(bindings: tuple[Any, ...]) -> frozenset[str]:
-    """The clusters of `bindings` (remembered per bindings tuple, as `rollout_inputs` read
-    them)."""
-    return _names(bindings)[1]
+def bound_names(key: str, bindings: tuple[Any, ...]) -> frozenset[str]:
+    """The clusters of placement `key`'s `bindings` (remembered per bindings tuple, as
+    `rollout_inputs` read them)."""
+    return _names(key, bindings)[1]
 
 
 def given_contents(
@@ -138,7 +159,7 @@ def given_contents(
 ) -> tuple[str | None, ...] | None:
     """The content each of `plan`'s bindings' clusters was given, in the bindings' order, as
     `rollout_inputs` read it (so mostly remembered), or None when it cannot be read."""
-    names = _names(plan.state.bindings)[0]
+    names = _names(plan.key, plan.state.bindings)[0]
     try:
         return _given(plan.key, names, prior_index, token)
     except Exception:  # an unreadable previous row: the rollout reads it again, and reports it
@@ -158,7 +179,7 @@ def rollout_inputs(
     `token`: `index_token(prior_index)`."""
     if plan.held or plan.strategy_type == "External" or plan.state.deleting:
         return None
-    key, (names, named) = plan.key, _names(plan.state.bindings)
+    key, (names, named) = plan.key, _names(plan.key, plan.state.bindings)
     try:
         given = _given(key, names, prior_index, token)
     except Exception:  # e.g. an unreadable previous row: no reuse, never a failed pass
@@ -182,6 +203,16 @@ def rollout_inputs(
         read.declared,
         read.assumed,
     )
+
+
+_REPORTS_AT = 12
+"""Where `rollout_inputs` keeps its clusters' report entries (`rollfacts.Facts.reports`)."""
+
+
+def known_reports(inputs: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+    """The report entry about the placement of each of its bindings' clusters, in their order,
+    as `rollout_inputs` read them (() without any entries; None without inputs)."""
+    return inputs[_REPORTS_AT] if inputs is not None else None
 
 
 def reuse(plan: PlacementPlan, inputs: tuple[Any, ...] | None) -> PlacementView | None:

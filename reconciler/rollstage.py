@@ -8,15 +8,20 @@ After scheduling and overrides (`placement.place`), `roll_out`:
    placement, and processes evictions (`reconciler.rollout.eviction`);
 3. moves bindings: RollingUpdate placements through `rolling.pick_bindings` (§2.3-2.4), External
    placements only where a driver's `ExternalUpdate` says so.
-Clusters not moved keep their previous files (`assemble`). Pure; called by `reconciler.pass_`.
+Clusters not moved keep their previous files (`assemble`). A placement whose bindings changed
+by a few clusters reads only those bindings where it can: their names, classes and whether they
+already carry RolloutStarted are remembered per placement by position (`reconciler.rollsplice`,
+`reconciler.rollclass`). Pure; called by `reconciler.pass_`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
+from itertools import compress
+from operator import not_, or_
 from typing import Any
 
 from gitfleet.api.errors import FleetError
@@ -25,6 +30,7 @@ from gitfleet.load.model import FleetSnapshot
 from reconciler.isolate import guarded
 from reconciler.output import placement_key
 from reconciler.placement import PlacementPlan
+from reconciler.rollclass import classify_placement
 from reconciler.rolldelete import begin, blocked, settle
 from reconciler.rollexternal import external_into
 from reconciler.rollmemo import (
@@ -32,6 +38,7 @@ from reconciler.rollmemo import (
     given_contents,
     index_token,
     keep,
+    known_reports,
     reuse,
     rollout_inputs,
     same_manifests,
@@ -47,17 +54,19 @@ from reconciler.rollout.model import (
     RolloutInputs,
 )
 from reconciler.rollout.rolling import RollingDecision, pick_bindings
+from reconciler.rollsplice import Column
 from reconciler.rollsync import is_live
 from reconciler.rollview import (
     ReportEntries,
     binding_view,
     binding_views,
+    cluster_names,
     deleting_views,
     observe,
     placement_view,
     report_entries,
 )
-from reconciler.state import PlacementState
+from reconciler.state import Binding, PlacementState
 
 PriorIndex = Mapping[str, Mapping[str, Mapping[str, Any]]]
 
@@ -93,13 +102,34 @@ class ClusterLabels(Mapping[str, Mapping[str, str]]):
         return len(self._clusters)
 
 
+_NO_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _started_as_is(b: Binding) -> bool:
+    """`_apply_rolling` gives `b` back as it is when nothing rolls: Unscheduled, or it already
+    has exactly RolloutStarted True (`with_started` gives the very object back whatever the
+    time when it does, so any time asks it)."""
+    return b.state == UNSCHEDULED or with_started(b, "True", _NO_TIME) is b
+
+
+_AS_IS: Column[bool] = Column(_started_as_is)
+"""Placement key -> `_started_as_is` of each binding (`rollsplice.Column`)."""
+
+
 def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime) -> set[str]:
     """Move, mark stale or mark started each binding as `decision` says; returns the clusters
-    whose binding changed."""
+    whose binding changed. Only the bindings of clusters the decision names are looked at, and
+    when nothing rolls those not known to have RolloutStarted True already (`_AS_IS`, read only
+    for bindings that are not last call's objects); the state is kept when none changed."""
     update, stale = set(decision.update), set(decision.stale)
-    out, changed = [], set()
-    for b in plan.state.bindings:
-        made = b
+    bindings = plan.state.bindings
+    asked = update.union(stale).__contains__
+    picked = map(asked, cluster_names(plan.key, bindings))
+    if not decision.need_roll:
+        picked = map(or_, picked, map(not_, _AS_IS.of(plan.key, bindings)))
+    out, changed = list(bindings), set()
+    for i in list(compress(range(len(bindings)), picked)):
+        b = made = bindings[i]
         if b.cluster in update and b.state != UNSCHEDULED:
             made = moved(plan, b, now)
         elif b.cluster in stale and b.state != UNSCHEDULED:
@@ -108,8 +138,9 @@ def _apply_rolling(plan: PlacementPlan, decision: RollingDecision, now: datetime
             made = with_started(b, "True", now)
         if made is not b:
             changed.add(b.cluster)
-        out.append(made)
-    plan.state = replace(plan.state, bindings=tuple(out))
+            out[i] = made
+    if changed:
+        plan.state = replace(plan.state, bindings=tuple(out))
     plan.waits.update({w.cluster: w.message for w in decision.waits})
     return changed
 
@@ -123,7 +154,7 @@ def _roll(
 ) -> datetime | None:
     """A RollingUpdate placement; returns when a timer of it is due. `seen`: the state the
     drivers' view of it was made from, and that view (its bindings' views while unchanged)."""
-    waiting = blocked(plan)
+    waiting = blocked(plan) if plan.state.deleting else []
     if waiting:  # §2.2 step 2: no rollout this round
         for cluster in waiting:
             plan.waits[cluster] = (
@@ -131,10 +162,9 @@ def _roll(
             )
         return None
     if plan.state is seen[0]:
-        views = list(seen[1].bindings)
+        views = seen[1].bindings
     else:
-        views = list(binding_views(plan, assume))
-        views += deleting_views(plan)
+        views = (*binding_views(plan, assume), *deleting_views(plan))
     fixed = plan.fixed_names or 0
     decision = pick_bindings(
         views,
@@ -143,13 +173,14 @@ def _roll(
         placement_type=plan.placement_type,
         fixed_names=fixed,
         number_of_clusters=plan.number_of_clusters,
+        classes=classify_placement(plan.key, views, now, plan.rolling.period),
     )
     changed = _apply_rolling(plan, decision, now)
     begin(
         plan,
         [
             b.cluster
-            for b in plan.state.bindings
+            for b in (plan.state.bindings if decision.delete else ())
             if b.cluster in decision.delete and b.state == UNSCHEDULED
         ],
         prior_index,
@@ -176,7 +207,9 @@ def _settling(
     these are looked at (a step per binding of the placement is two set lookups)."""
     if not candidates:
         return
-    bindings = [b for b in plan.state.bindings if b.cluster in candidates]
+    every = plan.state.bindings
+    picked = map(candidates.__contains__, cluster_names(plan.key, every))
+    bindings = [every[i] for i in compress(range(len(every)), picked)]
     latest = plan.target()
     index, desired = (latest.index if latest else None), plan.desired
     live = {b.cluster for b in bindings if is_live(b, index, desired)}  # `live_clusters`'s
@@ -218,9 +251,11 @@ def _observe(
     views: dict[str, PlacementView],
     made: dict[str, PlacementState],
     token: int,
+    known: tuple[Any, ...] | None = None,
 ) -> None:
-    named = bound_names(plan.state.bindings)  # observing keeps each binding's cluster
-    observe(plan, entries, now, prior_index, given_contents(plan, prior_index, token))
+    named = bound_names(plan.key, plan.state.bindings)  # observing keeps each binding's cluster
+    given = given_contents(plan, prior_index, token)
+    observe(plan, entries, now, prior_index, given, known_reports(known))
     if not clusters.issuperset(named):
         _drop_departed(plan, clusters)
     settle(plan, reports, clusters, assume_ready)
@@ -297,6 +332,7 @@ def roll_out(
             _observe,
             *(plan, reports, entries, now, prior_index, clusters, assume_ready, views, made),
             seen[3],
+            known,
         )
         if guarded(plan, "observing the rollout of", work):
             live[key] = plan

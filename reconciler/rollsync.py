@@ -5,7 +5,9 @@ A placement whose bindings, target, desired contents and sync errors are what th
 `record_sync` last changed nothing is skipped. Another one looks only at the bindings whose
 result can differ from the binding itself: those of clusters with a sync error, and those that
 carry a WorkSynchronized condition (a fact of the binding object, remembered on it the first
-time it is asked: `_synchronized`); every other binding would be given again as it is. Called
+time it is asked: `_synchronized`); every other binding would be given again as it is. A
+placement without sync errors whose bindings have no WorkSynchronized condition is passed by
+reading only the bindings that are not last call's objects (`rollsplice.Column`). Called
 by `reconciler.pass_`.
 """
 
@@ -18,6 +20,7 @@ from datetime import datetime
 from reconciler.placement import PlacementPlan
 from reconciler.rollkept import Frozen
 from reconciler.rollout.model import BOUND
+from reconciler.rollsplice import Column
 from reconciler.rollview import MAX_MESSAGE, SYNC_FAILED, timed
 from reconciler.stagememo import StageMemo
 from reconciler.state import Binding
@@ -54,6 +57,11 @@ def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
             _SETTLED.put(plan.key, (bindings, index, desired, dict(plan.sync_errors)), True)
 
 
+_SYNCED: Column[bool] = Column(lambda b: _synchronized(b))
+"""Placement key -> `_synchronized` of each binding, read only for bindings that are not the
+last call's objects (`rollsplice.Column`)."""
+
+
 def _synchronized(b: Binding) -> bool:
     """`b` has a WorkSynchronized condition (remembered on the object)."""
     found: bool | None = b.__dict__.get(_SYNCHRONIZED)
@@ -69,6 +77,8 @@ def _synced(plan: PlacementPlan, index: int | None, now: datetime) -> tuple[Bind
     a sync error and without a WorkSynchronized condition back as it is, so only the others
     are looked at."""
     errors, bindings = plan.sync_errors, plan.state.bindings
+    if not errors and not any(_SYNCED.of(plan.key, bindings)):
+        return None  # no binding to look at: the common case, without reading each binding
     asked = {b.cluster for b in bindings if b.cluster in errors or _synchronized(b)}
     if not asked:
         return None

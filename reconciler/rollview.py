@@ -6,7 +6,7 @@ hub's own `now`; a dry run without any status source assumes them), and the `Bin
 A placement recomputed because one cluster was added or removed, or one binding changed, costs
 only what changed: each cluster's desired content hash, observed binding and `BindingView` are
 remembered per cluster with the binding or manifests they were made from and the plan facts
-they read, looked up a placement at a time (`reconciler.rollcells.Cells`; `_observed` and
+they read, looked up a placement at a time (`reconciler.rollsplice.Rows`; `_observed` and
 `_view` read nothing else, so the key cannot miss an input), and an observation that read the
 clock is never remembered. Binding sync conditions after the layout are `reconciler.rollsync`'s.
 """
@@ -16,22 +16,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from itertools import repeat
+from itertools import compress, repeat
+from operator import attrgetter, is_, is_not, itemgetter, ne
 from typing import Any, cast
 
 from gitfleet.api.report import AgentReport, PlacementReport
-from reconciler.manifests import manifests_content_hash
+from reconciler.manifests import Manifest, manifests_content_hash
 from reconciler.placement import PlacementPlan
 from reconciler.priorindex import given_content
-from reconciler.rollcells import NEVER, Cells
 from reconciler.rollnames import override_names
 from reconciler.rollout.model import (
     BOUND,
     SCHEDULED,
+    UNSCHEDULED,
     BindingView,
     ObservedCondition,
     PlacementView,
 )
+from reconciler.rollsplice import NEVER, Column, Rows
 from reconciler.stagememo import IdentityMemo
 from reconciler.state import Binding, BindingCondition
 
@@ -51,6 +53,21 @@ class EntryTable(dict[str, dict[str, PlacementReport]]):
 
 
 _entries: IdentityMemo[dict[str, PlacementReport]] = IdentityMemo()
+_NAMES: Column[str] = Column(attrgetter("cluster"))
+_STATES: Column[str] = Column(attrgetter("state"))
+
+
+def cluster_names(key: str, bindings: tuple[Binding, ...]) -> list[str]:
+    """`[b.cluster for b in bindings]`, spliced from the last call's list for placement `key`
+    (`rollsplice.Column`: only bindings that are not last call's objects are read). The
+    caller must not change the list."""
+    return _NAMES.of(key, bindings)
+
+
+def targeted(key: str, bindings: tuple[Binding, ...]) -> list[str]:
+    """`PlacementPlan.targeted_clusters` of these bindings (a new list), read as `cluster_names`."""
+    states = _STATES.of(key, bindings)
+    return sorted(compress(_NAMES.of(key, bindings), map(ne, states, repeat(UNSCHEDULED))))
 
 
 def report_entries(reports: Mapping[str, AgentReport]) -> ReportEntries:
@@ -104,7 +121,7 @@ def _reported(
 ObserveFacts = tuple[int | None, str | None, PlacementReport | None, str | None]
 """What `observe` reads for one binding besides the binding: the target index, the cluster's
 desired content, its agent's report entry about the placement, the content it was given."""
-_OBSERVED: Cells[tuple[Binding, PlacementReport | None]] = Cells()
+_OBSERVED: Rows[tuple[Binding, PlacementReport | None]] = Rows()
 
 
 def _observed(
@@ -131,34 +148,43 @@ def observe(
     now: datetime,
     prior_index: Mapping[str, Mapping[str, Mapping[str, Any]]],
     given: Sequence[str | None] | None = None,
+    got: Sequence[PlacementReport | None] | None = None,
 ) -> None:
     """Desired content per targeted cluster, and each binding's reported conditions (a binding
-    whose result did not read the clock is remembered: `reconciler.rollcells.Cells`). `given`:
+    whose result did not read the clock is remembered: `reconciler.rollsplice.Rows`). `given`:
     the content each binding's cluster was given (its previous index entry's), when the caller
-    has it."""
+    has it; `got`: each binding's cluster's report entry about the placement, in the bindings'
+    order (`rollfacts.Facts.reports`: () without any entries), when the caller has it."""
     plan.desired = _desired(plan)
     latest = plan.target()
     index = latest.index if latest else None
     key, bindings = plan.key, plan.state.bindings
-    names = [b.cluster for b in bindings]
+    names = cluster_names(key, bindings)
     none: Mapping[str, Any] = {}
-    got = [entries.get(c, none).get(key) for c in names] if entries else [None] * len(names)
+    if got is None or len(got) != len(names):
+        got = [entries.get(c, none).get(key) for c in names] if entries else [None] * len(names)
     if given is None or len(given) != len(names):
         given = [given_content(prior_index.get(c, none).get(key)) for c in names]
     desired = map(plan.desired.get, names)
     rows = list(zip(bindings, repeat(index), desired, got, given, strict=False))
     found = _OBSERVED.lookup(key, names, rows)
-    for i in [i for i, hit in enumerate(found) if hit is None]:
+    for i in list(compress(range(len(found)), map(is_, found, repeat(None)))):
         b, facts = rows[i][0], rows[i][1:]
         made = found[i] = _observed(b, facts, now)
         if not _kept_times(made[0], b):
             rows[i] = NEVER  # it read the clock: made again next pass
     results = cast(list[tuple[Binding, PlacementReport | None]], found)
     _OBSERVED.end(key, names, rows, results)
-    for cluster, entry, (_, counted) in zip(names, got, results, strict=True):
-        if counted is not None:  # the entry itself (equal to the one it was made from)
-            plan.reports[cluster] = entry if entry is not None else counted
-    plan.state = replace(plan.state, bindings=tuple([r[0] for r in results]))
+    # a counted entry is the cluster's entry itself (or one equal to it: rows were equal)
+    counted = list(map(is_not, map(itemgetter(1), results), repeat(None)))
+    plan.reports.update(
+        zip(
+            compress(names, counted),
+            compress(cast(Sequence[PlacementReport], got), counted),
+            strict=True,
+        )
+    )
+    plan.state = replace(plan.state, bindings=tuple(map(itemgetter(0), results)))
 
 
 def _kept_times(out: Binding, b: Binding) -> bool:
@@ -166,30 +192,37 @@ def _kept_times(out: Binding, b: Binding) -> bool:
     return all(any(c is p for p in b.conditions) for c in out.conditions)
 
 
-_CONTENTS: Cells[str] = Cells()
+_CONTENTS: Rows[str] = Rows()
+_TUPLES: Column[tuple[Manifest, ...]] = Column()
+"""Placement key -> each targeted cluster's manifests, by its per-cluster result object (and the
+placement's default manifests)."""
+_FAILURES: Column[tuple[tuple[str, str], ...]] = Column(lambda m: () if m is None else m.failures)
+_ASSUMED: Column[bool] = Column()
 
 
 def _desired(plan: PlacementPlan) -> dict[str, str]:
     """`desired_content` per targeted cluster, hashed once per distinct manifest tuple (most
     clusters share the placement's default manifests or an override result) and remembered
     while a cluster's manifests are the very same tuple."""
-    targeted = plan.targeted_clusters()
+    targeted_ = targeted(plan.key, plan.state.bindings)
     per, default = plan.per_cluster, plan.manifests
-    tuples = [
-        default if (m := per.get(c)) is None or m.manifests is None else m.manifests
-        for c in targeted
-    ]
-    found = _CONTENTS.lookup(plan.key, targeted, tuples)
+    tuples = _TUPLES.of(
+        plan.key,
+        tuple(map(per.get, targeted_)),
+        default,
+        lambda m: default if m is None or m.manifests is None else m.manifests,
+    )
+    found = _CONTENTS.lookup(plan.key, targeted_, tuples)
     by_tuple: dict[int, str] = {}
-    for i in [i for i, hit in enumerate(found) if hit is None]:
+    for i in list(compress(range(len(found)), map(is_, found, repeat(None)))):
         mine = tuples[i]
         known = by_tuple.get(id(mine))
         if known is None:
             known = by_tuple[id(mine)] = manifests_content_hash(mine)
         found[i] = known
     hashes = cast(list[str], found)
-    _CONTENTS.end(plan.key, targeted, tuples, hashes)
-    return dict(zip(targeted, hashes, strict=True))
+    _CONTENTS.end(plan.key, targeted_, tuples, hashes)
+    return dict(zip(targeted_, hashes, strict=True))
 
 
 ASSUMED_DIFF = (ObservedCondition("DiffReported", "True", "AllWorkHaveDiffReported"),)
@@ -202,7 +235,7 @@ ViewFacts = tuple[int | None, bool, bool, tuple[tuple[str, str], ...], str | Non
 """What a `BindingView` reads of the plan for its cluster: the target index, whether the
 cluster is assumed ready, whether the placement reports diffs, its override failures and its
 desired content."""
-_VIEWS: Cells[BindingView] = Cells()
+_VIEWS: Rows[BindingView] = Rows()
 
 
 def _view_facts(
@@ -254,26 +287,28 @@ def binding_view(
 def _view_rows(plan: PlacementPlan, assume: frozenset[str]) -> list[tuple[Any, ...]]:
     """(binding, *`_view_facts`) of every binding, built a column at a time."""
     bindings, index = plan.state.bindings, _target_index(plan)
-    names = [b.cluster for b in bindings]
-    per = plan.per_cluster
-    failures = [() if (m := per.get(c)) is None else m.failures for c in names]
+    names = cluster_names(plan.key, bindings)
+    failures = _FAILURES.of(plan.key, tuple(map(plan.per_cluster.get, names)))
     desired = map(plan.desired.get, names)
     if not assume:
         no = repeat(False)
         return list(zip(bindings, repeat(index), no, no, failures, desired, strict=False))
-    assumed = [
-        b.cluster in assume and b.content is not None and b.state != SCHEDULED for b in bindings
-    ]
+    assumed = _ASSUMED.of(
+        plan.key,
+        bindings,
+        assume,
+        lambda b: b.cluster in assume and b.content is not None and b.state != SCHEDULED,
+    )
     diff = assumed if plan.apply_strategy.get("type") == "ReportDiff" else repeat(False)
     return list(zip(bindings, repeat(index), assumed, diff, failures, desired, strict=False))
 
 
 def binding_views(plan: PlacementPlan, assume: frozenset[str]) -> tuple[BindingView, ...]:
     """`binding_view` of every binding, each remembered with what it was made of."""
-    names = [b.cluster for b in plan.state.bindings]
+    names = cluster_names(plan.key, plan.state.bindings)
     rows = _view_rows(plan, assume)
     found = _VIEWS.lookup(plan.key, names, rows)
-    for i in [i for i, hit in enumerate(found) if hit is None]:
+    for i in list(compress(range(len(found)), map(is_, found, repeat(None)))):
         found[i] = _view(rows[i][0], rows[i][1:])
     views = cast(list[BindingView], found)
     _VIEWS.end(plan.key, names, rows, views)

@@ -97,6 +97,12 @@ class BindingView:
             return True, None
         return False, due - now
 
+    @property
+    def readiness(self) -> tuple[bool, datetime | None]:
+        """What `ready` reads apart from the clock: (ready at any time, else since when its
+        objects are available but untrackable, or None)."""
+        return self._readiness
+
     @cached_property
     def _readiness(self) -> tuple[bool, datetime | None]:
         """(ready at any time, else since when its objects are available but untrackable:

@@ -170,9 +170,11 @@ def pick_bindings(
     placement_type: str = "PickAll",
     fixed_names: int = 0,
     number_of_clusters: int | None = None,
+    classes: Classes | None = None,
 ) -> RollingDecision:
-    """§2.4 determineBindingsToUpdate over `views` (in binding listing order)."""
-    c = classify(views, now, config.period)
+    """§2.4 determineBindingsToUpdate over `views` (in binding listing order). `classes`:
+    `classify(views, now, config.period)` when the caller has it."""
+    c = classify(views, now, config.period) if classes is None else classes
     target = target_number(placement_type, c.scheduler_targeted, fixed_names, number_of_clusters)
     max_unavailable = ceil_scale(config.max_unavailable, target)
     max_surge = ceil_scale(config.max_surge, target)
