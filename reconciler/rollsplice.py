@@ -26,12 +26,24 @@ from itertools import compress, islice
 from operator import eq, is_, not_
 from typing import Any, Generic, TypeVar
 
-from reconciler.rollcells import NEVER
 from reconciler.stagememo import StageMemo
 
 T = TypeVar("T")
 
 __all__ = ["NEVER", "Column", "Rows", "runs"]
+
+
+class _Never:
+    """A row that equals nothing (a result made from it is never reused)."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return 0
+
+
+NEVER: Any = _Never()
 
 
 def runs(

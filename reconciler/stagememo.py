@@ -14,13 +14,13 @@ cluster with the object it was made from (compared by identity, safe because the
 and the other facts it read (compared by value): a placement recomputed because one cluster was
 added, removed or changed redoes that cluster's part only; a round (`start` ... `end`) rebuilds
 the placement's entries from the ones it looked up or made, so clusters that left drop out (the
-rollout stage looks a placement up in bulk instead: `reconciler.rollcells`). `changed_keys`
+rollout stage looks a placement up in bulk instead: `reconciler.rollsplice`). `changed_keys`
 diffs two mappings by identity in C, so a placement's 1,000 rows cost no Python step each when
 one changed. Callers never remember a result that read the pass's clock, unless they key it by
 the times it wrote (placement status and its entries: the next pass reads those very conditions
 back as its prior). Called by `statusdocs`, `statusrows`, `statusentries`,
 `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`,
-`rollmemo`, `rollfacts`, `rollview`, `rollcells`, `placememo`, `manifestmemo`, `sealing`, `select`,
+`rollmemo`, `rollfacts`, `rollview`, `rollsplice`, `placememo`, `manifestmemo`, `sealing`, `select`,
 `yamlparts`, `keptgroups`, `priorsection`, `publish`, `ownprior` and `statesnaps`.
 """
 

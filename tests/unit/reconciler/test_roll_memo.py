@@ -1,5 +1,5 @@
-"""The rollout stage's per-cluster memos (`reconciler.rollcells.Cells`, used by
-`reconciler.rollview`): a placement observed and viewed with whatever the previous pass left in the memos gives exactly
+"""The rollout stage's per-cluster memos (`reconciler.rollsplice.Rows` and `Column`, used
+by `reconciler.rollview`): a placement observed and viewed with whatever the previous pass left in the memos gives exactly
 what it gives afresh - when one binding's condition, one report entry, one cluster's desired
 content, its override failures, the assumed-ready clusters or the clock changed - and the very
 same objects, without rebuilding them, when nothing changed. `record_sync` skips a placement
