@@ -24,13 +24,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitfleet.repo.gitcmd import GitError, remember_ancestor, remember_commit
+from gitfleet.repo.gitcmd import GitError, is_object_id, remember_ancestor, remember_commit
 from gitfleet.repo.objects import ObjectReader
 
 WALK_LIMIT = 64
 """First-parent commits walked at most from the tip; further away, git answers as before."""
 _KEPT_WALKS = 64
-_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _IDENT = re.compile(r"([^<>\n]*) <([^<>\n]*)> [0-9]+ [+-][0-9]{4}")
 """`author Name <email> 1700000000 +0000`: what `%an <%ae>` prints, when nothing is odd."""
 
@@ -95,7 +94,7 @@ def walk_first_parents(
     found: list[WalkedCommit] = []
     current = tip
     while len(found) < limit:
-        if not _HEX.fullmatch(current):
+        if not is_object_id(current):
             return None
         read = _read_commit(reader, current)
         if read is None:
@@ -110,10 +109,7 @@ def walk_first_parents(
 
 
 def _read_commit(reader: ObjectReader, commit: str) -> WalkedCommit | None:
-    got = reader.read(commit)
-    if got is None:  # a pack gone under the process: ask once more from a new one
-        reader.restart()
-        got = reader.read(commit)
+    got = reader.read_known(commit)
     if got is None or got[0] != b"commit":
         return None
     return parse_commit(commit, got[1])

@@ -222,6 +222,11 @@ def remember_commit(repo_dir: Path, commit: str) -> None:
         peels[_key_of(repo_dir, None, f"{commit}^{{commit}}")] = f"{commit}\n".encode()
 
 
+def is_object_id(text: str) -> bool:
+    """A full hexadecimal object id (SHA-1 or SHA-256)."""
+    return _HEX_ID.fullmatch(text) is not None
+
+
 def remember_written(repo_dir: Path, commit: str, tree: str, parent: str | None) -> None:
     """Within `remembered_peels`: `commit` (just written to `repo_dir`) is a commit with
     `tree`, and `parent` is its ancestor. Outside it, nothing is remembered."""

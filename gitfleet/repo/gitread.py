@@ -168,10 +168,8 @@ class GitTree:
 
     def read(self, path: str) -> bytes:
         oid = self._blobs[path][0]
-        got = self._objects.read(oid)
-        if got is None and self._shared:  # a pack removed under the shared process
-            self._objects.restart()
-            got = self._objects.read(oid)
+        objects = self._objects  # shared: long-running, so a pack may have gone under it
+        got = objects.read_known(oid) if self._shared else objects.read(oid)
         if got is None or got[0] != b"blob":
             self.close()
             kind = "missing" if got is None else got[0].decode("ascii", "replace")

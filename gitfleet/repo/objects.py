@@ -10,8 +10,8 @@ and size without the content (`info`: a file's size is checked before it is read
 
 Objects written after a process started are found: git looks for new packs when an object is
 not in the ones it knows, and reads loose objects by path. An answer "missing" for an object
-that should be there (a pack removed under the process by `gc`) can be asked again after
-`restart()`; callers that know an object exists do so. The processes stop with `close()`, or
+that should be there (a pack removed under the process by `gc`) is asked again of a new process
+by `read_known`, which callers that know an object exists use. The processes stop with `close()`, or
 when the reader is collected (a finalizer), or at interpreter exit. Called by `gitfleet.repo`
 (`GitTree`, `CommitFiles`, `commitwalk`, `treediff`, `Mirror`).
 """
@@ -109,6 +109,15 @@ class ObjectReader:
             self._contents.close()
             raise GitError(f"git cat-file returned a truncated object for {name!r}")
         return header[1], data[:-1]
+
+    def read_known(self, name: str) -> tuple[bytes, bytes] | None:
+        """`read` of an object that should be there: a "missing" answer (a pack removed under
+        the process by `gc`) is asked once more of a new process."""
+        got = self.read(name)
+        if got is None:
+            self.restart()
+            got = self.read(name)
+        return got
 
     def info(self, name: str) -> tuple[bytes, int] | None:
         """(type, size in bytes) of the object `name`, without reading it; None when missing."""
