@@ -30,7 +30,6 @@ process-wide. Called by `reconciler.pass_`.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -239,8 +238,11 @@ def copy_plan(plan: PlacementPlan) -> PlacementPlan:
     copied, but for `per_cluster`, which is handed on frozen (`rollkept.Frozen`: the very dict
     pass after pass, so later stages find an unchanged placement's by identity; a stage that
     changes it replaces it with its own copy, `rollkept.thawed`); the frozen values in them
-    (states, manifests, conditions) are shared."""
-    out = copy.copy(plan)
+    (states, manifests, conditions) are shared. The plan itself is copied as `copy.copy`
+    would (a new instance of its class, its `__dict__` copied), without `copy`'s reduce
+    protocol: ~200 copies a pass."""
+    out = object.__new__(type(plan))
+    out.__dict__.update(plan.__dict__)
     out.errors = list(plan.errors)
     out.override_faults = {fault: list(cs) for fault, cs in plan.override_faults.items()}
     out.sync_errors = dict(plan.sync_errors)

@@ -48,7 +48,7 @@ from .outcome import MAX_DECISIONS
 from .pickallpatch import patch_pick_all
 from .profile import DEFAULT_PROFILE
 from .report import explain, unselected_decisions
-from .statics import Statics
+from .statics import Statics, reads_same
 
 
 @dataclass(frozen=True)
@@ -210,17 +210,10 @@ def _filtered_again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -
     changed clusters made again."""
     if entry.statics is None or entry.final is None:
         return None
-    result = entry.result
-    state = CycleState(
-        PlacementInfo(entry.policy, entry.namespace),
-        facts.views,
-        facts.clusters,
-        result.names(),
-        frozenset(result.obsolete),
-        {},
-    )
-    old = entry.statics
-    fast = Incremental(DEFAULT_PROFILE, state, old.scored, (old, changed))
+    result, old = entry.result, entry.statics
+    if reads_same(DEFAULT_PROFILE, _state(entry, facts), old, changed):
+        return replace(entry, facts=facts)  # the statics `update` would make are `old`'s
+    fast = Incremental(DEFAULT_PROFILE, _state(entry, facts), old.scored, (old, changed))
     now = fast.statics
     if now.score_memo != old.score_memo:  # a fleet-wide min/max moved: every score may change
         return None
@@ -239,6 +232,19 @@ def _filtered_again(entry: _Entry, changed: frozenset[str], facts: FleetFacts) -
     final = _patched(entry.final, moved, fast, result)
     outcome = _outcome(entry, final, facts)
     return replace(entry, facts=facts, statics=now, final=final, outcome=outcome)
+
+
+def _state(entry: _Entry, facts: FleetFacts) -> CycleState:
+    """A fresh first-cycle state of `entry`'s bindings over this pass's fleet."""
+    result = entry.result
+    return CycleState(
+        PlacementInfo(entry.policy, entry.namespace),
+        facts.views,
+        facts.clusters,
+        result.names(),
+        frozenset(result.obsolete),
+        {},
+    )
 
 
 def _patched(

@@ -438,3 +438,65 @@ def test_interleaved_fleets_equal_fresh_runs() -> None:
     facts = fleet_facts(a)
     fleet_facts(b)
     assert facts.views is a and [v.name for v in facts.clusters] == sorted(a)
+
+
+TEAM_PROD_N = policy_of(
+    crp(
+        "PickN",
+        numberOfClusters=2,
+        affinity={
+            "clusterAffinity": {
+                **required(PROD)["clusterAffinity"],
+                **preferred((10, {"labelSelector": {"matchLabels": {"team": "x"}}}))[
+                    "clusterAffinity"
+                ],
+            }
+        },
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "rebuilt"),
+    [
+        (lambda v: _relabel(v, "c00", team="x"), False),  # a dev cluster: filtered either way
+        (lambda v: _relabel(v, "c00", team="x", env="prod"), True),  # it passes now
+        (lambda v: _drop(v, "c00"), True),
+    ],
+    ids=["filtered-either-way", "passes-now", "removed"],
+)
+def test_changed_clusters_that_read_the_same_keep_the_statics(
+    change: Callable[[Views], Views], rebuilt: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A changed cluster that every static plugin reads as before (`statics.reads_same`)
+    keeps the last run's static results: none are made again (`Incremental`), and the outcome
+    equals a fresh run's."""
+    forget_stages()
+    settled = reuse.schedule_reusing("p", TEAM_PROD_N, None, (), _base(), 1).bindings
+    views = new_pass(_base())
+    prior = reuse.schedule_reusing("p", TEAM_PROD_N, None, settled, views, 1).bindings
+    made = []
+    real = reuse.Incremental
+    monkeypatch.setattr(reuse, "Incremental", lambda *a: made.append(1) or real(*a))
+    later = change(views)
+    got = reuse.schedule_reusing("p", TEAM_PROD_N, None, prior, later, 1)
+    assert summary(got) == fresh(TEAM_PROD_N, None, prior, later, 1)
+    assert bool(made) == rebuilt
+    again = reuse.schedule_reusing("p", TEAM_PROD_N, None, prior, new_pass(later), 1)
+    assert summary(again) == summary(got)
+
+
+def test_fleet_facts_of_the_very_views() -> None:
+    """A pass whose views are the very objects of the last one's takes their rows as they are;
+    another view of a cluster is compared by its row."""
+    views = _base()
+    first = fleet_facts(views)
+    second = fleet_facts(dict(views))
+    assert second is not first and second.changed_since(first) == frozenset()
+    assert second.rows == first.rows and second.names == first.names
+    c03 = views["c03"]
+    third = fleet_facts({**views, "c03": ClusterView("c03", c03.cluster, "left")})
+    assert third.changed_since(second) == {"c03"} and third.rows["c03"][0] == "left"
+    fourth = fleet_facts({**views, "c04": ClusterView("c04", views["c04"].cluster, None)})
+    assert fourth.changed_since(third) == {"c03"}
+    assert fourth.changed_since(first) == frozenset()
