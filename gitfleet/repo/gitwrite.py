@@ -190,8 +190,8 @@ def _write(
     *,
     keep_pack: bool = False,
 ) -> CommitResult:
-    """Write non-empty `changes` (or a root commit) with fast-import, or from Python when
-    small and a reader is given; sign the commit when a key is given, and move `ref` if asked."""
+    """Run fast-import for non-empty `changes` (or a root commit), sign the commit when a key
+    is given, and move `ref` if asked."""
     if ref is not None:
         validate_ref(repo, ref)
     if parent is not None and parent_tree is not None and not changes:
