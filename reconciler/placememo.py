@@ -320,7 +320,7 @@ def _rescheduled(
         return None
     views = pass_inputs[0]
     bindings = kept.plan.state.bindings
-    names = named(bindings)[0] | named(prior.bindings)[0]
+    names = (named(bindings)[0], named(prior.bindings)[0])
     schedule, refused, relabelled = _changes(kept, fleet_facts(views), names)
     outcome = None
     if schedule and not refused:
@@ -340,21 +340,25 @@ def _rescheduled(
     return plan
 
 
-def _changes(kept: _Kept, facts: FleetFacts, names: frozenset[str]) -> tuple[bool, bool, list[str]]:
+def _changes(
+    kept: _Kept, facts: FleetFacts, names: tuple[frozenset[str], frozenset[str]]
+) -> tuple[bool, bool, list[str]]:
     """What changed since `kept` for a placement whose bindings (this pass's and the prior's)
-    name `names`: (scheduling must run again: a cluster may read otherwise to it; refused: a
-    named cluster changed as scheduling or governance read it; the named clusters that changed
-    only in labels the overrides read, sorted). A few changed clusters are all compared; many
-    are first narrowed to the named ones (scheduling runs then)."""
+    name `names` (the two sets, not joined: a PickAll's name ~1,000 clusters): (scheduling must
+    run again: a cluster may read otherwise to it; refused: a named cluster changed as
+    scheduling or governance read it; the named clusters that changed only in labels the
+    overrides read, sorted). A few changed clusters are all compared; many are first narrowed
+    to the named ones (scheduling runs then)."""
     changed = facts.changed_since(kept.facts)
-    scan = changed if len(changed) <= _FEW_CHANGED else changed & names
-    moved = {n for n in scan if _row(kept.facts, n, kept.plain) != _row(facts, n, kept.plain)}
+    ours, theirs = names
+    mine = {n for n in changed if n in ours or n in theirs}
+    scan = changed if len(changed) <= _FEW_CHANGED else mine
+    plain, keys = _order(kept.plain), _order(kept.keys)
+    moved = {n for n in scan if _row(kept.facts, n, plain) != _row(facts, n, plain)}
     relabelled = sorted(
-        n
-        for n in scan & names
-        if n not in moved and _row(kept.facts, n, kept.keys) != _row(facts, n, kept.keys)
+        n for n in mine if n not in moved and _row(kept.facts, n, keys) != _row(facts, n, keys)
     )
-    return bool(moved) or len(scan) < len(changed), not moved.isdisjoint(names), relabelled
+    return bool(moved) or len(scan) < len(changed), not moved.isdisjoint(mine), relabelled
 
 
 def _same_views(kept: _Kept, facts: FleetFacts) -> bool:
@@ -362,16 +366,25 @@ def _same_views(kept: _Kept, facts: FleetFacts) -> bool:
     added or removed, and none changed in eligibility, MemberCluster digest or the values of
     the label keys the placement reads."""
     changed = facts.changed_since(kept.facts)
-    return all(_row(kept.facts, n, kept.keys) == _row(facts, n, kept.keys) for n in changed)
+    if not changed:
+        return True
+    keys = _order(kept.keys)
+    return all(_row(kept.facts, n, keys) == _row(facts, n, keys) for n in changed)
 
 
-def _row(facts: FleetFacts, name: str, keys: LabelKeys) -> tuple[Any, ...] | None:
-    """A cluster's row as a placement reading label `keys` sees it (None: no such cluster)."""
+def _order(keys: LabelKeys) -> list[str] | None:
+    """Label `keys` sorted (None: any), as `_row` reads them."""
+    return sorted(keys) if keys is not None else None
+
+
+def _row(facts: FleetFacts, name: str, keys: list[str] | None) -> tuple[Any, ...] | None:
+    """A cluster's row as a placement reading label `keys` (sorted; None: any) sees it (None:
+    no such cluster)."""
     row = facts.rows.get(name)
     if row is None:
         return None
     reason, digest, labels = row
-    return (reason, digest, _labels(labels, sorted(keys) if keys is not None else None))
+    return (reason, digest, _labels(labels, keys))
 
 
 def forget() -> None:
