@@ -37,18 +37,23 @@ def _bindings(*names: str) -> tuple[Binding, ...]:
 
 
 def _changes(
-    changes: Mapping[str, Any], names: tuple[str, ...], plain: frozenset[str] | None
+    changes: Mapping[str, Any],
+    names: tuple[str, ...],
+    plain: frozenset[str] | None,
+    prior: tuple[str, ...] = (),
 ) -> tuple[bool, bool, list[str]]:
+    """`placememo._changes` for bindings naming `names` now and `prior` before."""
     rows = {**BASE, **changes}
     new = _Facts({n: r for n, r in rows.items() if r is not None})
     kept: Any = SimpleNamespace(facts=_Facts(BASE), keys=frozenset({"env", "tier"}), plain=plain)
-    return placememo._changes(kept, new, frozenset(names))  # type: ignore[arg-type]
+    named = (frozenset(names), frozenset(prior))
+    return placememo._changes(kept, new, named)  # type: ignore[arg-type]
 
 
 def _case(changes: Mapping[str, Any], now: tuple[str, ...], prior: tuple[str, ...]) -> bool:
     """The plan reads the same (nothing refused, nothing to make again) when every key it
     reads is one scheduling reads."""
-    _, refused, relabelled = _changes(changes, now + prior, frozenset({"env", "tier"}))
+    _, refused, relabelled = _changes(changes, now, frozenset({"env", "tier"}), prior)
     return not refused and not relabelled
 
 
