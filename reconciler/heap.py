@@ -11,32 +11,41 @@ A pass makes next to no cyclic garbage: at fleet-1k a full collection after a pa
 unreachable objects, both after the first pass of a process (which builds every cache: 1.0 s)
 and after each steady-state pass (25-200 ms, walking the pass's new memo entries; a collection
 of the youngest generation alone walks them too: freeing old cache entries keeps its
-allocation count low while it fills). So a pass only freezes, and every `FULL_EVERY`-th pass
-collects everything first. Young-generation collections run less often (`YOUNG_THRESHOLD`
+allocation count low while it fills). So a pass only freezes, and the heap is collected in
+full only once the process's peak RSS has grown by a quarter (`GROWTH`) since the last full
+collection (or since the first pass), as CPython itself walks its oldest generation only when
+it grew by a quarter. Garbage cycles among frozen objects hold memory that is not reused, so
+they raise the peak and are collected; a hub whose caches keep their size (entries replaced,
+the old ones freed by reference counting) does not pay the ~1 s walk of a full collection at
+fleet-1k every 50 passes, as it did with a fixed period. The peak is one `getrusage` call
+(counting the frozen objects, `gc.get_freeze_count`, walks them all: ~0.2 s at fleet-1k). Young-generation collections run less often (`YOUNG_THRESHOLD`
 allocations instead of 700), and the collector never walks the oldest generation on its own
 (`OLD_THRESHOLD`): in the first pass of a process, when nothing is frozen yet, each of those
 collections walked every object built so far (four of them in a cold fleet-1k pass, all
-finding nothing, ~10% of its CPU); the full collection every `FULL_EVERY` passes is the one
-that looks for cycles among old objects. Process-wide, so only `gitfleet reconcile` and the benchmarks turn
-it on (`HubConfig.manage_heap`). Called by `reconciler.loop`.
+finding nothing, ~10% of its CPU). Process-wide, so only `gitfleet reconcile` and the
+benchmarks turn it on (`HubConfig.manage_heap`). Called by `reconciler.loop`.
 """
 
 from __future__ import annotations
 
 import gc
+import resource
 
-FULL_EVERY = 50
-"""Passes between full collections of everything frozen (reference cycles among old objects)."""
+GROWTH = 1.25
+"""Peak RSS, as a multiple of the peak at the last full collection, that makes the next."""
 YOUNG_THRESHOLD = 10_000
 OLD_THRESHOLD = 1_000_000
 """Middle-generation collections before the oldest one is walked: never, in practice."""
 
 
 class HeapKeeper:
-    """Freeze after every pass; every FULL_EVERY passes, collect everything first."""
+    """Freeze after every pass; collect everything first once the peak RSS grew by GROWTH."""
 
     def __init__(self) -> None:
         self.passes = 0
+        self.full_collections = 0
+        self.baseline: int | None = None
+        """Peak RSS at the last full collection (None: before the first pass)."""
         _, middle, _ = gc.get_threshold()
         gc.set_threshold(YOUNG_THRESHOLD, middle, OLD_THRESHOLD)
 
@@ -44,7 +53,16 @@ class HeapKeeper:
         """Called after every pass that rendered (committed or unchanged); skipped passes make
         next to no garbage."""
         self.passes += 1
-        if self.passes % FULL_EVERY == 0:
+        peak = peak_rss()
+        if self.baseline is None:
+            self.baseline = peak  # the first pass: its caches are the live heap
+        elif peak > self.baseline * GROWTH:
             gc.unfreeze()
             gc.collect()
+            self.baseline, self.full_collections = peak, self.full_collections + 1
         gc.freeze()
+
+
+def peak_rss() -> int:
+    """The process's peak resident set size (its unit differs by platform; only ratios count)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -9,7 +9,9 @@ cluster costs its own rows, not a look at every placement's mapping; mappings ar
 placement starting or ending a rollout, whose kept rows come or go, changes one name; when the
 same mappings have the cluster, only the changed ones' rows are replaced in its tuple); the
 other clusters keep last pass's very rows tuple, which the index files
-reuse without looking at it (`reconciler.indexfiles`). Many changed mappings: joined in full.
+reuse without looking at it (`reconciler.indexfiles`). Many changed clusters (a changed
+mapping's own, compared in C): joined in full, so a cluster joining or leaving, which changes
+every mapping that has it, joins that cluster only.
 The mappings are never changed once handed over. Called by `assemble`. Pure: no I/O.
 """
 
@@ -26,7 +28,10 @@ Rows = Mapping[str, Sequence[dict[str, Any]]]
 Joined = dict[str, tuple[dict[str, Any], ...]]
 
 MAX_CHANGED = 16
-"""More changed mappings than this: joining every cluster is about as cheap."""
+MAX_SHARE = 0.25
+"""More changed clusters than `MAX_CHANGED` plus this share of all: joining every cluster is
+about as cheap (a cluster joining or leaving changes every mapping that has it, one cluster
+each)."""
 
 Where = dict[str, tuple[tuple[str, ...], tuple[int, ...]]]
 """cluster -> the names of the mappings that have it, in order, and how many rows each gives."""
@@ -46,9 +51,13 @@ def joined_rows(parts: Mapping[str, Rows]) -> Joined:
         changed.update(before.keys() - now.keys())
         if not changed and list(before) == list(now):
             return joined
-        if len(changed) <= MAX_CHANGED and _kept_order(before, now):
+        limit = MAX_CHANGED + int(MAX_SHARE * len(joined))
+        clusters = (
+            _changed_clusters(now, before, changed, limit) if _kept_order(before, now) else None
+        )
+        if clusters is not None:
             where = where if where is not None else _where(before)
-            made = _rejoined(joined, where, now, before, changed)
+            made = _rejoined(joined, where, now, before, changed, clusters)
             _LAST.put("rows", (now,), made)
             return made[0]
     full = _joined(now)
@@ -92,11 +101,11 @@ def _rejoined(
     parts: Mapping[str, Rows],
     before: Mapping[str, Rows],
     changed: set[str],
+    clusters: set[str],
 ) -> tuple[Joined, Where]:
-    """`joined` with the clusters of the changed mappings (old or new) joined again, from the
+    """`joined` with `clusters` (of the changed mappings, old or new) joined again, from the
     mappings that had them or have them now only (in the order `where` lists them, and those
     that have a cluster they did not have put in their place)."""
-    clusters = _changed_clusters(parts, before, changed)
     came = [n for n in changed if n in parts]
     place: dict[str, int] | None = None
     out, where = dict(joined), dict(where)
@@ -122,14 +131,17 @@ def _rejoined(
 
 
 def _changed_clusters(
-    parts: Mapping[str, Rows], before: Mapping[str, Rows], changed: set[str]
-) -> set[str]:
+    parts: Mapping[str, Rows], before: Mapping[str, Rows], changed: set[str], limit: int
+) -> set[str] | None:
     """The clusters whose rows in a changed mapping are other objects than before, or that the
     mapping gained or lost (in C, `changed_keys`): a placement patched on a few clusters hands a
-    new mapping holding its other clusters' very rows, which keep their joined tuple."""
+    new mapping holding its other clusters' very rows, which keep their joined tuple. None:
+    more than `limit` of them."""
     out: set[str] = set()
     for name in changed:
         out |= changed_keys(before.get(name, _NO_ROWS), parts.get(name, _NO_ROWS))
+        if len(out) > limit:
+            return None
     return out
 
 

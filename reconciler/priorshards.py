@@ -250,7 +250,9 @@ def sharded_files(
         now[number] = found
         path = placement_prior_shard_path(key, number)
         written.append((path, found.data, SHARD_TAG, found.value))
-    head = _head(key, count, frozenset(range(count)) - set(now), section, conditions)
+    named = sum(map(len, conds))  # every cluster's conditions but the unnamed are in a shard
+    unnamed = {} if named == len(per_cluster) else dict(filter(_unnamed_item, per_cluster.items()))
+    head = _head(key, count, frozenset(range(count)) - set(now), section, conditions, unnamed)
     return written, now, head
 
 
@@ -262,6 +264,10 @@ _CONDS: MappingSplit[tuple[Condition, ...]] = MappingSplit()
 
 def _unnamed(name: str) -> bool:
     return name.startswith(UNNAMED)
+
+
+def _unnamed_item(item: tuple[str, Any]) -> bool:
+    return item[0].startswith(UNNAMED)
 
 
 def _shard(key: str, number: int, count: int, made_from: tuple[Any, ...], pieces: Pieces) -> Kept:
@@ -290,8 +296,10 @@ def _head(
     empty: frozenset[int],
     section: Mapping[str, Any] | None,
     conditions: PriorConditions | None,
+    unnamed: dict[str, tuple[Condition, ...]],
 ) -> tuple[bytes, ShardedHead]:
-    """The ShardedPlacementPrior document and its value."""
+    """The ShardedPlacementPrior document and its value (`unnamed`: the conditions' entries
+    of the unselected names a PickFixed placement could not place, in their order)."""
     doc: dict[str, Any] = {"apiVersion": OUTPUT_API_VERSION, "kind": SHARDED_KIND}
     record, head_conds = None, None
     if section is not None:
@@ -299,7 +307,6 @@ def _head(
         doc["index"] = {"header": header} if header is not None else {}
         record = IndexRecord(header, (), ())
     if conditions is not None:
-        unnamed = {n: c for n, c in conditions[1].items() if n.startswith(UNNAMED)}
         part: dict[str, Any] = {"placement": dump_conditions(conditions[0])}
         if unnamed:
             part["perCluster"] = [{"conditions": dump_conditions(c)} for c in unnamed.values()]

@@ -148,10 +148,10 @@ def _names(key: str, bindings: tuple[Any, ...]) -> tuple[tuple[str, ...], frozen
     return found
 
 
-def bound_names(key: str, bindings: tuple[Any, ...]) -> frozenset[str]:
-    """The clusters of placement `key`'s `bindings` (remembered per bindings tuple, as
-    `rollout_inputs` read them)."""
-    return _names(key, bindings)[1]
+def bound_names(key: str, bindings: tuple[Any, ...]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The clusters of placement `key`'s `bindings`, in order and as a set (remembered per
+    bindings tuple, as `rollout_inputs` read them)."""
+    return _names(key, bindings)
 
 
 def given_contents(

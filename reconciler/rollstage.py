@@ -234,10 +234,21 @@ def _settling(
             )
 
 
-def _drop_departed(plan: PlacementPlan, clusters: frozenset[str]) -> None:
-    """A cluster that left the fleet frees its slot: its Unscheduled binding goes at once."""
-    kept = tuple(b for b in plan.state.bindings if b.state != UNSCHEDULED or b.cluster in clusters)
-    plan.state = replace(plan.state, bindings=kept)
+def _drop_departed(plan: PlacementPlan, clusters: frozenset[str], names: Sequence[str]) -> None:
+    """A cluster that left the fleet frees its slot: its Unscheduled binding goes at once.
+    `names`: the bindings' clusters in order; only the bindings of departed ones are read (the
+    others are sliced over in C) and the state is kept when none goes."""
+    bindings = plan.state.bindings
+    if len(names) != len(bindings):  # never, as observing keeps them: read the bindings
+        names = [b.cluster for b in bindings]
+    away = compress(range(len(names)), map(not_, map(clusters.__contains__, names)))
+    gone = [i for i in away if bindings[i].state == UNSCHEDULED]
+    if not gone:
+        return
+    kept: list[Binding] = []
+    for start, end in zip([0, *(i + 1 for i in gone)], [*gone, len(bindings)], strict=True):
+        kept += bindings[start:end]
+    plan.state = replace(plan.state, bindings=tuple(kept))
 
 
 def _observe(
@@ -253,11 +264,12 @@ def _observe(
     token: int,
     known: tuple[Any, ...] | None = None,
 ) -> None:
-    named = bound_names(plan.key, plan.state.bindings)  # observing keeps each binding's cluster
+    # observing keeps each binding's cluster, in its place
+    names, named = bound_names(plan.key, plan.state.bindings)
     given = given_contents(plan, prior_index, token)
     observe(plan, entries, now, prior_index, given, known_reports(known))
     if not clusters.issuperset(named):
-        _drop_departed(plan, clusters)
+        _drop_departed(plan, clusters, names)
     settle(plan, reports, clusters, assume_ready)
     views[plan.key] = placement_view(plan, assume_ready)
     made[plan.key] = plan.state

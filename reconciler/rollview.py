@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from itertools import compress, repeat
-from operator import attrgetter, is_, is_not, itemgetter, ne
+from operator import and_, attrgetter, is_, is_not, itemgetter, ne
 from typing import Any, cast
 
 from gitfleet.api.report import AgentReport, PlacementReport
@@ -197,7 +197,7 @@ _TUPLES: Column[tuple[Manifest, ...]] = Column()
 """Placement key -> each targeted cluster's manifests, by its per-cluster result object (and the
 placement's default manifests)."""
 _FAILURES: Column[tuple[tuple[str, str], ...]] = Column(lambda m: () if m is None else m.failures)
-_ASSUMED: Column[bool] = Column()
+_ASSUMABLE: Column[bool] = Column(lambda b: b.content is not None and b.state != SCHEDULED)
 
 
 def _desired(plan: PlacementPlan) -> dict[str, str]:
@@ -293,12 +293,10 @@ def _view_rows(plan: PlacementPlan, assume: frozenset[str]) -> list[tuple[Any, .
     if not assume:
         no = repeat(False)
         return list(zip(bindings, repeat(index), no, no, failures, desired, strict=False))
-    assumed = _ASSUMED.of(
-        plan.key,
-        bindings,
-        assume,
-        lambda b: b.cluster in assume and b.content is not None and b.state != SCHEDULED,
-    )
+    # whether each binding could be assumed is spliced (it reads the binding alone); the
+    # cluster's membership of `assume` (a new set when a cluster joins) is looked up in C
+    ready = _ASSUMABLE.of(plan.key, bindings)
+    assumed = list(map(and_, map(assume.__contains__, names), ready))
     diff = assumed if plan.apply_strategy.get("type") == "ReportDiff" else repeat(False)
     return list(zip(bindings, repeat(index), assumed, diff, failures, desired, strict=False))
 

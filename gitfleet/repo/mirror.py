@@ -27,6 +27,7 @@ from pathlib import Path
 
 from gitfleet.repo.commitlog import LogEntry as LogEntry
 from gitfleet.repo.commitlog import log_args, parse_log
+from gitfleet.repo.faststream import ZERO_OID
 from gitfleet.repo.gitcmd import (
     GitError,
     GitResult,
@@ -37,7 +38,7 @@ from gitfleet.repo.gitcmd import (
     run_git,
     validate_ref,
 )
-from gitfleet.repo.gitwrite import ZERO_OID, check_path
+from gitfleet.repo.gitwrite import check_path
 from gitfleet.repo.objects import ObjectReader
 from gitfleet.repo.packs import fold_small_packs
 from gitfleet.repo.remote import RemoteURL, check_url

@@ -5,10 +5,15 @@ True)`): fast-import then keeps its pack instead of starting `git unpack-objects
 small commit into loose objects (fleet-1k, one edited resource: fast-import ~50 -> ~20 ms CPU).
 Packs would pile up and make `gc --auto` repack the whole repository, so `fold_small_packs`
 merges them in tiers: when `FOLD_COUNT` packs are below a tier's size, their objects (listed
-by `git show-index`) are written into one pack by `git pack-objects` (no walk; ~80 ms for 14
-packs of ~70 objects) and the old packs removed after the new one is complete, as `git repack
--d` does. Packs with a `.keep`, `.promisor` or `.mtimes` (cruft) file are never touched.
-Called by `Mirror.maintain` only.
+from their `.idx` files; `git show-index` only for an index that is not version 2 of SHA-1
+ids) are written into one pack by `git pack-objects` (no walk) and the old packs removed after
+the new one is complete, as `git repack -d` does. A first-tier fold reuses the deltas
+fast-import made and looks for no new ones (`--window=0`): measured on the 15 packs of 14
+fleet-1k override edits (937 objects), the fold went from 78 to 14 ms of CPU (179 -> 29 ms
+wall; it fell on every 16th committing pass) for a 1.7 instead of 1.0 MB pack; a fold of the
+next tier searches, so what the first tier left undeltified is compressed every
+`FOLD_COUNT`² commits. Packs with a `.keep`, `.promisor` or `.mtimes` (cruft) file are never
+touched. Called by `Mirror.maintain` only.
 """
 
 from __future__ import annotations
@@ -22,16 +27,18 @@ FOLD_COUNT = 16
 TIERS = (1 << 20, 16 << 20)
 """Pack sizes (bytes) of the fold tiers: a fold of small packs makes a pack of the next tier."""
 _SIDE_FILES = (".pack", ".idx", ".rev", ".bitmap")
+_IDX_V2 = b"\377tOc\0\0\0\2"
+_IDX_FANOUT_END = 8 + 256 * 4
 _PROTECTED = (".keep", ".promisor", ".mtimes")
 
 
 def fold_small_packs(repo: Path) -> int:
     """Fold each tier with `FOLD_COUNT` or more packs below its size; the packs folded."""
     folded = 0
-    for limit in TIERS:
+    for tier, limit in enumerate(TIERS):
         small = _small_packs(repo, limit)
         if len(small) >= FOLD_COUNT:
-            _fold(repo, small)
+            _fold(repo, small, search=tier > 0)
             folded += len(small)
     return folded
 
@@ -52,18 +59,31 @@ def _small_packs(repo: Path, limit: int) -> list[Path]:
     return found
 
 
-def _fold(repo: Path, packs: list[Path]) -> None:
-    """Write every object of `packs` into one new pack, then delete the old ones."""
+def _fold(repo: Path, packs: list[Path], search: bool) -> None:
+    """Write every object of `packs` into one new pack, then delete the old ones. Without
+    `search`, deltas are reused but none is looked for (`--window=0`)."""
     env = {"GIT_DIR": str(repo)}
     oids: list[bytes] = []
     for pack in packs:
-        listed = run_git(repo, ["show-index"], stdin=pack.with_suffix(".idx").read_bytes(), env=env)
-        oids += [line.split()[1] for line in listed.stdout.splitlines()]
+        oids += _listed(repo, pack.with_suffix(".idx"), env)
     base = repo / "objects" / "pack" / "pack"
-    args = ["pack-objects", "--delta-base-offset", "--quiet", str(base)]
-    written = run_git(repo, args, stdin=b"\n".join(oids) + b"\n", env=env)
+    args = ["pack-objects", "--delta-base-offset", "--quiet", *(() if search else ("--window=0",))]
+    written = run_git(repo, [*args, str(base)], stdin=b"\n".join(oids) + b"\n", env=env)
     new = f"pack-{written.stdout.decode().strip()}"
     for pack in packs:
         if pack.stem != new:
             for ext in _SIDE_FILES:
                 pack.with_suffix(ext).unlink(missing_ok=True)
+
+
+def _listed(repo: Path, idx: Path, env: dict[str, str]) -> list[bytes]:
+    """The object ids (hex) a pack index lists: read from a version-2 index of SHA-1 ids
+    (what git writes) directly, asked of `git show-index` otherwise."""
+    data = idx.read_bytes()
+    if data[:8] == _IDX_V2 and len(data) >= _IDX_FANOUT_END:
+        count = int.from_bytes(data[_IDX_FANOUT_END - 4 : _IDX_FANOUT_END], "big")
+        if len(data) == _IDX_FANOUT_END + count * 28 + 40:  # ids, crc32s, offsets, 2 sums
+            ids = data[_IDX_FANOUT_END : _IDX_FANOUT_END + count * 20]
+            return [ids[at : at + 20].hex().encode() for at in range(0, len(ids), 20)]
+    listed = run_git(repo, ["show-index"], stdin=data, env=env)
+    return [line.split()[1] for line in listed.stdout.splitlines()]

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from gitfleet.repo.faststream import commit_and_tree
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitwrite import (
     CommitResult,
     Identity,
     PathError,
-    _commit_and_tree,
     blob_id,
     commit_files,
     replace_tree,
@@ -360,10 +360,10 @@ def test_a_known_listing_is_trusted_without_asking_git(repo: Path, base: CommitR
 )
 def test_unexpected_fast_import_output_is_an_error(out: bytes) -> None:
     with pytest.raises(GitError, match="unexpected fast-import output"):
-        _commit_and_tree(out)
+        commit_and_tree(out)
 
 
 def test_the_tree_comes_from_fast_import_itself(repo: Path, base: CommitResult) -> None:
     oid, tree = "a" * 40, "b" * 40
-    assert _commit_and_tree(f"{oid}\n040000 tree {tree}\t\n".encode()) == (oid, tree)
+    assert commit_and_tree(f"{oid}\n040000 tree {tree}\t\n".encode()) == (oid, tree)
     assert base.tree == git(repo, "rev-parse", f"{base.commit}^{{tree}}")

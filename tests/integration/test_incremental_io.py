@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gitfleet.api.limits import DEFAULT_LIMITS
+from gitfleet.repo.faststream import _stream, quote_path
 from gitfleet.repo.gitread import GitTree
-from gitfleet.repo.gitwrite import Identity, _stream, blob_id, commit_files, quote_path
+from gitfleet.repo.gitwrite import Identity, blob_id, commit_files
 from renderers.base import RenderContext, Unit
 from renderers.plain import PlainRenderer
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitfleet.repo import packs
+from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitwrite import Identity, commit_files
 from gitfleet.repo.mirror import Mirror
 from tests.helpers.hubs import Clock
@@ -105,3 +106,49 @@ def test_the_hub_keeps_its_small_commits_packed(tmp_path: Path) -> None:
     assert (
         not loose.exists() and _git(hub.mirror.path, "cat-file", "-t", edited.output) == "commit\n"
     )
+
+
+def test_pack_indexes_are_listed_as_git_show_index_lists_them(mirror: Mirror) -> None:
+    _commits(mirror.path, 3)
+    env = {"GIT_DIR": str(mirror.path)}
+    for idx in (mirror.path / "objects" / "pack").glob("*.idx"):
+        listed = packs._listed(mirror.path, idx, env)
+        out = subprocess.run(
+            ["git", "show-index"], input=idx.read_bytes(), capture_output=True, check=True
+        )
+        shown = [line.split()[1] for line in out.stdout.splitlines()]
+        assert listed == shown and len(listed) == 5
+
+
+@pytest.mark.parametrize(
+    "bad", [b"\377tOc\0\0\0\1" + bytes(1024), b"", b"\377tOc\0\0\0\2" + bytes(100)]
+)
+def test_an_index_python_cannot_read_is_asked_of_git(
+    mirror: Mirror, tmp_path: Path, bad: bytes
+) -> None:
+    idx = tmp_path / "odd.idx"
+    idx.write_bytes(bad)
+    with pytest.raises(GitError):  # git's own answer to an index it cannot read either
+        packs._listed(mirror.path, idx, {"GIT_DIR": str(mirror.path)})
+
+
+@pytest.mark.parametrize(("tier", "searched"), [(0, False), (1, True)])
+def test_only_folds_past_the_first_tier_look_for_new_deltas(
+    mirror: Mirror, monkeypatch: pytest.MonkeyPatch, tier: int, searched: bool
+) -> None:
+    argv: list[list[str]] = []
+    real = packs.run_git
+
+    def spy(repo: Path, args: list[str], **kwargs: object) -> object:
+        argv.append(args)
+        return real(repo, args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(packs, "run_git", spy)
+    monkeypatch.setattr(packs, "FOLD_COUNT", 3)
+    monkeypatch.setattr(packs, "TIERS", (0, 1 << 30) if tier else (1 << 30,))
+    tip = _commits(mirror.path, 3)
+    assert packs.fold_small_packs(mirror.path) == 3
+    (fold,) = [args for args in argv if args[0] == "pack-objects"]
+    assert ("--window=0" not in fold) is searched
+    assert all(args[0] != "show-index" for args in argv)  # read from the index files
+    _git(mirror.path, "fsck", "--strict", "--no-dangling", tip)

@@ -168,3 +168,19 @@ def test_patched_mappings_over_many_passes_join_as_a_plain_join() -> None:
             for cluster, rows in part.items():
                 plain.setdefault(cluster, []).extend(rows)
         assert joined_rows(named(given)) == {c: tuple(rows) for c, rows in plain.items()}
+
+
+def test_a_cluster_joining_every_mapping_joins_that_cluster_only() -> None:
+    """More mappings than MAX_CHANGED gain one cluster (each a new mapping holding the other
+    clusters' very rows): the other clusters keep their tuples, and the join is the full one."""
+    forget_stages()
+    given: list[Rows] = [
+        {f"c{j}": [row(str(i))] for j in range(40)} for i in range(MAX_CHANGED + 4)
+    ]
+    first = joined_rows(named(given))
+    grown: list[Rows] = [{**part, "new": [row(str(i), 1)]} for i, part in enumerate(given)]
+    now = joined_rows(named(grown))
+    assert all(now[f"c{j}"] is first[f"c{j}"] for j in range(40))
+    left = joined_rows(named(given))  # and leaves them all again
+    assert "new" not in left and left["c0"] is first["c0"]
+    assert left == full(given) and now == full(grown)

@@ -176,3 +176,20 @@ def test_an_unscheduled_binding_of_a_cluster_that_left_goes_when_observed(keyed:
         rollstage._observe(plan, {}, {}, NOW, prior, declared, frozenset(), views, made, token)
         assert [b.cluster for b in plan.state.bindings] == kept
         assert made["web"] is plan.state
+
+
+def test_dropping_departed_clusters_slices_out_what_a_literal_reading_drops() -> None:
+    """`rollstage._drop_departed` (reading only the departed clusters' bindings) keeps exactly
+    the bindings a literal reading keeps, in order, and the very state when none goes."""
+    rng = random.Random(11)
+    for _ in range(300):
+        states = [rng.choice(["Bound", "Scheduled", "Unscheduled"]) for _ in range(12)]
+        bindings = tuple(Binding(f"c{i:02d}", s, 0, 3, content=D) for i, s in enumerate(states))
+        declared = frozenset(f"c{i:02d}" for i in range(12) if rng.random() < 0.7)
+        plan = World(bindings=bindings).plan()
+        before = plan.state
+        rollstage._drop_departed(plan, declared, [b.cluster for b in bindings])
+        literal = [b for b in bindings if b.state != "Unscheduled" or b.cluster in declared]
+        assert list(plan.state.bindings) == literal
+        assert all(a is b for a, b in zip(plan.state.bindings, literal, strict=True))
+        assert (plan.state is before) == (len(literal) == len(bindings))

@@ -195,21 +195,33 @@ def _frozen_cycle() -> weakref.ref[_Node]:
     return weakref.ref(node)
 
 
-def test_the_heap_keeper_freezes_after_each_pass_and_collects_only_now_and_then() -> None:
+@pytest.mark.parametrize(
+    ("peaks", "collected_at"),
+    [
+        ((100, 100, 100, 100), ()),  # caches keep their size: never a full collection
+        ((100, 110, 125, 124), ()),  # grown by a quarter, not more
+        ((100, 110, 126, 126), (2,)),  # past a quarter: collected once, the new peak the base
+        ((100, 126, 150, 158), (1, 3)),  # 158 > 126 * 1.25
+    ],
+)
+def test_the_heap_keeper_collects_in_full_only_when_the_peak_rss_grew_by_a_quarter(
+    monkeypatch: pytest.MonkeyPatch, peaks: tuple[int, ...], collected_at: tuple[int, ...]
+) -> None:
     threshold = gc.get_threshold()
     try:
         keeper = HeapKeeper()
         assert gc.get_threshold()[0] == 10_000
-        old = _frozen_cycle()
-        young = weakref.ref(_Node())
-        keeper.after_pass()  # any pass: frozen as it is, nothing walked
-        assert young() is not None and old() is not None
-        assert gc.get_freeze_count() > 0
-        keeper.after_pass()
-        assert young() is not None and old() is not None
-        keeper.passes = heap.FULL_EVERY - 1
-        keeper.after_pass()  # every FULL_EVERY-th: everything unfrozen, collected, frozen
-        assert young() is None and old() is None and gc.get_freeze_count() > 0
+        seen = []
+        for index, peak in enumerate(peaks):
+            monkeypatch.setattr(heap, "peak_rss", lambda peak=peak: peak)
+            old, young = _frozen_cycle(), weakref.ref(_Node())
+            keeper.after_pass()
+            assert young() is not None or old() is None  # unless collected, frozen as it is
+            if old() is None:
+                seen.append(index)
+            assert gc.get_freeze_count() > 0
+        assert tuple(seen) == collected_at
+        assert keeper.full_collections == len(collected_at)
     finally:
         gc.unfreeze()
         gc.set_threshold(*threshold)

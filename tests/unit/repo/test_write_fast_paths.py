@@ -18,17 +18,14 @@ from typing import Any
 import pytest
 
 from gitfleet.repo.fastimport import run_fast_import
+from gitfleet.repo.faststream import FILE_MODE, _stream, quote_path, raw_date
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitwrite import (
-    FILE_MODE,
     Identity,
     PathError,
-    _raw_date,
     _refuse_nesting,
-    _stream,
     check_path,
     check_paths,
-    quote_path,
 )
 
 PIECES = ["a", "b-c", "d.yaml", "x_y", "ü", "e f", "g.h.yaml", "..", ".", ".hidden", "", "a\\b"]
@@ -118,7 +115,7 @@ def plain_stream(parent: str | None, changes: dict[str, bytes | None]) -> bytes:
     for p, data in sorted((p, d) for p, d in changes.items() if d is not None):
         mark = marks.setdefault(data, b":%d" % (len(marks) + 2))
         files.append(b"M " + FILE_MODE.encode() + b" " + mark + b" " + quote_path(p) + b"\n")
-    who = f"t <t@example.com> {_raw_date(WHEN)}".encode()
+    who = f"t <t@example.com> {raw_date(WHEN)}".encode()
     out = [b"feature done\n"]
     first: dict[bytes, str] = {}  # content -> the first path holding it
     for p, data in sorted((p, d) for p, d in changes.items() if d is not None):
