@@ -57,8 +57,13 @@ MAX_OUTCOMES = 500_000
 Outcome: TypeAlias = "Manifest | tuple[str, OverrideFault | None] | None"
 """One object on one cluster: its manifest, its failure (message, located fault) or None when a
 Delete rule removed it."""
-_outcomes: OrderedDict[tuple[int, str | None], Outcome] = OrderedDict()
-"""(result key token, the cluster's name when the result depends on it) -> outcome."""
+Outcomes: TypeAlias = "dict[str | None, Outcome]"
+"""The cluster's name when the result depends on it (else None) -> outcome."""
+_outcomes: OrderedDict[int, Outcomes] = OrderedDict()
+"""Result key token -> its `Outcomes` (one table per token: a cluster's lookup is one plain dict
+lookup by its name); the tokens least recently looked at are dropped first."""
+_counted = 0
+"""Outcomes put in the tables (about those held: `_remember` recounts when it drops tables)."""
 _templates: OrderedDict[int, NameTemplate | None] = OrderedDict()
 """Template token (`template_part`) -> the name template of results that depend on the
 cluster's name or label values (None: none)."""
@@ -80,11 +85,29 @@ class Manifest:
         return {**self.identity, "file": self.file, "hash": self.hash}
 
 
-def _remember(key: tuple[int, str | None], outcome: Outcome) -> None:
-    _outcomes[key] = outcome
-    if len(_outcomes) > MAX_OUTCOMES:
+def _table(token: int) -> Outcomes:
+    """The outcomes remembered for result key token `token` (an empty table when none), now
+    the most recently used."""
+    table = _outcomes.get(token)
+    if table is None:
+        table = _outcomes[token] = {}
+    else:
+        with suppress(KeyError):  # KeyError: another hub thread dropped it meanwhile
+            _outcomes.move_to_end(token)
+    return table
+
+
+def _remember(table: Outcomes, name: str | None, outcome: Outcome) -> None:
+    """`outcome` into `table`; beyond MAX_OUTCOMES outcomes, the least recently used tables
+    are dropped until half as many are held."""
+    global _counted
+    table[name] = outcome
+    _counted += 1
+    if _counted > MAX_OUTCOMES:
         with suppress(KeyError):
-            _outcomes.popitem(last=False)
+            while _outcomes and _counted > MAX_OUTCOMES // 2:
+                _counted -= len(_outcomes.popitem(last=False)[1])
+        _counted = sum(map(len, list(_outcomes.values())))
 
 
 def manifest_of(obj: Mapping[str, Any]) -> Manifest:
@@ -179,14 +202,15 @@ Slot: TypeAlias = "tuple[int, SelectedResource, Any]"
 
 class _Recipe:
     """How an object's result on the clusters of one label set is made: the token of its
-    `result_key` without the cluster's name, whether the name is part of the key, its
-    template part, and the template with the label values in place (`_template`, looked up
-    on the first cluster that needs it)."""
+    `result_key` without the cluster's name, the outcomes remembered for that token, whether
+    the name is part of the key, its template part, and the template with the label values
+    in place (`_template`, looked up on the first cluster that needs it)."""
 
-    __slots__ = ("named", "part", "template", "token")
+    __slots__ = ("named", "part", "table", "template", "token")
 
     def __init__(self, token: int, named: bool, part: TemplatePart | None) -> None:
         self.token, self.named, self.part = token, named, part
+        self.table = _table(token)
         self.template: Any = _MISSING
 
 
@@ -262,15 +286,13 @@ class OverrideRenderer:
     def _outcome(self, sel: SelectedResource, view: ClusterView, recipe: _Recipe) -> Outcome:
         """The manifest of `sel` after its overrides on this cluster, the failure (message and
         the override fault it locates), or None when a Delete rule removed it; remembered
-        across passes by everything the result depends on (`key`: the token of
-        `PlacementOverrides.result_key` and the cluster's name when the result reads it), so a
+        across passes by everything the result depends on (the recipe's table: the token of
+        `PlacementOverrides.result_key`; in it the cluster's name when the result reads it), so a
         long-running hub re-applies and re-serialises only what an edit touched. Made from
         the recipe's template when it can be."""
-        key = (recipe.token, view.name if recipe.named else None)
-        found = _outcomes.get(key, _MISSING)
+        name = view.name if recipe.named else None
+        found = recipe.table.get(name, _MISSING)
         if found is not _MISSING:
-            with suppress(KeyError):
-                _outcomes.move_to_end(key)
             return found  # type: ignore[return-value]
         template = recipe.template
         if template is _MISSING:
@@ -285,7 +307,7 @@ class OverrideRenderer:
                 outcome = (applied.error, applied.fault)
             elif applied.obj is not None:
                 outcome = self._manifest(applied.obj)
-        _remember(key, outcome)
+        _remember(recipe.table, name, outcome)
         return outcome
 
     def _wrapped(

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from functools import partial
+from itertools import compress, repeat
+from operator import is_
 from typing import Any
 
 from gitfleet.load.yamlemit import Pieces
@@ -131,16 +133,16 @@ class Spliced:
 
 
 class Blocks:
-    """One stage's kept texts: each name's item at an indent, and each whole list of names at
-    an indent (a list of names unchanged since the last pass is one lookup); `next_round` once
-    a pass."""
+    """One stage's kept texts: each name's item at an indent (a pure function of the two, kept
+    until `MAX_LINES` names at an indent), and each whole list of names at an indent (a list of
+    names unchanged since the last pass is one lookup); `next_round` once a pass. A list that
+    changed (a cluster joined a group of 1,000) looks its names' lines up in C."""
 
     def __init__(self) -> None:
-        self._lines: RoundMemo[str | None] = RoundMemo()
+        self._lines: dict[int, dict[str, str | None]] = {}
         self._blocks: RoundMemo[str | None] = RoundMemo()
 
     def next_round(self) -> None:
-        self._lines.next_round()
         self._blocks.next_round()
 
     def names(self, names: list[str]) -> Callable[[int], str | None]:
@@ -153,9 +155,18 @@ class Blocks:
         return block
 
     def _names_text(self, names: tuple[str, ...], indent: int) -> str | None:
-        get = self._lines.get
-        lines = [get((name, indent), partial(_name_line, name, indent)) for name in names]
-        return None if None in lines else "".join(lines)  # type: ignore[arg-type]
+        known = self._lines.setdefault(indent, {})
+        if len(known) > MAX_LINES:  # more names than any fleet has: start afresh
+            known.clear()
+        lines: list[Any] = list(map(known.get, names, repeat(_UNKNOWN)))
+        for i in list(compress(range(len(lines)), map(is_, lines, repeat(_UNKNOWN)))):
+            lines[i] = known[names[i]] = _name_line(names[i], indent)
+        return None if None in lines else "".join(lines)
+
+
+MAX_LINES = 100_000
+"""Names whose line `Blocks` keeps at one indent."""
+_UNKNOWN = object()
 
 
 def _name_line(name: str, indent: int) -> str | None:

@@ -29,14 +29,15 @@ NAME = "${MEMBER-CLUSTER-NAME}"
 REGION = "${MEMBER-CLUSTER-LABEL-KEY-region}"
 
 
-class _Counting(OrderedDict[Any, Any]):
-    """`manifests._outcomes`, counting the lookups of results that read no cluster name."""
+class _Counting(dict[Any, Any]):
+    """A table of `manifests._outcomes`, counting the lookups of results that read no cluster
+    name."""
 
     unnamed = 0
 
     def get(self, key: Any, default: Any = None) -> Any:
-        if key[1] is None:
-            self.unnamed += 1
+        if key is None:
+            _Counting.unnamed += 1
         return super().get(key, default)
 
 
@@ -57,8 +58,11 @@ def _setup(tmp_path: Path) -> tuple[OverrideRenderer, Any, Any]:
 def test_unnamed_results_are_looked_up_once_per_label_set(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    counting = _Counting()
-    monkeypatch.setattr(manifests, "_outcomes", counting)
+    tables: OrderedDict[int, _Counting] = OrderedDict()
+    monkeypatch.setattr(manifests, "_outcomes", tables)
+    monkeypatch.setattr(manifests, "_table", lambda token: tables.setdefault(token, _Counting()))
+    monkeypatch.setattr(_Counting, "unnamed", 0)
+    counting = _Counting
     renderer, _, selection = _setup(tmp_path)
     views = [view(n, region="eu") for n in ("a", "b", "c", "d")] + [view("e", region="us")]
     results = [renderer.for_cluster(selection, v) for v in views]
@@ -89,3 +93,21 @@ def test_every_cluster_gets_what_applying_its_overrides_gives(tmp_path: Path) ->
         assert [error for _, error in got.failures] == failures
         assert bool(failures) is (v.name == "d")
         assert any(b"who: x-" + v.name.encode() in m.data for m in want) is (v.name != "d")
+
+
+def test_outcome_tables_beyond_the_limit_drop_the_least_recently_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(manifests, "_outcomes", OrderedDict())
+    monkeypatch.setattr(manifests, "_counted", 0)
+    monkeypatch.setattr(manifests, "MAX_OUTCOMES", 6)
+    first, second = manifests._table(1), manifests._table(2)
+    for name in ("a", "b", "c"):
+        manifests._remember(first, name, None)
+    assert manifests._table(1) is first  # now the most recently used
+    for name in ("a", "b", "c"):
+        manifests._remember(second, name, None)
+    assert list(manifests._outcomes) == [2, 1] and manifests._counted == 6
+    manifests._remember(second, "d", None)  # 7: tables dropped until at most 3 are held
+    assert list(manifests._outcomes) == [1] and manifests._counted == 3
+    assert manifests._table(1) is first and manifests._table(2) == {}
