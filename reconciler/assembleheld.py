@@ -10,8 +10,7 @@ object, and a unit whose rows are all last pass's very objects keeps last pass's
 mapping and sizes (the very objects: the index rows, the index files, the composition and the
 size totals then skip it by identity, `reconciler.indexrows`, `reconciler.unitfiles`) once every
 file is checked to be the very bytes object in the previous output (an identity check a file,
-in C); in a unit whose rows changed, each cluster whose row is last pass's very object keeps its
-files that way (`_kept_files`). A rolling placement's kept rows are listed with its live rows (`merge_rolling`), and a
+in C). A rolling placement's kept rows are listed with its live rows (`merge_rolling`), and a
 cluster kept where it was laid out last pass keeps that very row (and its list), so a rollout
 that moves some clusters and stops at others changes only their rows. Called by `assemble`.
 """
@@ -32,7 +31,7 @@ from reconciler.placement import PlacementPlan
 from reconciler.rollkept import frozen
 from reconciler.schedule.clusters import ClusterView
 from reconciler.stagememo import StageMemo, changed_keys
-from reconciler.unitfiles import Units, patched_from
+from reconciler.unitfiles import Units
 
 PriorIndex = dict[str, dict[str, dict[str, Any]]]
 
@@ -120,15 +119,14 @@ def write_held(
     files are the very bytes in `output`."""
     found = _UNITS.last(unit)
     before = found[1] if found is not None else {}
-    now: dict[str, tuple[Mapping[str, dict[str, Any]], Kept, Cells]] = {}
+    now: dict[str, tuple[Mapping[str, dict[str, Any]], Kept]] = {}
     for key, per_cluster in sorted(held.items()):
         name = unit + key
         last = before.get(name)
-        if last is not None and _same(last, per_cluster, output):
-            kept, cells = last[1], last[2]
-        else:
-            kept, cells = _kept_files(key, per_cluster, output, last)
-        now[name] = (per_cluster, kept, cells)
+        kept = last[1] if last is not None and _same(last, per_cluster, output) else None
+        if kept is None:
+            kept = _kept_files(key, per_cluster, output)
+        now[name] = (per_cluster, kept)
         parts[name] = kept[0]
         if kept[1]:
             units[name] = kept[1]
@@ -137,13 +135,13 @@ def write_held(
 
 
 def _same(
-    last: tuple[Mapping[str, dict[str, Any]], Kept, Cells],
+    last: tuple[Mapping[str, dict[str, Any]], Kept],
     per_cluster: Mapping[str, dict[str, Any]],
     output: Mapping[str, bytes],
 ) -> bool:
     """Last pass's unit holds for `per_cluster`: the very rows, in the same order, every
     object listed had a file, and each file is the very bytes object of `output`."""
-    before, (_, files, _, whole), _ = last
+    before, (_, files, _, whole) = last
     return (
         whole
         and list(before) == list(per_cluster)
@@ -152,68 +150,27 @@ def _same(
     )
 
 
-Cell = tuple[dict[str, Any], tuple[str, ...], tuple[bytes, ...], int, bool]
-"""One cluster of a unit: its row, the paths of its files and their bytes in the previous
-output, their bytes count, and whether every object the row lists had a file."""
-Cells = dict[str, Cell]
-
-
 def _kept_files(
-    key: str,
-    per_cluster: Mapping[str, dict[str, Any]],
-    output: Mapping[str, bytes],
-    last: tuple[Mapping[str, dict[str, Any]], Kept, Cells] | None,
-) -> tuple[Kept, Cells]:
-    """The unit of `per_cluster` and its cells: a cluster whose row is the very row of its
-    cell in `last` (last pass's unit), whose objects all had a file, each the very bytes object
-    in `output` now, keeps that cell (a rollout keeps most clusters of a placement pass after
-    pass), and the unit names the paths of the other cells as those that may differ from last
-    pass's (`unitfiles.patched_from`)."""
-    before = last[2] if last is not None else {}
+    key: str, per_cluster: Mapping[str, dict[str, Any]], output: Mapping[str, bytes]
+) -> Kept:
     rows = {cluster: [entry] for cluster, entry in per_cluster.items()}
     files: dict[str, bytes] = {}
     mine: dict[str, int] = {}
-    cells: Cells = {}
-    touched: set[str] = set()
+    whole = True
     for cluster, entry in per_cluster.items():
-        was = before.get(cluster)
-        cell = was if _kept_cell(was, entry, output) else None
-        if cell is None:
-            cell = _cell(key, cluster, entry, output)
-            touched.update(cell[1], was[1] if was is not None else ())
-        cells[cluster] = cell
-        if cell[1]:
-            files.update(zip(cell[1], cell[2], strict=True))
-            mine[cluster] = cell[3]
-    for cluster in before.keys() - cells.keys():
-        touched.update(before[cluster][1])
-    if last is not None:
-        patched_from(files, last[1][1], frozenset(touched))
-    return (rows, files, mine, all(cell[4] for cell in cells.values())), cells
+        for obj in entry.get("objects") or []:
+            path = object_path(cluster, key, str(obj["file"]))
+            if path in output:
+                data = files[path] = output[path]
+                mine[cluster] = mine.get(cluster, 0) + len(data)
+            else:
+                whole = False
+    return rows, files, mine, whole
 
 
-def _kept_cell(cell: Cell | None, entry: dict[str, Any], output: Mapping[str, bytes]) -> bool:
-    """`cell` holds for `entry` now: its very row, every object had a file, each the very
-    bytes object in `output`."""
-    return (
-        cell is not None and cell[0] is entry and cell[4] and same_files(output, cell[1], cell[2])
-    )
-
-
-def _cell(key: str, cluster: str, entry: dict[str, Any], output: Mapping[str, bytes]) -> Cell:
-    paths, datas = [], []
-    for obj in entry.get("objects") or []:
-        path = object_path(cluster, key, str(obj["file"]))
-        if path in output:
-            paths.append(path)
-            datas.append(output[path])
-    whole = len(paths) == len(entry.get("objects") or [])
-    return entry, tuple(paths), tuple(datas), sum(map(len, datas)), whole
-
-
-_UNITS: StageMemo[dict[str, tuple[Mapping[str, dict[str, Any]], Kept, Cells]]] = StageMemo()
+_UNITS: StageMemo[dict[str, tuple[Mapping[str, dict[str, Any]], Kept]]] = StageMemo()
 """Unit prefix (`held/`, `failed/`) -> each unit of the last pass: the rows per cluster it was
-made from, its rows, files and sizes, and its cells (`_kept_files`)."""
+made from, and its rows, files and sizes."""
 
 
 def merge_rolling(keys: list[str], parts: dict[str, Rows], laid: Mapping[str, Rows]) -> None:

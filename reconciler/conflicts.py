@@ -4,8 +4,7 @@ The placement that already owned it in the previous output keeps it, else the fi
 (`find_owners`); `reconciler.assemble` gives the other a WorkSynchronized failure. The
 placements producing each object are remembered across passes (`_Producers`): a placement whose
 manifests are the very tuple of the last pass costs no look at its objects, so a pass that
-changed one placement reads that placement's objects only; so are the idents of a kept entry's
-objects (`_KEPT`, by the very object list). Called by `assemble`.
+changed one placement reads that placement's objects only. Called by `assemble`.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reconciler.placement import PlacementPlan
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import StageMemo
 
 Ident = tuple[str, str, str, str]
 """(group, kind, namespace, name) of an object, version-independent."""
@@ -48,8 +47,9 @@ def find_owners(
     by_object: dict[Ident, set[str]] = defaultdict(set)
     kept = _kept_idents(held)
     for key, per_cluster in kept.items():
-        for ident in set().union(*per_cluster.values()):
-            by_object[ident].add(key)
+        for idents in per_cluster.values():
+            for ident in idents:
+                by_object[ident].add(key)
     for ident, producing in by_object.items():
         producing.update(producers.by_object.get(ident, ()))
     shared = {ident for ident, producing in by_object.items() if len(producing) > 1}
@@ -130,29 +130,21 @@ def _producers(manifests: Mapping[str, Sequence[Any] | None]) -> _Producers:
     return producers
 
 
-_KEPT: IdentityMemo[list[Ident]] = IdentityMemo()
-"""A kept entry's object list -> the idents of its objects (a rollout keeps most clusters'
-entries pass after pass: the very lists, read once)."""
-_NO_OBJECTS: list[dict[str, Any]] = []
-
-
 def _kept_idents(
     held: Mapping[str, dict[str, dict[str, Any]]],
 ) -> dict[str, dict[str, list[Ident]]]:
     """Per held placement and cluster: the idents of the objects its kept entry lists (read
-    once per objects list, `_KEPT`: most clusters of a placement share one, and a kept
-    cluster's list is mostly last pass's very list)."""
-    _KEPT.next_round()
+    once per objects list: most clusters of a placement share one)."""
+    made: dict[int, tuple[object, list[Ident]]] = {}
     out: dict[str, dict[str, list[Ident]]] = {}
     for key, per_cluster in held.items():
         mine = out[key] = {}
         for cluster, entry in per_cluster.items():
-            objects = entry.get("objects") or _NO_OBJECTS
-            found = _KEPT.get(objects)
-            if found is None:  # the memo holds the list: its id stays its own
-                found = [ident_key(o) for o in objects]
-                _KEPT.put(objects, found)
-            mine[cluster] = found
+            objects = entry.get("objects") or []
+            found = made.get(id(objects))
+            if found is None:  # the entry holds the list: its id stays its own
+                found = made[id(objects)] = (objects, [ident_key(o) for o in objects])
+            mine[cluster] = found[1]
     return out
 
 

@@ -16,8 +16,7 @@ a table's entries are holes, and a table compacts itself when it grows; only `di
 of a dict with holes rebuilds it (`OutputFiles.of_assembly` does so on its first passes).
 
 A unit made by `patched_unit` (a copy of an earlier unit with some paths changed) names those
-paths, and so does one its maker names with `patched_from`: compared with the unit it was
-patched from, only they are looked at.
+paths: compared with the unit it was patched from, only they are looked at.
 
 Units must not share a path. The composition checks it: its size must equal the sum of the
 units' sizes (a patch can only lose paths, never invent them), else it is built afresh. Called
@@ -74,12 +73,6 @@ def patched_unit(
         files = dict(files)
     _PATCHES[id(files)] = (files, base, frozenset(changes))
     return files
-
-
-def patched_from(files: dict[str, bytes], base: Mapping[str, bytes], paths: frozenset[str]) -> None:
-    """Names `files` a unit made from `base` that may differ from it on `paths` only (as if
-    `patched_unit` made it): `compose` compares them there. `files` must not change."""
-    _PATCHES[id(files)] = (files, base, paths)
 
 
 def _patched_paths(new: Mapping[str, bytes], before: Mapping[str, bytes]) -> frozenset[str] | None:
