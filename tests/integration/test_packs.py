@@ -132,9 +132,8 @@ def test_an_index_python_cannot_read_is_asked_of_git(
         packs._listed(mirror.path, idx, {"GIT_DIR": str(mirror.path)})
 
 
-@pytest.mark.parametrize(("tier", "searched"), [(0, False), (1, True)])
-def test_only_folds_past_the_first_tier_look_for_new_deltas(
-    mirror: Mirror, monkeypatch: pytest.MonkeyPatch, tier: int, searched: bool
+def test_folds_reuse_deltas_without_a_search_and_read_the_index_files(
+    mirror: Mirror, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     argv: list[list[str]] = []
     real = packs.run_git
@@ -145,10 +144,29 @@ def test_only_folds_past_the_first_tier_look_for_new_deltas(
 
     monkeypatch.setattr(packs, "run_git", spy)
     monkeypatch.setattr(packs, "FOLD_COUNT", 3)
-    monkeypatch.setattr(packs, "TIERS", (0, 1 << 30) if tier else (1 << 30,))
     tip = _commits(mirror.path, 3)
     assert packs.fold_small_packs(mirror.path) == 3
     (fold,) = [args for args in argv if args[0] == "pack-objects"]
-    assert ("--window=0" not in fold) is searched
+    assert "--window=0" in fold
     assert all(args[0] != "show-index" for args in argv)  # read from the index files
     _git(mirror.path, "fsck", "--strict", "--no-dangling", tip)
+
+
+def test_a_tier_folds_only_the_packs_of_its_size_band(
+    mirror: Mirror, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh mirror's one large fetched pack is not folded with the small packs after it."""
+    big = commit_files(
+        mirror.path, None, {"big": random.Random(1).randbytes(8192)}, "big", BOT, keep_pack=True
+    )
+    large = _packs(mirror.path)
+    limit = (mirror.path / "objects" / "pack" / large[0]).stat().st_size
+    monkeypatch.setattr(packs, "TIERS", (limit // 2, limit * 2))
+    monkeypatch.setattr(packs, "FOLD_COUNT", 3)
+    _commits(mirror.path, 2)
+    assert packs.fold_small_packs(mirror.path) == 0  # 3 packs below limit * 2, 2 in the first band
+    _commits(mirror.path, 1, tag="third")
+    assert packs.fold_small_packs(mirror.path) == 3  # the three small ones, not the large one
+    assert set(large) < set(_packs(mirror.path)) and len(_packs(mirror.path)) == 2
+    mirror.update_ref("refs/heads/big", big.commit, None)
+    _git(mirror.path, "fsck", "--strict")
