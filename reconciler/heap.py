@@ -18,11 +18,11 @@ it grew by a quarter. Garbage cycles among frozen objects hold memory that is no
 they raise the peak and are collected; a hub whose caches keep their size (entries replaced,
 the old ones freed by reference counting) does not pay the ~1 s walk of a full collection at
 fleet-1k every 50 passes, as it did with a fixed period. The peak is one `getrusage` call
-(counting the frozen objects, `gc.get_freeze_count`, walks them all: ~0.2 s at fleet-1k). Young-generation collections run less often (`YOUNG_THRESHOLD`
-allocations instead of 700), and the collector never walks the oldest generation on its own
-(`OLD_THRESHOLD`): in the first pass of a process, when nothing is frozen yet, each of those
-collections walked every object built so far (four of them in a cold fleet-1k pass, all
-finding nothing, ~10% of its CPU). Process-wide, so only `gitfleet reconcile` and the
+(counting the frozen objects, `gc.get_freeze_count`, walks them all: ~0.2 s at fleet-1k).
+Young-generation collections run less often (`YOUNG_THRESHOLD` allocations instead of 700),
+and the collector never walks the oldest generation on its own (`OLD_THRESHOLD`): in the first
+pass of a process, when nothing is frozen yet, each of those collections walked every object
+built so far (four of them in a cold fleet-1k pass, all finding nothing, ~10% of its CPU). Process-wide, so only `gitfleet reconcile` and the
 benchmarks turn it on (`HubConfig.manage_heap`). Called by `reconciler.loop`.
 """
 

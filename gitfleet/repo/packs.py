@@ -26,7 +26,7 @@ from pathlib import Path
 from gitfleet.repo.gitcmd import run_git
 
 FOLD_COUNT = 16
-"""Packs below a tier's size that make a fold (`gc.autoPackLimit` is 50 by default)."""
+"""Packs in a tier's size band that make a fold (`gc.autoPackLimit` is 50 by default)."""
 TIERS = (1 << 20, 16 << 20)
 """Upper pack sizes (bytes) of the fold tiers' bands (a tier's band starts at the tier before's
 limit): a fold of small packs makes a pack of a later band."""
