@@ -22,8 +22,9 @@ fleet-1k every 50 passes, as it did with a fixed period. The peak is one `getrus
 Young-generation collections run less often (`YOUNG_THRESHOLD` allocations instead of 700),
 and the collector never walks the oldest generation on its own (`OLD_THRESHOLD`): in the first
 pass of a process, when nothing is frozen yet, each of those collections walked every object
-built so far (four of them in a cold fleet-1k pass, all finding nothing, ~10% of its CPU). Process-wide, so only `gitfleet reconcile` and the
-benchmarks turn it on (`HubConfig.manage_heap`). Called by `reconciler.loop`.
+built so far (four of them in a cold fleet-1k pass, all finding nothing, ~10% of its CPU).
+Process-wide, so only `gitfleet reconcile` and the benchmarks turn it on
+(`HubConfig.manage_heap`). Called by `reconciler.loop`.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ runs the plugins once per class of clusters (`classes`; the classes of a pass's 
 worked out once for the placements that read the same labels); `update` starts from an earlier
 `Statics` of the same policy and reruns the plugins for the changed clusters only (all the
 scores again when the PreScore memo changed); `reads_same` tells, without those copies, when
-the changed clusters read as before (the earlier `Statics` then stands). Never mutated once made. Raises `ScheduleError`
-as the plugins do. Used by `incremental` (and through it `reuse`).
+the changed clusters read as before (the earlier `Statics` then stands). Never mutated once
+made. Raises `ScheduleError` as the plugins do. Used by `incremental` (and through it `reuse`).
 """
 
 from __future__ import annotations
