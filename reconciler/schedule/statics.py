@@ -192,9 +192,14 @@ def prepare(
         made = update(before[0], before[1], static, state, specs)
     if scores:
         run_pre_score(profile, state)
-        active = [p for p in profile.score if p.name not in state.skipped_scores and p.static]
+        active = _static_scores(profile, state)
         made = with_scores(made, active, state, before[1] if before is not None else None)
     return made, specs
+
+
+def _static_scores(profile: Profile, state: CycleState) -> list[Plugin]:
+    """The static score plugins PreScore left active, in the profile's order."""
+    return [p for p in profile.score if p.name not in state.skipped_scores and p.static]
 
 
 def reads_same(
@@ -230,7 +235,7 @@ def reads_same(
     if not before.scored:
         return True
     run_pre_score(profile, state)
-    active = [p for p in profile.score if p.name not in state.skipped_scores and p.static]
+    active = _static_scores(profile, state)
     if dict(state.memo) != before.score_memo:
         return False
     return all(
