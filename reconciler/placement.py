@@ -123,9 +123,10 @@ class PlacementPlan:
     cluster_apply_strategies: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     """cluster -> the apply strategy its index entry carries when it is not `apply_strategy`
     (External placements: the one recorded by the driver that last moved the cluster)."""
-    _live_memo: tuple[PlacementState, int | None, dict[str, str], tuple[str, ...]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )  # `live_clusters`' last inputs (state by identity, a copy of `desired`) and answer
+    _live_memo: (
+        tuple[PlacementState, int | None, dict[str, str], tuple[str, ...], tuple[str, ...]] | None
+    ) = field(default=None, init=False, repr=False, compare=False)
+    # `_live`'s last inputs (state by identity, a copy of `desired`) and answer
 
     def apply_strategy_for(self, cluster: str) -> Mapping[str, Any]:
         """The apply strategy the cluster's index entry carries for this placement."""
@@ -153,20 +154,30 @@ class PlacementPlan:
     def live_clusters(self) -> list[str]:
         """Clusters that get this placement's target content in this pass's output (a new list;
         remembered while `state`, `target_index` and `desired` are what it was computed from)."""
+        return list(self._live()[0])
+
+    def _live(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(`live_clusters`, the other Bound or Unscheduled bindings' clusters in order), made
+        in one pass over the bindings and remembered (`_live_memo`)."""
         memo, pin = self._live_memo, self.target_index
         if memo and memo[0] is self.state and memo[1] == pin and memo[2] == self.desired:
-            return list(memo[3])
+            return memo[3], memo[4]
         latest = self.target()
         index = latest.index if latest else None
-        live = sorted(
-            b.cluster
-            for b in self.state.bindings
-            if b.state == BOUND
-            and b.resource_index == index
-            and (b.content is None or b.content == self.desired.get(b.cluster))
-        )
-        self._live_memo = (self.state, self.target_index, dict(self.desired), tuple(live))
-        return live
+        desired, live, rest = self.desired, [], []
+        for b in self.state.bindings:
+            state = b.state
+            if (
+                state == BOUND
+                and b.resource_index == index
+                and (b.content is None or b.content == desired.get(b.cluster))
+            ):
+                live.append(b.cluster)
+            elif state in (BOUND, UNSCHEDULED):
+                rest.append(b.cluster)
+        made = (tuple(sorted(live)), tuple(rest))
+        self._live_memo = (self.state, self.target_index, dict(desired), *made)
+        return made
 
     def targeted_clusters(self) -> list[str]:
         """Clusters with a Scheduled or Bound binding (rollout candidates)."""
@@ -175,12 +186,11 @@ class PlacementPlan:
     def kept_clusters(self) -> list[str]:
         """Clusters that keep their previous files: bindings the rollout has not moved to the
         latest content yet (Bound on older content, Unscheduled not yet removed)."""
-        live = set(self.live_clusters()) | set(self.moved_to)
-        return sorted(
-            b.cluster
-            for b in self.state.bindings
-            if b.cluster not in live and (b.state == BOUND or b.state == UNSCHEDULED)
-        )
+        live, rest = self._live()
+        if not rest:
+            return []
+        moved = set(live) | set(self.moved_to)
+        return sorted(c for c in rest if c not in moved)
 
     def written_clusters(self) -> list[str]:
         """Clusters whose files this pass renders: live ones and those moved to older content."""
