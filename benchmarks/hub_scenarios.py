@@ -54,9 +54,12 @@ def _edit_override(fleet: GeneratedFleet) -> Edit | None:
         return None
 
     def edit(clone: Path, k: int) -> str:
+        """A value no earlier trial gave: a pass meets it for the first time, as a user's edit
+        (a flip between two values measured a revert, which finds what was made before)."""
+
         def change(obj: dict[str, Any]) -> None:
             patch = obj["spec"]["policy"]["overrideRules"][0]["jsonPatchOverrides"][0]
-            patch["value"] = "${MEMBER-CLUSTER-NAME}" + ("" if k % 2 else "-edited")
+            patch["value"] = "${MEMBER-CLUSTER-NAME}" + f"-edited-{k}"
 
         _edit_yaml(clone / rel, change)
         return f"edit {rel}"

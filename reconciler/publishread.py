@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, count
+from itertools import compress
 from operator import attrgetter, is_, not_
 from typing import Any
+
+from reconciler.stagememo import leading
 
 PAIR = attrgetter("cluster", "state")
 CLUSTER = attrgetter("cluster")
@@ -93,4 +95,4 @@ def _diff(old: Sequence[Any], new: Sequence[Any]) -> tuple[list[Any], list[Any]]
 
 def same_run(old: Iterable[Any], new: Iterable[Any], limit: int) -> int:
     """How many items from the start of both are the very same objects (at most `limit`)."""
-    return min(next(compress(count(), map(not_, map(is_, old, new))), limit), limit)
+    return min(leading(map(is_, old, new), limit), limit)

@@ -22,11 +22,11 @@ runs only make the common case cheap. Called by `reconciler.rollview`, `reconcil
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from itertools import compress, islice
+from itertools import compress
 from operator import eq, is_, not_
 from typing import Any, Generic, TypeVar
 
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import StageMemo, leading
 
 T = TypeVar("T")
 
@@ -52,13 +52,11 @@ def runs(
     """(head, tail): how many items from the start, then from the end of what is left, are
     `same` in `old` and `new` (identical by default), in C; head + tail <= both lengths."""
     n = min(len(old), len(new))
-    flags = list(map(same, old, new))
-    head = flags.index(False) if False in flags else n
+    head = leading(map(same, old, new), n)
     rest = n - head
     if not rest:
         return head, 0
-    back = list(map(same, islice(reversed(old), rest), islice(reversed(new), rest)))
-    return head, back.index(False) if False in back else rest
+    return head, min(leading(map(same, reversed(old), reversed(new)), rest), rest)
 
 
 class Column(Generic[T]):

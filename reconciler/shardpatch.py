@@ -25,7 +25,7 @@ from operator import attrgetter, is_, lt
 from typing import Any, Generic, TypeVar
 
 from gitfleet.api.shards import shard_of, split
-from reconciler.stagememo import StageMemo, changed_keys
+from reconciler.stagememo import StageMemo, changed_keys, leading
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -34,9 +34,9 @@ MAX_CHANGED = 0.25
 
 
 def _same_prefix(old: Iterable[Any], new: Iterable[Any], limit: int) -> int:
-    """How many items from the start are the very same objects (at most `limit`; in C)."""
-    same = list(map(is_, islice(old, limit), islice(new, limit)))
-    return same.index(False) if False in same else len(same)
+    """How many items from the start are the very same objects (at most `limit`, which both
+    hold at least; in C)."""
+    return leading(map(is_, islice(old, limit), islice(new, limit)), limit)
 
 
 def changed_run(old: Sequence[Any], new: Sequence[Any]) -> tuple[int, int, int]:

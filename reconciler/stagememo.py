@@ -16,20 +16,21 @@ added, removed or changed redoes that cluster's part only; a round (`start` ... 
 the placement's entries from the ones it looked up or made, so clusters that left drop out (the
 rollout stage looks a placement up in bulk instead: `reconciler.rollsplice`). `changed_keys`
 diffs two mappings by identity in C, so a placement's 1,000 rows cost no Python step each when
-one changed. Callers never remember a result that read the pass's clock, unless they key it by
+one changed (`leading`: how long a run of identical items is, found in C with no list built). Callers never remember a result that read the pass's clock, unless they key it by
 the times it wrote (placement status and its entries: the next pass reads those very conditions
 back as its prior). Called by `statusdocs`, `statusrows`, `statusentries`,
 `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`,
 `rollmemo`, `rollfacts`, `rollview`, `rollsplice`, `placememo`, `manifestmemo`, `sealing`, `select`,
-`yamlparts`, `keptgroups`, `priorsection`, `publish`, `ownprior` and `statesnaps`.
+`yamlparts`, `keptgroups`, `priorsection`, `publish`, `publishread`, `shardpatch`, `ownprior`
+and `statesnaps`.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Hashable, Mapping
-from operator import and_, eq, is_
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from operator import and_, eq, indexOf, is_
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -97,12 +98,13 @@ def changed_keys(old: Mapping[K, Any], new: Mapping[K, Any]) -> set[K]:
     placement's 1,000 rows with one inserted, removed or replaced cost no Python step each."""
     keys, new_keys = list(old), list(new)
     values, new_values = list(old.values()), list(new.values())
-    head = _same_run(keys, new_keys, values, new_values)
+    head = _same_run(keys, new_keys, values, new_values, min(len(keys), len(new_keys)))
     tail = _same_run(  # from the end, before the head (keys are unique: the runs never meet)
-        keys[: head - 1 : -1] if head else keys[::-1],
-        new_keys[: head - 1 : -1] if head else new_keys[::-1],
-        values[: head - 1 : -1] if head else values[::-1],
-        new_values[: head - 1 : -1] if head else new_values[::-1],
+        reversed(keys),
+        reversed(new_keys),
+        reversed(values),
+        reversed(new_values),
+        min(len(keys), len(new_keys)) - head,
     )
     between = {*keys[head : len(keys) - tail], *new_keys[head : len(new_keys) - tail]}
     missing = object()
@@ -110,11 +112,28 @@ def changed_keys(old: Mapping[K, Any], new: Mapping[K, Any]) -> set[K]:
 
 
 def _same_run(
-    keys: list[Any], new_keys: list[Any], values: list[Any], new_values: list[Any]
+    keys: Iterable[Any],
+    new_keys: Iterable[Any],
+    values: Iterable[Any],
+    new_values: Iterable[Any],
+    limit: int,
 ) -> int:
-    """How many items from the start have equal keys and the very same values (in C)."""
-    same = list(map(and_, map(eq, keys, new_keys), map(is_, values, new_values)))
-    return same.index(False) if False in same else len(same)
+    """How many items from the start have equal keys and the very same values, at most
+    `limit` (at most as many as each holds; in C)."""
+    return min(
+        leading(map(and_, map(eq, keys, new_keys), map(is_, values, new_values)), limit), limit
+    )
+
+
+def leading(flags: Iterable[Any], limit: int) -> int:
+    """How many of `flags` come before the first false one; `limit` (the caller's count of
+    them) when none is. In C, stopping at the first false one, and building no list: the
+    runs of a placement's 1,000 identical items are scanned once each (`changed_keys`,
+    `rollsplice.runs`, `shardpatch.changed_run`)."""
+    try:
+        return indexOf(flags, False)
+    except ValueError:
+        return limit
 
 
 def forget_stages() -> None:

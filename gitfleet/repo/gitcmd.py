@@ -69,8 +69,28 @@ def _redact_query(query: str) -> str:
     return "&".join(parts)
 
 
+_TRIM_TUNABLE = "glibc.malloc.trim_threshold"
+_KEEP_FREED = f"{_TRIM_TUNABLE}={64 << 20}"
+"""git's zlib streams take and free ~256 KiB an object (`deflateInit`/`deflateEnd`); glibc gives
+the top of the heap back to the kernel whenever more than 128 KiB is free there, and the next
+object takes it again, zero-filled page by page. Measured on the fast-import of a fleet-wide
+edit at fleet-1k (488 blobs, 3 MB of input; 6 runs each): ~19,900 page faults -> ~840, CPU
+145 -> 80 ms. Up to 64 MiB freed stays with the process (a git process lives one command, or
+keeps its peak anyway). glibc reads it (`GLIBC_TUNABLES`); other C libraries ignore it."""
+
+
+def _tunables(current: str | None) -> str:
+    """`GLIBC_TUNABLES` with `_KEEP_FREED`, unless the caller's environment sets that tunable."""
+    if not current:
+        return _KEEP_FREED
+    if _TRIM_TUNABLE + "=" in current:
+        return current
+    return f"{current}:{_KEEP_FREED}"
+
+
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for every git process: inherited, minus GIT_* redirections, hardened."""
+    """The environment for every git process: inherited, minus GIT_* redirections, hardened;
+    glibc keeps freed memory for the next object (`_KEEP_FREED`)."""
     env = {
         key: value
         for key, value in os.environ.items()
@@ -82,6 +102,7 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
             "GIT_TERMINAL_PROMPT": "0",
             "GIT_CONFIG_NOSYSTEM": "1",
             "LC_ALL": "C",
+            "GLIBC_TUNABLES": _tunables(os.environ.get("GLIBC_TUNABLES")),
         }
     )
     if extra:

@@ -48,6 +48,29 @@ def test_git_env_is_hardened(monkeypatch: pytest.MonkeyPatch) -> None:
     assert git_argv(Path("/r"), "status")[:3] == ["git", "-c", "protocol.ext.allow=never"]
 
 
+@pytest.mark.parametrize(
+    ("inherited", "expected"),
+    [
+        (None, "glibc.malloc.trim_threshold=67108864"),
+        ("", "glibc.malloc.trim_threshold=67108864"),
+        (
+            "glibc.malloc.arena_max=2",
+            "glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=67108864",
+        ),
+        ("glibc.malloc.trim_threshold=0", "glibc.malloc.trim_threshold=0"),  # the user's stands
+    ],
+)
+def test_git_env_keeps_freed_memory(
+    monkeypatch: pytest.MonkeyPatch, inherited: str | None, expected: str
+) -> None:
+    """git processes keep freed heap for the next object (no page faults per zlib stream)."""
+    if inherited is None:
+        monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    else:
+        monkeypatch.setenv("GLIBC_TUNABLES", inherited)
+    assert git_env()["GLIBC_TUNABLES"] == expected
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
