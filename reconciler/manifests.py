@@ -201,15 +201,15 @@ Slot: TypeAlias = "tuple[int, SelectedResource, Any]"
 
 
 class _Recipe:
-    """How an object's result on the clusters of one label set is made: the token of its
-    `result_key` without the cluster's name, the outcomes remembered for that token, whether
-    the name is part of the key, its template part, and the template with the label values
-    in place (`_template`, looked up on the first cluster that needs it)."""
+    """How an object's result on the clusters of one label set is made: the tokens of its
+    `result_key` without the cluster's name (its outcomes, remembered in `table`) and of that
+    key with its `failure_names` (its failures), whether the name is part of the key, its
+    template part, and the template with the label values in place (`_template`)."""
 
-    __slots__ = ("named", "part", "table", "template", "token")
+    __slots__ = ("failing", "named", "part", "table", "template", "token")
 
-    def __init__(self, token: int, named: bool, part: TemplatePart | None) -> None:
-        self.token, self.named, self.part = token, named, part
+    def __init__(self, token: int, failing: int, named: bool, part: TemplatePart | None) -> None:
+        self.token, self.failing, self.named, self.part = token, failing, named, part
         self.table = _table(token)
         self.template: Any = _MISSING
 
@@ -258,8 +258,9 @@ class OverrideRenderer:
     def _recipe(self, sel: SelectedResource, view: ClusterView) -> _Recipe:
         """The `_Recipe` of `sel` on the clusters with `view`'s labels."""
         key = self._overrides.result_key(sel, view)
-        token = key_token((*key[:3], None, *key[4:]))
-        return _Recipe(token, key[3] is not None, template_part(key))
+        unnamed = (*key[:3], None, *key[4:])
+        failing = key_token(("failing", unnamed, self._overrides.failure_names(sel, view)))
+        return _Recipe(key_token(unnamed), failing, key[3] is not None, template_part(key))
 
     def _template(
         self, sel: SelectedResource, view: ClusterView, part: TemplatePart | None
@@ -286,12 +287,15 @@ class OverrideRenderer:
     def _outcome(self, sel: SelectedResource, view: ClusterView, recipe: _Recipe) -> Outcome:
         """The manifest of `sel` after its overrides on this cluster, the failure (message and
         the override fault it locates), or None when a Delete rule removed it; remembered
-        across passes by everything the result depends on (the recipe's table: the token of
-        `PlacementOverrides.result_key`; in it the cluster's name when the result reads it), so a
+        across passes by what the result depends on (the recipe's tokens: an edit reverted
+        finds the objects it made; the cluster's name when the result reads it), so a
         long-running hub re-applies and re-serialises only what an edit touched. Made from
         the recipe's template when it can be."""
         name = view.name if recipe.named else None
         found = recipe.table.get(name, _MISSING)
+        if found is _MISSING:
+            failed = _outcomes.get(recipe.failing)
+            found = _MISSING if failed is None else failed.get(name, _MISSING)
         if found is not _MISSING:
             return found  # type: ignore[return-value]
         template = recipe.template
@@ -307,7 +311,7 @@ class OverrideRenderer:
                 outcome = (applied.error, applied.fault)
             elif applied.obj is not None:
                 outcome = self._manifest(applied.obj)
-        _remember(recipe.table, name, outcome)
+        _remember(_table(recipe.failing) if type(outcome) is tuple else recipe.table, name, outcome)
         return outcome
 
     def _wrapped(
