@@ -8,10 +8,11 @@ each distinct result is serialised once; results that differ only by the cluster
 label values are serialised once for all clusters on which the same rules apply
 (`reconciler.nametemplate`). What the rules make is worked out once per cluster label set: a
 cluster's whole result when no part of it reads the cluster's name, else all but the objects
-that do, which alone are made cluster by cluster. Serialised bytes are kept across
-passes by content hash, and a source object's manifest by object (`source_manifest`), so a
-long-running hub serialises only what changed. A patch failure drops only that object for that
-cluster and is reported (the caller keeps the previous file). Called by `reconciler.placement`.
+that do, which alone are made cluster by cluster. Serialised bytes are kept across passes by
+content hash, and a source object's manifest by object (`source_manifest`; both in
+`reconciler.manifestbytes`), so a long-running hub serialises only what changed. A patch failure
+drops only that object for that cluster and is reported (the caller keeps the previous file).
+Called by `reconciler.placement`.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any, TypeAlias
 
-from gitfleet.api.canonical import content_hash, pairs_content_hash
-from gitfleet.load.yamlio import dump_yaml
+from reconciler.manifestbytes import Manifest as Manifest
+from reconciler.manifestbytes import manifest_of as manifest_of
+from reconciler.manifestbytes import manifests_content_hash as manifests_content_hash
+from reconciler.manifestbytes import source_manifest as source_manifest
 from reconciler.nametemplate import (
     TOKEN,
     NameTemplate,
@@ -36,7 +38,7 @@ from reconciler.nametemplate import (
     with_labels,
     with_name,
 )
-from reconciler.output import object_file_name, object_identity
+from reconciler.output import object_file_name
 from reconciler.override import PlacementOverrides, wrapped_resource
 from reconciler.override.cache import OverrideFault
 from reconciler.schedule.clusters import ClusterView
@@ -44,14 +46,6 @@ from reconciler.select import ResourceIndex, SelectedResource, Selection
 
 ENVELOPE_KINDS = frozenset({"ResourceEnvelope", "ClusterResourceEnvelope"})
 ENVELOPE_GROUP = "placement.kubernetes-fleet.io"
-MEMO_BYTES = 256 * 1024 * 1024
-"""Serialised bytes kept by content hash across passes (least recently used dropped first)."""
-MAX_SOURCES = 200_000
-"""Source objects whose manifest is remembered (`source_manifest`)."""
-
-_by_hash: OrderedDict[str, bytes] = OrderedDict()
-_held = 0
-_by_source: OrderedDict[int, tuple[Any, Manifest]] = OrderedDict()
 MAX_OUTCOMES = 500_000
 """Override outcomes remembered across passes (`OverrideRenderer._outcome`)."""
 Outcome: TypeAlias = "Manifest | tuple[str, OverrideFault | None] | None"
@@ -68,21 +62,6 @@ _templates: OrderedDict[int, NameTemplate | None] = OrderedDict()
 """Template token (`template_part`) -> the name template of results that depend on the
 cluster's name or label values (None: none)."""
 _MISSING = object()
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """One object the agent applies: its file name, bytes, identity and content hash."""
-
-    file: str
-    data: bytes
-    identity: Mapping[str, str]
-    hash: str
-
-    @cached_property
-    def entry(self) -> dict[str, str]:
-        """This object's entry in a cluster's index.yaml."""
-        return {**self.identity, "file": self.file, "hash": self.hash}
 
 
 def _table(token: int) -> Outcomes:
@@ -108,46 +87,6 @@ def _remember(table: Outcomes, name: str | None, outcome: Outcome) -> None:
             while _outcomes and _counted > MAX_OUTCOMES // 2:
                 _counted -= len(_outcomes.popitem(last=False)[1])
         _counted = sum(map(len, list(_outcomes.values())))
-
-
-def manifest_of(obj: Mapping[str, Any]) -> Manifest:
-    """`obj` serialised; the bytes of a content seen before (this pass or an earlier one) are
-    reused: canonical YAML is a function of the canonical JSON the content hash is taken of."""
-    global _held
-    digest = content_hash(obj)
-    data = _by_hash.get(digest)
-    if data is None:
-        data = _by_hash[digest] = dump_yaml(obj).encode()
-        _held += len(data)
-        with suppress(KeyError):  # KeyError: another hub thread emptied it meanwhile
-            while _held > MEMO_BYTES:
-                _held -= len(_by_hash.popitem(last=False)[1])
-    else:
-        with suppress(KeyError):
-            _by_hash.move_to_end(digest)
-    return Manifest(object_file_name(obj), data, object_identity(obj), digest)
-
-
-def source_manifest(obj: Mapping[str, Any]) -> Manifest:
-    """`manifest_of` a source object, remembered per object: the loader hands back the same
-    object while its file is unchanged, so an unchanged resource is neither hashed nor
-    serialised again. Each entry keeps its object alive (its id cannot be reused meanwhile)."""
-    hit = _by_source.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        with suppress(KeyError):
-            _by_source.move_to_end(id(obj))
-        return hit[1]
-    manifest = manifest_of(obj)
-    _by_source[id(obj)] = (obj, manifest)
-    with suppress(KeyError):
-        if len(_by_source) > MAX_SOURCES:
-            _by_source.popitem(last=False)
-    return manifest
-
-
-def manifests_content_hash(manifests: tuple[Manifest, ...]) -> str:
-    """`placement_content_hash(m.entry for m in manifests)`, without building the entries."""
-    return pairs_content_hash(tuple(sorted([(m.file, m.hash) for m in manifests])))
 
 
 def is_envelope(sel: SelectedResource) -> bool:

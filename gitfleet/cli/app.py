@@ -23,7 +23,7 @@ from gitfleet.load.model import FleetSnapshot
 from gitfleet.load.report import REPORT_FILE, read_agent_report
 from gitfleet.load.statusdir import read_cluster_statuses
 from gitfleet.repo.gitcmd import GitError
-from gitfleet.repo.gitread import open_fleet_at
+from gitfleet.repo.subtree import open_fleet_at
 from gitfleet.repo.tree import Tree
 from gitfleet.repo.userrepo import is_repository
 from gitfleet.repo.workdir import WorkdirTree

@@ -9,8 +9,8 @@ a shared `ObjectReader` handed in (the hub mirror's), which `close()` leaves run
 Symbolic links (mode 120000) and submodules (160000, never initialised) are refused as
 `FleetError`s; hidden components are skipped. `GitTree.open_since(repo_dir, ref, base)` lists
 only the paths changed since an earlier tree (the hub's source tip, pass to pass). `list_paths` and `list_dirs` list only part of a
-commit's tree, filtered the same way (a reader that needs a few files of a large tree). Called by
-the CLI and the reconciler loop.
+commit's tree, filtered the same way (a reader that needs a few files of a large tree); a fleet in
+a subfolder is read through `gitfleet.repo.subtree`. Called by the CLI and the reconciler loop.
 """
 
 from __future__ import annotations
@@ -366,49 +366,3 @@ def list_dirs(repo_dir: Path, commit: str, folder: str) -> list[str]:
         if path.startswith(folder) and "/" not in name and not is_hidden(name):
             names.append(name)
     return sorted(names)
-
-
-class SubTree:
-    """The files of `tree` under `prefix/`, addressed relative to it (a fleet kept in a
-    subfolder of a repository, read at a commit)."""
-
-    def __init__(self, tree: GitTree, prefix: str) -> None:
-        self._tree = tree
-        self._prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
-        self._files = [p[len(self._prefix) :] for p in tree.files() if p.startswith(self._prefix)]
-
-    @property
-    def commit(self) -> str | None:
-        return self._tree.commit
-
-    @property
-    def errors(self) -> list[FleetError]:
-        return [
-            FleetError(e.file[len(self._prefix) :], e.line, e.field, e.message, e.doc)
-            for e in self._tree.errors
-            if e.file.startswith(self._prefix)
-        ]
-
-    def files(self) -> list[str]:
-        return list(self._files)
-
-    def size(self, path: str) -> int:
-        return self._tree.size(self._prefix + path)
-
-    def oid(self, path: str) -> str:
-        return self._tree.oid(self._prefix + path)
-
-    def read(self, path: str) -> bytes:
-        return self._tree.read(self._prefix + path)
-
-    def close(self) -> None:
-        self._tree.close()
-
-
-def open_fleet_at(fleet_dir: Path, ref: str) -> GitTree | SubTree:
-    """The fleet in directory `fleet_dir` (anywhere inside a Git working tree) as committed at
-    `ref`: the repository is found from the directory, and a subfolder is read as the fleet."""
-    top = run_git(fleet_dir, ["rev-parse", "--show-toplevel"]).stdout.decode().strip()
-    prefix = fleet_dir.resolve().relative_to(Path(top).resolve()).as_posix()
-    tree = GitTree.open(Path(top), ref)
-    return tree if prefix in ("", ".") else SubTree(tree, prefix)
