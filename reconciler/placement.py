@@ -15,7 +15,6 @@ from typing import Any
 from gitfleet.api import ClusterResourcePlacement, ResourcePlacement
 from gitfleet.api.canonical import canonical_json, placement_content_hash
 from gitfleet.api.report import PlacementReport
-from gitfleet.load.model import Resource
 from reconciler.govern.checks import NO_GOVERNANCE, Governance, check_placement
 from reconciler.govern.deletion import DeletionHold
 from reconciler.history import (
@@ -35,6 +34,8 @@ from reconciler.manifests import (
 )
 from reconciler.override import OverrideIndex
 from reconciler.override.cache import OverrideFault
+from reconciler.placeholds import hold_reasons
+from reconciler.placeholds import resource_id as resource_id
 from reconciler.rollout.rolling import RollingConfig
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.cycle import (
@@ -45,7 +46,7 @@ from reconciler.schedule.cycle import (
 )
 from reconciler.schedule.outcome import ClusterExplanation
 from reconciler.schedule.reuse import schedule_placement
-from reconciler.select import Reads, ResourceIndex, SelectedResource, Selection, select_reading
+from reconciler.select import Reads, ResourceIndex, Selection, select_reading
 from reconciler.state import PlacementState, Snapshot
 from reconciler.status import Cond
 
@@ -201,11 +202,6 @@ class PlacementPlan:
         return placement_content_hash(m.entry for m in self.manifests_for(cluster))
 
 
-def resource_id(res: SelectedResource | Resource) -> str:
-    """`group/kind/namespace/name` of a resource (version-independent)."""
-    return f"{res.group}/{res.kind}/{res.namespace}/{res.name}"
-
-
 def _sha(obj: Any) -> str:
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()
 
@@ -262,34 +258,6 @@ def _new_plan(key: str, placement: AnyPlacement, prior: PlacementState) -> Place
     return plan
 
 
-def _hold_reasons(
-    selection: Selection, prior: PlacementState, broken: frozenset[str], max_objects: int
-) -> list[str]:
-    """Why this placement must keep its previous output instead of the new selection."""
-    reasons = []
-    before = {rid for rid, _ in prior.selected}
-    invalid = sorted(
-        {i.origin.file for i in selection.invalid if resource_id(i.resource) in before}
-    )
-    if invalid:
-        # It placed these objects before and they are invalid now: keep the last good output.
-        # Objects that were never placed are only reported (the index lists them as errors).
-        reasons.append(
-            f"keeps its previous output: selected objects are invalid in {', '.join(invalid)}"
-        )
-    now = {resource_id(s) for s in selection.resources}
-    failed = sorted({f for rid, f in prior.selected if rid not in now and f in broken})
-    if failed:
-        files = ", ".join(failed)
-        reasons.append(f"keeps its previous output: files it selected from failed to load: {files}")
-    if len(selection.resources) > max_objects:
-        reasons.append(
-            f"keeps its previous output: selects {len(selection.resources)} objects, "
-            f"more than the limit of {max_objects} per placement"
-        )
-    return reasons
-
-
 def select(placement: AnyPlacement, index: ResourceIndex) -> Selection:
     """What the placement selects (`place`, and `placememo` keying its work by it)."""
     return select_reading(placement, index)[0]
@@ -329,7 +297,7 @@ def place(
     plan.decisions = outcome.decisions
     plan.explanations = outcome.explanations
     plan.scheduled = outcome.condition() or plan.scheduled
-    holds = _hold_reasons(selection, prior, inputs.broken_files, inputs.max_objects)
+    holds = hold_reasons(selection, prior, inputs.broken_files, inputs.max_objects)
     if holds:
         plan.errors += [("spec.resourceSelectors", r) for r in holds]
         plan.held = True
