@@ -16,8 +16,9 @@ added, removed or changed redoes that cluster's part only; a round (`start` ... 
 the placement's entries from the ones it looked up or made, so clusters that left drop out (the
 rollout stage looks a placement up in bulk instead: `reconciler.rollsplice`). `changed_keys`
 diffs two mappings by identity in C, so a placement's 1,000 rows cost no Python step each when
-one changed (`leading`: how long a run of identical items is, found in C with no list built). Callers never remember a result that read the pass's clock, unless they key it by
-the times it wrote (placement status and its entries: the next pass reads those very conditions
+one changed (`leading`: how long a run of identical items is, found in C with no list built).
+Callers never remember a result that read the pass's clock, unless they key it by the times it
+wrote (placement status and its entries: the next pass reads those very conditions
 back as its prior). Called by `statusdocs`, `statusrows`, `statusentries`,
 `clusterstatus`, `state`, `assemble`, `layoutcells`, `indexfiles`, `priorstate`, `priorindex`,
 `rollmemo`, `rollfacts`, `rollview`, `rollsplice`, `placememo`, `manifestmemo`, `sealing`, `select`,

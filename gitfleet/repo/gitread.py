@@ -1,16 +1,17 @@
 """`GitTree`: a fleet repository read at one commit with git plumbing, without a checkout.
 
 `GitTree.open(repo_dir, ref)` resolves a revision as people type it (`main`, `HEAD~1`, a short
-id) to a commit with `resolve_revision` (`rev-parse --verify --end-of-options <rev>^{commit}`), lists the tree once
-(`ls-tree -r -z -l --full-tree`; without `-l` when sizes are not needed: a large output tree)
-and reads blobs through one persistent `git cat-file --batch`
-process, started on the first read and stopped by `close()` (or the context manager); or through
-a shared `ObjectReader` handed in (the hub mirror's), which `close()` leaves running.
-Symbolic links (mode 120000) and submodules (160000, never initialised) are refused as
-`FleetError`s; hidden components are skipped. `GitTree.open_since(repo_dir, ref, base)` lists
-only the paths changed since an earlier tree (the hub's source tip, pass to pass). `list_paths` and `list_dirs` list only part of a
-commit's tree, filtered the same way (a reader that needs a few files of a large tree); a fleet in
-a subfolder is read through `gitfleet.repo.subtree`. Called by the CLI and the reconciler loop.
+id) to a commit with `resolve_revision` (`rev-parse --verify --end-of-options <rev>^{commit}`),
+lists the tree once (`ls-tree -r -z -l --full-tree`; without `-l` when sizes are not needed: a
+large output tree) and reads blobs through one persistent `git cat-file --batch` process,
+started on the first read and stopped by `close()` (or the context manager); or through a shared
+`ObjectReader` handed in (the hub mirror's), which `close()` leaves running. Symbolic links
+(mode 120000) and submodules (160000, never initialised) are refused as `FleetError`s; hidden
+components are skipped. `GitTree.open_since(repo_dir, ref, base)` lists only the paths changed
+since an earlier tree (the hub's source tip, pass to pass). `list_paths` and `list_dirs` list
+only part of a commit's tree, filtered the same way (a reader that needs a few files of a large
+tree); a fleet in a subfolder is read through `gitfleet.repo.subtree`. Called by the CLI and
+the reconciler loop.
 """
 
 from __future__ import annotations
