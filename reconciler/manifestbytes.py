@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from gitfleet.api.canonical import content_hash, pairs_content_hash
+from gitfleet.load.identitycache import IdentityCache
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.output import object_file_name, object_identity
 
@@ -27,7 +28,7 @@ MAX_SOURCES = 200_000
 
 _by_hash: OrderedDict[str, bytes] = OrderedDict()
 _held = 0
-_by_source: OrderedDict[int, tuple[Any, Manifest]] = OrderedDict()
+_by_source: IdentityCache[Manifest] = IdentityCache(MAX_SOURCES)
 
 
 @dataclass(frozen=True)
@@ -67,17 +68,7 @@ def source_manifest(obj: Mapping[str, Any]) -> Manifest:
     """`manifest_of` a source object, remembered per object: the loader hands back the same
     object while its file is unchanged, so an unchanged resource is neither hashed nor
     serialised again. Each entry keeps its object alive (its id cannot be reused meanwhile)."""
-    hit = _by_source.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        with suppress(KeyError):
-            _by_source.move_to_end(id(obj))
-        return hit[1]
-    manifest = manifest_of(obj)
-    _by_source[id(obj)] = (obj, manifest)
-    with suppress(KeyError):
-        if len(_by_source) > MAX_SOURCES:
-            _by_source.popitem(last=False)
-    return manifest
+    return _by_source.made(obj, manifest_of)
 
 
 def manifests_content_hash(manifests: tuple[Manifest, ...]) -> str:

@@ -10,9 +10,7 @@ their order.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from contextlib import suppress
 from typing import Any
 
 from gitfleet.api import Fleet, to_member_cluster
@@ -20,6 +18,7 @@ from gitfleet.api.cluster import ClusterProfile
 from gitfleet.api.errors import FieldIssue, FleetError
 from gitfleet.api.meta import KubeObject
 from gitfleet.api.registry import parse_object
+from gitfleet.load.identitycache import IdentityCache
 from gitfleet.load.model import FleetSnapshot, Origin, Resource, SourceDoc
 from gitfleet.load.payload import PayloadIdentity, payload_identity
 from gitfleet.load.sealedvalues import plaintext_fields, recipient_issue
@@ -68,24 +67,14 @@ _NAMESPACED_SLOTS = frozenset(
 MAX_VALIDATED = 100_000
 """Validated documents remembered (`_parse_once`); each entry holds its document alive, so its
 id cannot be reused while the entry exists."""
-_validated: OrderedDict[int, tuple[Any, tuple[KubeObject | None, list[FieldIssue]]]] = OrderedDict()
+_validated: IdentityCache[tuple[KubeObject | None, list[FieldIssue]]] = IdentityCache(MAX_VALIDATED)
 
 
 def _parse_once(body: dict[str, Any]) -> tuple[KubeObject | None, list[FieldIssue]]:
     """`parse_object`, memoised per document object: a renderer that hands back the same
     documents for an unchanged file (the plain renderer on a Git tree) gets the same validated
     model without validating again. Models and issues are shared: read them only."""
-    hit = _validated.get(id(body))
-    if hit is not None and hit[0] is body:
-        with suppress(KeyError):  # another hub thread may have dropped it meanwhile
-            _validated.move_to_end(id(body))
-        return hit[1]
-    result = parse_object(body)
-    _validated[id(body)] = (body, result)
-    with suppress(KeyError):
-        if len(_validated) > MAX_VALIDATED:
-            _validated.popitem(last=False)
-    return result
+    return _validated.made(body, parse_object)
 
 
 class SnapshotBuilder:
