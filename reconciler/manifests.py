@@ -142,7 +142,7 @@ Slot: TypeAlias = "tuple[int, SelectedResource, Any]"
 class _Recipe:
     """How an object's result on the clusters of one label set is made: the tokens of its
     `result_key` without the cluster's name (its outcomes, remembered in `table`) and of that
-    key with its `failure_names` (its failures), whether the name is part of the key, its
+    key with the names a failure reads (its failures), whether the name is part of the key, its
     template part, and the template with the label values in place (`_template`)."""
 
     __slots__ = ("failing", "named", "part", "table", "template", "token")
@@ -196,9 +196,9 @@ class OverrideRenderer:
 
     def _recipe(self, sel: SelectedResource, view: ClusterView) -> _Recipe:
         """The `_Recipe` of `sel` on the clusters with `view`'s labels."""
-        key = self._overrides.result_key(sel, view)
+        key, failure_names = self._overrides.result_key(sel, view)
         unnamed = (*key[:3], None, *key[4:])
-        failing = key_token(("failing", unnamed, self._overrides.failure_names(sel, view)))
+        failing = key_token(("failing", unnamed, failure_names))
         return _Recipe(key_token(unnamed), failing, key[3] is not None, template_part(key))
 
     def _template(

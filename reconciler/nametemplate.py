@@ -100,8 +100,8 @@ _counter = itertools.count()
 
 
 def key_token(key: tuple[Any, ...]) -> int:
-    """The number naming `key` (`PlacementOverrides.result_key` without the cluster's name,
-    or a template's key)."""
+    """The number naming `key` (the key `PlacementOverrides.result_key` gives, without the
+    cluster's name, or a template's key)."""
     token = _tokens.get(key)
     if token is None:
         if len(_tokens) >= MAX_TOKENS:
@@ -111,7 +111,7 @@ def key_token(key: tuple[Any, ...]) -> int:
 
 
 def template_part(key: tuple[Any, ...]) -> TemplatePart | None:
-    """The template a result of `PlacementOverrides.result_key` `key` can be made from (one
+    """The template a result of key `key` (`PlacementOverrides.result_key`) can be made from (one
     for every cluster on which the same rules apply: the same object, overrides, rules, label
     keys read and op limit); None when the result reads neither the cluster's name nor a
     label, when a label it reads is missing (its error names the cluster) or when the source

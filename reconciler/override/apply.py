@@ -190,22 +190,19 @@ class PlacementOverrides:
         doc = self._copy(obj_key, sel)
         return run_plan(doc, sel, planned.plan, cluster, self.cache.max_ops)
 
-    def result_key(self, sel: SelectedResource, view: ClusterView) -> tuple[Any, ...]:
+    def result_key(
+        self, sel: SelectedResource, view: ClusterView
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """What the object `apply(sel, view)` makes depends on, across passes too: the object's
         content, the matching rules of each applying override with that override's key and
-        content hash, the variable values read, the op limit. A new snapshot of equal content
-        (an edit reverted) keeps the key; a failure's message also names what `failure_names`
-        gives."""
+        content hash, the variable values read, the op limit (a new snapshot of equal content,
+        an edit reverted, keeps it); and what a failure reads beyond it: the snapshot name and
+        origin of each applying override (its message and fault name them)."""
         planned = self.cache.planned(self.route(sel), view)
         overrides = tuple((o.key, o.hash, m.rules) for o, m in planned.plan)
         named = view.name if planned.named else None
-        return (_object_key(sel), overrides, planned.labels_key, named, self.cache.max_ops)
-
-    def failure_names(self, sel: SelectedResource, view: ClusterView) -> tuple[Any, ...]:
-        """What a failure of `apply(sel, view)` reads beyond `result_key`: the snapshot name and
-        origin of each applying override (its message and fault name them)."""
-        planned = self.cache.planned(self.route(sel), view)
-        return tuple((o.snapshot, o.origin) for o, _ in planned.plan)
+        key = (_object_key(sel), overrides, planned.labels_key, named, self.cache.max_ops)
+        return key, tuple((o.snapshot, o.origin) for o, _ in planned.plan)
 
     def _copy(self, obj_key: tuple[str, ...], sel: SelectedResource) -> Any:
         """A private deep copy of `sel.obj` (json.loads of cached text: C speed, key order kept)."""
