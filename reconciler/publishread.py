@@ -95,4 +95,4 @@ def _diff(old: Sequence[Any], new: Sequence[Any]) -> tuple[list[Any], list[Any]]
 
 def same_run(old: Iterable[Any], new: Iterable[Any], limit: int) -> int:
     """How many items from the start of both are the very same objects (at most `limit`)."""
-    return min(leading(map(is_, old, new), limit), limit)
+    return leading(map(is_, old, new), limit)

@@ -56,7 +56,7 @@ def runs(
     rest = n - head
     if not rest:
         return head, 0
-    return head, min(leading(map(same, reversed(old), reversed(new)), rest), rest)
+    return head, leading(map(same, reversed(old), reversed(new)), rest)
 
 
 class Column(Generic[T]):

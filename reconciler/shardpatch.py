@@ -36,7 +36,7 @@ MAX_CHANGED = 0.25
 def _same_prefix(old: Iterable[Any], new: Iterable[Any], limit: int) -> int:
     """How many items from the start are the very same objects (at most `limit`, which both
     hold at least; in C)."""
-    return leading(map(is_, islice(old, limit), islice(new, limit)), limit)
+    return leading(map(is_, old, new), limit)
 
 
 def changed_run(old: Sequence[Any], new: Sequence[Any]) -> tuple[int, int, int]:

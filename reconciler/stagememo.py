@@ -31,6 +31,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from itertools import islice
 from operator import and_, eq, indexOf, is_
 from typing import Any, Generic, TypeVar
 
@@ -121,18 +122,17 @@ def _same_run(
 ) -> int:
     """How many items from the start have equal keys and the very same values, at most
     `limit` (at most as many as each holds; in C)."""
-    return min(
-        leading(map(and_, map(eq, keys, new_keys), map(is_, values, new_values)), limit), limit
-    )
+    return leading(map(and_, map(eq, keys, new_keys), map(is_, values, new_values)), limit)
 
 
 def leading(flags: Iterable[Any], limit: int) -> int:
-    """How many of `flags` come before the first false one; `limit` (the caller's count of
-    them) when none is. In C, stopping at the first false one, and building no list: the
-    runs of a placement's 1,000 identical items are scanned once each (`changed_keys`,
-    `rollsplice.runs`, `shardpatch.changed_run`)."""
+    """How many of the first `limit` `flags` come before the first false one; `limit` when
+    none is (the caller's count of them: at most as many as there are). In C, stopping at the
+    first false one or at `limit`, and building no list: the runs of a placement's 1,000
+    identical items are scanned once each (`changed_keys`, `rollsplice.runs`,
+    `shardpatch.changed_run`, `publishread.same_run`)."""
     try:
-        return indexOf(flags, False)
+        return indexOf(islice(flags, limit), False)
     except ValueError:
         return limit
 
