@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 from gitfleet.api.conditions import format_time, parse_time
@@ -73,9 +74,13 @@ class Binding:
         (`reconciler.state`), and a placement state's hash is its bindings'."""
         found: int | None = self.__dict__.get("_hash")
         if found is None:
-            found = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            found = hash(_FIELDS(self))
             object.__setattr__(self, "_hash", found)
         return found
+
+
+_FIELDS = attrgetter(*(f.name for f in fields(Binding)))
+"""A binding's fields, in order, as one tuple (what `Binding.__hash__` hashes)."""
 
 
 def binding_to_yaml(b: Binding) -> dict[str, Any]:

@@ -54,13 +54,10 @@ from reconciler.status import (
     summarized_conditions,
     timed,
 )
-from reconciler.statusentries import (
-    Entries,
-    cluster_entries,
-    report_diff,
-)
-from reconciler.statusentries import next_round as next_entries_round
+from reconciler.statusentries import Entries, cluster_entries
 from reconciler.statusgroups import grouped_statuses
+from reconciler.statusrollout import next_round as next_entries_round
+from reconciler.statusrollout import report_diff
 from reconciler.statusrows import FileRows, Made
 from reconciler.yamlparts import Blocks, Spliced, grouped_parts, items_block
 

@@ -18,8 +18,11 @@ the kept entries are a table patched in place (`reconciler.statustable`: the pla
 slots and summary counts follow the clusters that changed). With each entry
 are kept what the placement conditions read of it (`status.condition_summary`: one object per
 distinct summary, counted by identity) and the slots of its grouping key and emitted text.
-Entries share their conditions and the dumped dicts of them (`status.timed`, `_dumped`): a
-cold pass holds each distinct condition once, not once a cluster.
+Entries share their conditions and the dumped dicts of them (`status.timed`,
+`statusrollout.dumped`): a cold pass holds each distinct condition once, not once a cluster. A
+cluster's rollout conditions (after Scheduled) are timed, dumped, summarized and written as JSON
+once per distinct set (`reconciler.statusrollout`), and its grouping text is made with the entry
+from those texts (`statusgroups.entry_text`): only its Scheduled condition is its own.
 Called by `reconciler.statusdocs`.
 """
 
@@ -33,29 +36,27 @@ from operator import is_not, itemgetter
 from typing import Any, NamedTuple, cast
 
 from gitfleet.api import Condition
+from gitfleet.api.canonical import canonical_json
 from gitfleet.load.yamlemit import Pieces
 from reconciler.manifests import NO_OVERRIDES, ClusterManifests
 from reconciler.placement import PlacementPlan
 from reconciler.priorconds import dump_conditions
 from reconciler.reports import failure_details
 from reconciler.rollkept import frozen
-from reconciler.rollout.rolling import STALE_REASON
 from reconciler.schedule.cycle import BOUND
 from reconciler.schedule.outcome import Decision
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import StageMemo
 from reconciler.state import Binding
 from reconciler.status import (
     Cond,
     Summary,
-    cluster_rollout_conditions,
-    condition_summary,
-    overridden_condition,
     timed,
 )
+from reconciler.statusgroups import entry_text
 from reconciler.statuskeyed import Keys, gone, moved, placement_keys
+from reconciler.statusrollout import dumped, report_diff, rollout, rollout_conds
 from reconciler.statustable import Table
 
-BLOCKED_MESSAGE = "The rollout is being blocked by the rollout strategy"
 _Made = tuple[tuple[Any, ...], Summary, tuple[Condition, ...], dict[str, Any], list[Any], list[Any]]
 """(what the entry was made from, the summary of its untimed conditions, its timed conditions,
 the entry, its grouping text once made, its emitted lines once written)."""
@@ -271,69 +272,18 @@ def _entry(
     plan: PlacementPlan, inputs: tuple[Any, ...], index: int, gen: int, now: datetime
 ) -> _Made:
     d, binding, on_latest, report, custom, sync_error, _, prior = inputs
-    conds = [Cond("Scheduled", "True", "Scheduled", d.reason)]
-    failure = "; ".join(m for _, m in custom.failures[:3]) or None
-    if on_latest and binding is not None:
-        conds += cluster_rollout_conditions(
-            True,
-            sync_error,
-            _hub_reported(binding),
-            report_diff(plan),
-            overridden_condition(custom.overridden, failure),
-        )
-    else:
-        conds.append(_not_started(plan, binding))
-    timed_conds = timed(conds, prior, gen, now)
+    scheduled = timed((Cond("Scheduled", "True", "Scheduled", d.reason),), prior, gen, now)
+    rest = rollout(rollout_conds(plan, binding, on_latest, custom, sync_error), prior, gen, now)
+    first = dumped(scheduled[0])
     entry = {
         "clusterName": d.cluster,
         **_rollout_fields(plan, binding, index),
         **_applicable(custom),
-        "conditions": list(map(_dumped, timed_conds)),
+        "conditions": [first, *rest.dumped],
         **failure_details(report),
     }
-    summary = condition_summary(conds)
-    if len(_SUMMARIES) >= 1024:  # a few dozen kinds in a fleet: never in practice
-        _SUMMARIES.clear()
-    return inputs, _SUMMARIES.setdefault(summary, summary), timed_conds, entry, [], []
-
-
-_SUMMARIES: dict[Summary, Summary] = {}
-"""Each distinct summary as one object, so that `_counted` counts them by identity."""
-
-
-def _dumped(cond: Condition) -> dict[str, Any]:
-    """`dump_conditions` of one condition, made once per condition object (`_DUMPS`): the
-    clusters of a placement mostly share their conditions (`status.timed`), and so their
-    entries share these dicts (nothing changes an entry in place)."""
-    found = _DUMPS.get(cond)
-    if found is None:
-        found = dump_conditions((cond,))[0]
-        _DUMPS.put(cond, found)
-    return found
-
-
-_DUMPS: IdentityMemo[dict[str, Any]] = IdentityMemo()
-"""A condition -> its dumped dict, for the last two passes (`next_round`)."""
-
-
-def next_round() -> None:
-    """Start a pass: what the last two passes did not use is dropped."""
-    _DUMPS.next_round()
-
-
-def _not_started(plan: PlacementPlan, binding: Binding | None) -> Cond:
-    """RolloutStarted of a selected cluster that does not have the latest content (§8.3)."""
-    if plan.strategy_type == "External":
-        return Cond(
-            "RolloutStarted",
-            "Unknown",
-            "RolloutControlledByExternalController",
-            "The rollout is controlled by an external controller (an update run)",
-        )
-    started = binding.condition("RolloutStarted") if binding is not None else None
-    if started is not None and started.status == "False":
-        return Cond("RolloutStarted", "False", STALE_REASON, BLOCKED_MESSAGE)
-    return cluster_rollout_conditions(False, None)[0]
+    text = entry_text(entry, f"[{canonical_json(first)}{rest.text}]")
+    return inputs, rest.summary, scheduled + rest.timed, entry, [text], []
 
 
 def _rollout_fields(plan: PlacementPlan, binding: Binding | None, index: int) -> dict[str, Any]:
@@ -350,15 +300,6 @@ def _rollout_fields(plan: PlacementPlan, binding: Binding | None, index: int) ->
     return out
 
 
-def _hub_reported(binding: Binding) -> list[Cond]:
-    """The agent's conditions the hub recorded for exactly this binding's content."""
-    return [
-        Cond(c.type, c.status, c.reason, c.message)
-        for c in binding.conditions
-        if c.type in ("Applied", "Available", "DiffReported")
-    ]
-
-
 def _applicable(custom: ClusterManifests) -> dict[str, Any]:
     """KubeFleet's applicable override snapshot lists: CRO names, RO {name, namespace}."""
     out: dict[str, Any] = {}
@@ -370,7 +311,3 @@ def _applicable(custom: ClusterManifests) -> dict[str, Any]:
             for ref in custom.resource_overrides
         ]
     return out
-
-
-def report_diff(plan: PlacementPlan) -> bool:
-    return plan.apply_strategy.get("type") == "ReportDiff"

@@ -6,17 +6,21 @@ grouping texts are kept in their slots.
 read in one `map`, only the entries without one get theirs made (in Python, one each), the
 groups are counted in C (`Counter`, first appearance first) and each group's cluster names taken
 by one `compress` over the entries; a placement with many distinct groups (each a pass over the
-entries) is grouped by `group_named` instead. Called by `reconciler.statusdocs`.
+entries) is grouped by `group_named` instead. An entry's text is made with the JSON text of its
+conditions given (`entry_text`: `reconciler.statusentries` keeps the shared conditions' texts).
+Called by `reconciler.statusdocs` and `reconciler.statusentries`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from functools import partial
 from itertools import compress, repeat
 from operator import eq, is_, methodcaller
 from typing import Any
 
+from gitfleet.api.canonical import canonical_json
 from gitfleet.api.output import (
     REPORTED_FIELDS,
     group_body,
@@ -26,6 +30,7 @@ from gitfleet.api.output import (
 
 NAME = "clusterName"
 NAMES = "clusterNames"
+CONDITIONS = "conditions"
 MAX_GROUPS = 16
 """Above this many groups of two clusters or more, `group_named` groups the entries."""
 _MISSING = object()
@@ -36,7 +41,26 @@ _NAME_OF = methodcaller("get", NAME)
 def _single(entry: Mapping[str, Any]) -> bool:
     """An entry naming failed, drifted or diffed objects is never grouped (as
     `group_cluster_statuses`)."""
-    return any(entry.get(f) for f in REPORTED_FIELDS)
+    return any(map(entry.get, REPORTED_FIELDS))
+
+
+def entry_text(entry: Mapping[str, Any], conditions: str) -> str | None:
+    """The grouping text of `entry` (`grouping_texts`) with the canonical JSON of its
+    conditions given (`conditions`: the caller makes it from texts it keeps)."""
+    return group_key(entry, NAME, _single, partial(_spliced_json, conditions))
+
+
+def _spliced_json(conditions: str, rest: Mapping[str, Any]) -> str:
+    """`canonical_json(rest)` with `conditions` as the JSON text of its conditions: the other
+    fields written before and after it, in the sorted order canonical JSON writes keys in."""
+    before = {k: v for k, v in rest.items() if k < CONDITIONS}
+    after = {k: v for k, v in rest.items() if k > CONDITIONS}
+    parts = [f'"{CONDITIONS}":{conditions}']
+    if before:
+        parts.insert(0, canonical_json(before)[1:-1])
+    if after:
+        parts.append(canonical_json(after)[1:-1])
+    return "{" + ",".join(parts) + "}"
 
 
 def grouping_texts(entries: Sequence[Mapping[str, Any]], texts: Sequence[list[Any]]) -> list[Any]:

@@ -20,11 +20,16 @@ _PLACEMENT_HASHES: dict[tuple[tuple[str, str], ...], str] = {}
 placement content on many clusters and in every pass (cleared whole at MAX_REMEMBERED)."""
 
 
+_ENCODE = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
+"""`json.dumps` with these options, without making an encoder each call (the hub writes the
+grouping text of every cluster's status entry with it)."""
+
+
 def canonical_json(value: Any) -> str:
     """Raises ValueError / TypeError for data JSON cannot represent (NaN, non-JSON types)."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _ENCODE(value)
 
 
 def content_hash(obj: Any) -> str:

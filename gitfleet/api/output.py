@@ -291,9 +291,11 @@ def group_key(
     entry: Mapping[str, Any],
     name_field: str,
     single: Callable[[Mapping[str, Any]], bool] = lambda _entry: False,
+    dumps: Callable[[Mapping[str, Any]], str] = canonical_json,
 ) -> str | None:
-    """The text `group_named` groups `entry` by (None: it stays single)."""
-    return _group_key(entry, name_field, single, [])
+    """The text `group_named` groups `entry` by (None: it stays single). `dumps`: how the
+    entry without its name is written (`canonical_json`, or a caller's equal and quicker way)."""
+    return _group_key(entry, name_field, single, [], dumps)
 
 
 def group_body(first: Mapping[str, Any], name_field: str) -> dict[str, Any]:
@@ -323,13 +325,14 @@ def _group_key(
     name_field: str,
     single: Callable[[Mapping[str, Any]], bool],
     slot: list[str | None],
+    dumps: Callable[[Mapping[str, Any]], str] = canonical_json,
 ) -> str | None:
     """The entry's grouping text (its canonical JSON without the name, the quoted name
     written as the token), None when it stays single; kept in `slot`."""
     name = entry.get(name_field)
     key = None
     if name is not None and not single(entry) and NAME_TOKEN not in str(name):
-        text = canonical_json({k: v for k, v in entry.items() if k != name_field})
+        text = dumps({k: v for k, v in entry.items() if k != name_field})
         # JSON escapes character by character, so renaming inside the JSON text is renaming
         # inside every string of the entry (its keys are field names, never a quoted name).
         if _ESCAPED_TOKEN not in text:
