@@ -20,11 +20,15 @@ _PLACEMENT_HASHES: dict[tuple[tuple[str, str], ...], str] = {}
 placement content on many clusters and in every pass (cleared whole at MAX_REMEMBERED)."""
 
 
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+"""What `json.dumps` with these options would make afresh on every call (it keeps no state)."""
+
+
 def canonical_json(value: Any) -> str:
     """Raises ValueError / TypeError for data JSON cannot represent (NaN, non-JSON types)."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _ENCODER.encode(value)
 
 
 def content_hash(obj: Any) -> str:
