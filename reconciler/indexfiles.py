@@ -2,7 +2,9 @@
 and, per placement on it, its PlacementIndex (`clusters/<c>/<key>/index.yaml`).
 
 A placement index is serialised once per distinct object list in a pass (most clusters of a
-placement share one). Each cluster keeps last pass's pieces per placement key: the row it was
+placement share one), a row's pieces once per row object (clusters given the same manifests
+share one, `layoutcells`), and a ClusterIndex item once per row but for its content hash (a
+template the hash is written into). Each cluster keeps last pass's pieces per placement key: the row it was
 made from, the row's ClusterIndex list item and its PlacementIndex bytes. A row equal to the
 remembered one (the very object when the assembly reuses an unchanged placement's rows,
 `reconciler.assemble`; an equal copy when a rollout keeps a cluster's previous entry, or when
@@ -19,13 +21,14 @@ one placement key (never made by the assembly) is laid out afresh. Called by `as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_, not_
 from typing import Any
 
-from gitfleet.api.indexrow import written_row
+from gitfleet.api.indexrow import APPLY_STRATEGY_FIELD, DEFAULT_APPLY_STRATEGY, written_row
 from gitfleet.api.output import (
     IDENTITY_FIELDS,
     cluster_index_doc,
@@ -77,23 +80,61 @@ _CLUSTERS: StageMemo[Written] = StageMemo()
 
 
 class _Listings:
-    """Placement index bytes of one pass, per distinct (placement, object identities)."""
+    """Placement index bytes of one pass, per distinct (placement, object identities), and
+    ClusterIndex item templates, per distinct row but for its content hash."""
 
     def __init__(self) -> None:
         self.emitted: dict[tuple[Any, ...], bytes] = {}
+        self.templates: dict[tuple[Any, ...], tuple[Any, bytes]] = {}
+        self.pieces: dict[int, Piece] = {}
+        """id of a row -> its pieces (holding it): clusters given the same manifests share a
+        row (`layoutcells.clean_layout`)."""
 
     def ident(self, key: str, objects: list[dict[str, Any]]) -> tuple[Any, ...]:
         """The placement key and each object's identity fields (all a listing depends on)."""
         return (key, _object_idents(objects))
 
-    def listing(self, key: str, objects: list[dict[str, Any]]) -> bytes:
-        ident = self.ident(key, objects)
+    def listing(self, ident: tuple[Any, ...], objects: list[dict[str, Any]]) -> bytes:
+        """The PlacementIndex file of `ident` (`self.ident(key, objects)`)."""
         listed = self.emitted.get(ident)
         if listed is None:
-            doc = placement_index_doc(key, objects)
+            doc = placement_index_doc(ident[0], objects)
             listed = self.emitted[ident] = yaml_bytes(doc)
             remember(listed, "placement-index", placement_objects(doc))
         return listed
+
+    def item(self, row: Mapping[str, Any]) -> bytes:
+        """The row's ClusterIndex list item, `yaml_bytes([written_row(row)])`: emitted once per
+        row shape (the row without its objects and content hash, the apply strategy the default
+        or else that very dict, kept alive) with a stand-in hash, which the row's is written
+        over (the emitter writes a `sha256:<hex>` digest as it is wherever it stands). The
+        clusters of a placement share one shape: their rows differ by content hash alone."""
+        content = row.get(CONTENT_HASH)
+        strategy = row.get(APPLY_STRATEGY_FIELD, _ABSENT)
+        if type(content) is not str or _DIGEST.fullmatch(content) is None:
+            return yaml_bytes([written_row(row)])
+        given = strategy == DEFAULT_APPLY_STRATEGY or strategy is _ABSENT
+        fields = [(k, type(v), v) for k, v in row.items() if k not in _NOT_SHAPE]
+        shape = (tuple(fields), None if given else id(strategy))
+        try:
+            found = self.templates.get(shape)
+        except TypeError:  # a value that is no plain scalar
+            return yaml_bytes([written_row(row)])
+        if found is None:
+            made = yaml_bytes([written_row({**row, CONTENT_HASH: _STAND_IN})])
+            if made.count(_STAND_IN_BYTES) != 1:
+                return yaml_bytes([written_row(row)])
+            found = self.templates[shape] = (strategy, made)
+        return found[1].replace(_STAND_IN_BYTES, content.encode())
+
+
+CONTENT_HASH = "contentHash"
+_NOT_SHAPE = frozenset({"objects", CONTENT_HASH, APPLY_STRATEGY_FIELD})
+_DIGEST = re.compile("sha256:[0-9a-f]{64}")
+_STAND_IN = "sha256:" + "0" * 64
+"""Stands for a row's content hash in its item's template."""
+_STAND_IN_BYTES = _STAND_IN.encode()
+_ABSENT = object()
 
 
 def _object_idents(objects: list[dict[str, Any]]) -> tuple[tuple[Any, ...], ...]:
@@ -117,13 +158,21 @@ _IDENTS: ThreeRounds[tuple[list[dict[str, Any]], tuple[tuple[Any, ...], ...]]] =
 
 def _piece(entry: dict[str, Any], listings: _Listings) -> Piece:
     """The pieces of one row: its ClusterIndex list item (the row without its objects) and its
-    PlacementIndex file."""
+    PlacementIndex file; once per row object in a pass."""
+    found = listings.pieces.get(id(entry))
+    if found is not None and found.entry is entry:
+        return found
+    piece = listings.pieces[id(entry)] = _made_piece(entry, listings)
+    return piece
+
+
+def _made_piece(entry: dict[str, Any], listings: _Listings) -> Piece:
     row = _header(entry)
     order = (str(entry.get("namespace", "")), str(entry["name"]))
-    key, objects = str(entry["key"]), entry.get("objects") or []
-    listing = listings.listing(key, objects)
-    item = yaml_bytes([written_row(row)])  # the default apply strategy left out
-    return Piece(entry, order, row, item, listing, listings.ident(key, objects))
+    objects = entry.get("objects") or []
+    ident = listings.ident(str(entry["key"]), objects)
+    item = listings.item(entry)  # the default apply strategy left out
+    return Piece(entry, order, row, item, listings.listing(ident, objects), ident)
 
 
 def _header(entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ override flipping each pass lays a cluster out from the same content every other
 rows then share last time's very object list). `clean_layout` makes one cluster's layout
 (also for `reconciler.layoutdiff`, which patches a placement's layouts cluster by cluster), the
 very layout of the last three passes when made from the very check under an equal header and
-strategy.
+strategy; the clusters given the same check share one row object in a pass.
 Called by `reconciler.assemble` and `reconciler.layoutdiff`.
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from gitfleet.api.canonical import placement_content_hash
+from gitfleet.api.canonical import pairs_content_hash
 from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
 from reconciler.assemblememo import ThreeRounds
@@ -88,17 +88,40 @@ def clean_layout(
     if found is not None and found[0] is checked and found[1] == (header, strategy):
         return found[2]
     prefix = object_path(cluster, key, "")
+    made = (
+        _row(key, header, strategy, checked),
+        tuple(map(prefix.__add__, map(_FILE, mine))),
+        sum(map(len, map(_DATA, mine))),
+    )
+    _MADE.put((key, cluster), (checked, (header, strategy), made))
+    return made
+
+
+def _row(
+    key: str, header: Mapping[str, Any], strategy: dict[str, Any], checked: Checked
+) -> dict[str, Any]:
+    """The index row of a clean layout: one object per placement, check, header and strategy
+    in a pass (the clusters given the same manifests share it, and so its index pieces,
+    `reconciler.indexfiles`)."""
+    facts = (header, strategy)
+    found = _ROWS.get((key, id(checked)))
+    if found is not None and found[0] is checked and found[1] == facts:
+        return found[2]
     row = {
         **header,
         "applyStrategy": strategy,
         "contentHash": checked.content,
         "objects": checked.clean,
     }
-    made = row, tuple(prefix + m.file for m in mine), sum(len(m.data) for m in mine)
-    _MADE.put((key, cluster), (checked, (header, strategy), made))
-    return made
+    _ROWS[(key, id(checked))] = (checked, facts, row)
+    return row
 
 
+_ROWS: dict[
+    tuple[str, int], tuple[Checked, tuple[Mapping[str, Any], dict[str, Any]], dict[str, Any]]
+] = {}
+"""(placement key, id of a check) -> the check, header and strategy of a row made this pass, and
+the row (holding the check: its id stays its own)."""
 _MADE: ThreeRounds[tuple[Checked, tuple[Mapping[str, Any], dict[str, Any]], Layout]] = ThreeRounds()
 """(placement key, cluster) -> the check, header and strategy of its last clean layout, and the
 layout, for the last three passes."""
@@ -130,6 +153,8 @@ BY_CONTENT: ThreeRounds[Checked] = ThreeRounds()
 last three passes (`assemble_clusters` starts a round): an override flipping between two
 values hands a cluster new manifests of the same content every other pass."""
 _FILE_HASH = attrgetter("file", "hash")
+_FILE = attrgetter("file")
+_DATA = attrgetter("data")
 
 
 def checked_once(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
@@ -139,10 +164,11 @@ def checked_once(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
     found = CHECKS.get(mine)
     if found is not None and found[0] == limits:
         return found[1]
-    key = (limits, tuple(map(_FILE_HASH, mine)))
+    pairs = tuple(map(_FILE_HASH, mine))
+    key = (limits, pairs)
     checked = BY_CONTENT.get(key)
     if checked is None:
-        checked = _checked(mine, limits)
+        checked = _checked(mine, pairs, limits)
         BY_CONTENT.put(key, checked)
     CHECKS.put(mine, (limits, checked))
     return checked
@@ -152,10 +178,14 @@ def next_round() -> None:
     """A new pass: the checks and layouts of the last passes are kept."""
     CHECKS.next_round()
     BY_CONTENT.next_round()
+    _ROWS.clear()
     _MADE.next_round()
 
 
-def _checked(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
+def _checked(
+    mine: tuple[Manifest, ...], pairs: tuple[tuple[str, str], ...], limits: Limits
+) -> Checked:
+    """The check of `mine` (`pairs`: each manifest's file and content hash)."""
     taken: dict[str, Mapping[str, str]] = {}
     problems = []
     for m in mine:
@@ -165,8 +195,8 @@ def _checked(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
         problems.append(problem)
     if any(problem is not None for problem in problems):
         return Checked(tuple(problems), None, "")
-    clean = [m.entry for m in mine]
-    return Checked(None, clean, placement_content_hash(clean))
+    content = pairs_content_hash(tuple(sorted(pairs)))  # `placement_content_hash` of the entries
+    return Checked(None, [m.entry for m in mine], content)
 
 
 def _refusal(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -31,7 +32,7 @@ def refusal(manifest: Manifest, limits: Limits) -> tuple[str, bool] | None:
     """Why `manifest` may not be written, and whether its previous file is kept (an object
     that was fine before keeps being enforced); None when it may be written."""
     ident = manifest.identity
-    reserved = refused_object(
+    reserved = _refused(
         ident.get("apiVersion", ""), ident["kind"], ident.get("namespace", ""), ident["name"]
     )
     if reserved is not None:
@@ -52,6 +53,11 @@ def refusal(manifest: Manifest, limits: Limits) -> tuple[str, bool] | None:
                 True,
             )
     return None
+
+
+_refused = lru_cache(maxsize=1 << 16)(refused_object)
+"""`refused_object` once per identity (a fleet has a few thousand; its clusters' manifests
+repeat them)."""
 
 
 def describe(ident: Mapping[str, str]) -> str:

@@ -73,19 +73,26 @@ def _group_key(
     name: str, conds: tuple[Condition, ...], plain: dict[int, tuple[Any, ...]]
 ) -> tuple[Any, ...] | None:
     """What the conditions are without the cluster's quoted name (None: not groupable).
-    `plain`: id of a condition -> its part of a key when its texts name no cluster, shared by
-    the clusters of one call (they mostly share their conditions: `status.timed`)."""
+    `plain`: id of a condition -> its part of a key when its texts hold no quote (so they name
+    no cluster), shared by the clusters of one call (they mostly share their conditions:
+    `status.timed`)."""
     quoted = f'"{name}"'
     key: list[Any] = []
     for c in conds:
         part = plain.get(id(c))
-        if part is None or any(quoted in text for text in part[:3]):
-            kind, reason, message = texts = _TEXTS(c)
+        if part is None:
+            kind, reason, message = _TEXTS(c)
             if NAME_TOKEN in kind or NAME_TOKEN in reason or NAME_TOKEN in message:
                 return None
-            renamed = tuple(t.replace(quoted, NAME_TOKEN) for t in texts)
-            part = (*renamed, c.status, c.observed_generation, c.last_transition_time)
-            if renamed == texts:
+            part = (
+                kind.replace(quoted, NAME_TOKEN),
+                reason.replace(quoted, NAME_TOKEN),
+                message.replace(quoted, NAME_TOKEN),
+                c.status,
+                c.observed_generation,
+                c.last_transition_time,
+            )
+            if '"' not in kind and '"' not in reason and '"' not in message:
                 plain[id(c)] = part
         key.append(part)
     return tuple(key)

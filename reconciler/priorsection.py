@@ -17,6 +17,8 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import chain
+from operator import is_
 from typing import Any, Protocol
 
 from gitfleet.api.canonical import canonical_json
@@ -58,6 +60,36 @@ def implied_row(key: str, header: Mapping[str, Any], b: BindingLike) -> dict[str
 def _header_text(row: Mapping[str, Any]) -> str:
     """The canonical JSON of a row's (name, namespace, apply strategy)."""
     return canonical_json({f: row[f] for f in HEADER_FIELDS if f in row})
+
+
+def _own_headers(rows: Mapping[str, Mapping[str, Any]], kept: dict[str, _Cell]) -> dict[str, str]:
+    """cluster -> its row's own header text (the kept cell's for the very row): made once
+    for a run of rows whose header values are the very objects of the row before (a
+    placement's rows share its name and namespace, and copies of one apply strategy)."""
+    own: dict[str, str] = {}
+    last: tuple[list[Any], str] | None = None
+    for cluster, row in rows.items():
+        found = kept.get(cluster)
+        if found is not None and found[0] is row:
+            own[cluster] = found[3]
+            continue
+        values = _header_values(row)
+        if last is None or len(values) != len(last[0]) or not all(map(is_, values, last[0])):
+            last = (values, _header_text(row))
+        own[cluster] = last[1]
+    return own
+
+
+def _header_values(row: Mapping[str, Any]) -> list[Any]:
+    """The objects a row's header text is made of: the same objects, the same text."""
+    values = [row.get(f, _ABSENT) for f in HEADER_FIELDS]
+    strategy = values[-1]
+    if type(strategy) is dict:
+        values[-1:] = chain.from_iterable(strategy.items())
+    return values
+
+
+_ABSENT = object()
 
 
 def _best(counts: Counter[str]) -> str | None:
@@ -126,10 +158,7 @@ def _full_index(
     made = keyed(bindings)
     lookup = made.lookup()
     kept = before.cells if before is not None else {}
-    own = {
-        c: found[3] if (found := kept.get(c)) is not None and found[0] is row else _header_text(row)
-        for c, row in rows.items()
-    }
+    own = _own_headers(rows, kept)
     counts = Counter(own.values())
     text = _best(counts)
     header = json.loads(text) if text is not None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from functools import lru_cache
 
 from gitfleet.api.canonical import placement_content_hash
 from reconciler.placement import PlacementPlan
@@ -20,7 +21,16 @@ from reconciler.rollout.rolling import (
     STARTED_REASON,
 )
 from reconciler.rollview import timed
-from reconciler.state import Binding
+from reconciler.state import Binding, BindingCondition
+
+_STARTED_ROWS = (("RolloutStarted", "True", STARTED_REASON, STARTED_MESSAGE),)
+
+
+@lru_cache(maxsize=4)
+def _started_at(now: datetime) -> BindingCondition:
+    """`timed(_STARTED_ROWS, (), now)`'s condition: one object for every binding without
+    conditions that a pass moves (a new placement's, all of them; frozen, so sharing is safe)."""
+    return BindingCondition(*_STARTED_ROWS[0], now)
 
 
 def moved(plan: PlacementPlan, b: Binding, now: datetime, index: int | None = None) -> Binding:
@@ -40,9 +50,7 @@ def moved(plan: PlacementPlan, b: Binding, now: datetime, index: int | None = No
     kept = [c for c in b.conditions if c.type != "RolloutStarted"] if content == b.content else []
     if not kept:
         plan.reports.pop(b.cluster, None)
-    started = timed(
-        [("RolloutStarted", "True", STARTED_REASON, STARTED_MESSAGE)], b.conditions, now
-    )
+    started = timed(_STARTED_ROWS, b.conditions, now) if b.conditions else [_started_at(now)]
     return replace(
         b,
         state=BOUND,

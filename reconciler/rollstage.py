@@ -58,6 +58,7 @@ from reconciler.rollsplice import Column
 from reconciler.rollsync import is_live
 from reconciler.rollview import (
     ReportEntries,
+    assumed_ready,
     binding_view,
     binding_views,
     cluster_names,
@@ -204,12 +205,15 @@ def _settling(
     shows; waiting for a report shows while other clusters wait for this one. `candidates`:
     the clusters whose binding the rollout changed or whose view it classified not ready
     (`Classes.unready`) - every other binding it decided on is ready or not Bound, so only
-    these are looked at (a step per binding of the placement is two set lookups)."""
+    these are looked at (a step per binding of the placement is two set lookups), and of them
+    only those whose view is not `assumed_ready` (a dry run's are all)."""
     if not candidates:
         return
     every = plan.state.bindings
     picked = map(candidates.__contains__, cluster_names(plan.key, every))
     bindings = [every[i] for i in compress(range(len(every)), picked)]
+    if assume:
+        bindings = [b for b in bindings if not assumed_ready(b, assume)]
     latest = plan.target()
     index, desired = (latest.index if latest else None), plan.desired
     live = {b.cluster for b in bindings if is_live(b, index, desired)}  # `live_clusters`'s

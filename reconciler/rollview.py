@@ -238,10 +238,17 @@ desired content."""
 _VIEWS: Rows[BindingView] = Rows()
 
 
+def assumed_ready(b: Binding, assume: frozenset[str]) -> bool:
+    """Whether `b`'s view takes its cluster as having applied and made available what it was
+    given (`assume`: `binding_view`'s): such a view is ready whatever else it holds (its
+    DiffReported or Available is True, with a trackable reason)."""
+    return b.cluster in assume and b.content is not None and b.state != SCHEDULED
+
+
 def _view_facts(
     plan: PlacementPlan, b: Binding, assume: frozenset[str], index: int | None
 ) -> ViewFacts:
-    assumed = b.cluster in assume and b.content is not None and b.state != SCHEDULED
+    assumed = assumed_ready(b, assume)
     diff = assumed and plan.apply_strategy.get("type") == "ReportDiff"
     failures = plan.cluster(b.cluster).failures
     return index, assumed, diff, failures, plan.desired.get(b.cluster)

@@ -17,7 +17,7 @@ Called by `publish` (PlacementDecision slices), `statusdocs`, `state` and `prior
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from functools import partial
+from functools import lru_cache, partial
 from itertools import compress, repeat
 from operator import is_
 from typing import Any
@@ -48,11 +48,22 @@ class ItemTexts:
 
 def item_text(item: Any) -> str | None:
     """`dump_yaml([item])`, or None when a line of it is empty or not indented (it cannot be
-    padded)."""
+    padded). A name's (a string's) is kept: the same cluster names are listed by every
+    placement."""
+    if type(item) is str:
+        return _name_text(item)
+    return _item_text(item)
+
+
+def _item_text(item: Any) -> str | None:
     text = dump_yaml([item])
-    if "\n\n" in text or any(not line.startswith(" ") for line in text.split("\n")[1:-1]):
+    body = text[:-1]  # without its last line break
+    if body.count("\n") != body.count("\n "):  # a line after the first empty or not indented
         return None
     return text
+
+
+_name_text = lru_cache(maxsize=100_000)(_item_text)
 
 
 def padded(text: str, indent: int) -> str:

@@ -20,16 +20,15 @@ _PLACEMENT_HASHES: dict[tuple[tuple[str, str], ...], str] = {}
 placement content on many clusters and in every pass (cleared whole at MAX_REMEMBERED)."""
 
 
-_ENCODE = json.JSONEncoder(
+_ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-).encode
-"""`json.dumps` with these options, without making an encoder each call (the hub writes the
-grouping text of every cluster's status entry with it)."""
+)
+"""What `json.dumps` with these options would make afresh on every call (it keeps no state)."""
 
 
 def canonical_json(value: Any) -> str:
     """Raises ValueError / TypeError for data JSON cannot represent (NaN, non-JSON types)."""
-    return _ENCODE(value)
+    return _ENCODER.encode(value)
 
 
 def content_hash(obj: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator
@@ -24,8 +25,10 @@ _RFC3339_RE = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def format_time(moment: datetime) -> str:
-    """`moment` as RFC 3339 in UTC with second precision (naive datetimes are taken as UTC)."""
+    """`moment` as RFC 3339 in UTC with second precision (naive datetimes are taken as UTC).
+    Kept for the last few thousand moments: a pass writes the same few on many conditions."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

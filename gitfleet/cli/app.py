@@ -4,11 +4,14 @@ and printing its errors. The command modules (`fleet`, `hub`, `agent`) register 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 import click
 
@@ -27,6 +30,7 @@ from gitfleet.repo.subtree import open_fleet_at
 from gitfleet.repo.tree import Tree
 from gitfleet.repo.userrepo import is_repository
 from gitfleet.repo.workdir import WorkdirTree
+from reconciler.heap import one_pass_heap
 from reconciler.history import (
     NO_HISTORY,
     HistoricalSources,
@@ -127,6 +131,22 @@ def fleet_history(fleet_dir: Path, fleet: FleetSnapshot, prior: State) -> Histor
             tree.close()
 
     return collect_sources(needed, open_at, current=fleet)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def one_pass(command: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A command that runs a pass and exits, run under the collector policy of one pass
+    (`reconciler.heap.one_pass_heap`: the oldest generation is not walked again and again)."""
+
+    @functools.wraps(command)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with one_pass_heap():
+            return command(*args, **kwargs)
+
+    return run
 
 
 def run_pass(

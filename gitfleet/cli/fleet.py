@@ -19,6 +19,7 @@ from gitfleet.cli.app import (
     hub_key_option,
     main,
     now_option,
+    one_pass,
     output_option,
     ref_option,
     reports_option,
@@ -41,6 +42,7 @@ from reconciler.state import State, read_state
 @quiet_option
 @click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1), e.g. in CI.")
 @hub_key_option
+@one_pass
 def validate(
     fleet: Path, ref: str | None, status_dir: Path | None, now: str | None, fmt: str, strict: bool
 ) -> None:
@@ -83,6 +85,7 @@ def _print_held(run: Run, fmt: str) -> None:
 @quiet_option
 @click.option("--fresh", is_flag=True, help="Ignore the state/ a previous render left in --out.")
 @hub_key_option
+@one_pass
 def render(
     fleet: Path,
     out_dir: Path,
@@ -186,6 +189,7 @@ def _report_errors(run: Run, fmt: str, verb: str) -> None:
 )
 @quiet_option
 @hub_key_option
+@one_pass
 def explain(
     what: str,
     name: str,

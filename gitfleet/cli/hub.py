@@ -22,6 +22,7 @@ from gitfleet.cli.app import (
     checked_branch,
     hub_key_option,
     main,
+    one_pass,
     output_branch_option,
     output_option,
 )
@@ -30,6 +31,7 @@ from gitfleet.outputread import hub_refusal
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.watch import start_watcher
 from reconciler import planreport
+from reconciler.heap import one_pass_heap
 from reconciler.loop import Hub
 
 
@@ -97,7 +99,8 @@ def reconcile_cmd(
     except (GitError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     if once:
-        report = hub.run_once()
+        with one_pass_heap():
+            report = hub.run_once()
         _print_pass(report, fmt)
         failed = report.outcome in (
             "source-unavailable",
@@ -150,6 +153,7 @@ def reconcile_cmd(
 )
 @quiet_option
 @hub_key_option
+@one_pass
 def plan(
     repo: Path,
     base: str,

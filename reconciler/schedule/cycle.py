@@ -17,6 +17,7 @@ import heapq
 from collections.abc import Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from gitfleet.api import ClusterResourcePlacement, PlacementPolicy, ResourcePlacement
@@ -126,7 +127,10 @@ def _scored_decision(name: str, score: ClusterScore) -> BindingDecision:
     return BindingDecision(reason, score.affinity, score.topology)
 
 
+@lru_cache(maxsize=1 << 16)
 def _zero_score_decision(name: str) -> BindingDecision:
+    """One object per cluster name: every PickAll placement that picks the cluster shares it
+    (frozen, so sharing is safe)."""
     return BindingDecision(picked_reason(name, 0, 0), 0, 0)
 
 
