@@ -36,7 +36,6 @@ from operator import is_not, itemgetter
 from typing import Any, NamedTuple, cast
 
 from gitfleet.api import Condition
-from gitfleet.api.canonical import canonical_json
 from gitfleet.load.yamlemit import Pieces
 from reconciler.manifests import NO_OVERRIDES, ClusterManifests
 from reconciler.placement import PlacementPlan
@@ -54,7 +53,7 @@ from reconciler.status import (
 )
 from reconciler.statusgroups import entry_text
 from reconciler.statuskeyed import Keys, gone, moved, placement_keys
-from reconciler.statusrollout import dumped, report_diff, rollout, rollout_conds
+from reconciler.statusrollout import dumped, dumped_json, report_diff, rollout, rollout_conds
 from reconciler.statustable import Table
 
 _Made = tuple[tuple[Any, ...], Summary, tuple[Condition, ...], dict[str, Any], list[Any], list[Any]]
@@ -282,7 +281,7 @@ def _entry(
         "conditions": [first, *rest.dumped],
         **failure_details(report),
     }
-    text = entry_text(entry, f"[{canonical_json(first)}{rest.text}]")
+    text = entry_text(entry, f"[{dumped_json(scheduled[0])}{rest.text}]")
     return inputs, rest.summary, scheduled + rest.timed, entry, [text], []
 
 

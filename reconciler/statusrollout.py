@@ -78,7 +78,7 @@ def rollout(
             _SUMMARIES.clear()
         summary = _SUMMARIES.setdefault(summary, summary)
         dicts = tuple(map(dumped, timed_conds))
-        text = "".join(["," + canonical_json(d) for d in dicts])
+        text = "".join(["," + dumped_json(c) for c in timed_conds])
         found = Rollout(timed_conds, dicts, summary, text)
         if not prior:
             if len(_ROLLOUTS) >= 4096:
@@ -98,15 +98,25 @@ def dumped(cond: Condition) -> dict[str, Any]:
     """`dump_conditions` of one condition, made once per condition object (`_DUMPS`): the
     clusters of a placement mostly share their conditions (`status.timed`), and so their
     entries share these dicts (nothing changes an entry in place)."""
+    return _dumped(cond)[0]
+
+
+def dumped_json(cond: Condition) -> str:
+    """The canonical JSON of `dumped(cond)`, made once per condition object likewise."""
+    return _dumped(cond)[1]
+
+
+def _dumped(cond: Condition) -> tuple[dict[str, Any], str]:
     found = _DUMPS.get(cond)
     if found is None:
-        found = dump_conditions((cond,))[0]
+        made = dump_conditions((cond,))[0]
+        found = (made, canonical_json(made))
         _DUMPS.put(cond, found)
     return found
 
 
-_DUMPS: IdentityMemo[dict[str, Any]] = IdentityMemo()
-"""A condition -> its dumped dict, for the last two passes (`next_round`)."""
+_DUMPS: IdentityMemo[tuple[dict[str, Any], str]] = IdentityMemo()
+"""A condition -> its dumped dict and that dict's JSON, for the last two passes (`next_round`)."""
 
 
 def next_round() -> None:
