@@ -281,8 +281,10 @@ def _entry(
         "conditions": [first, *rest.dumped],
         **failure_details(report),
     }
-    text = entry_text(entry, f"[{dumped_json(scheduled[0])}{rest.text}]")
-    return inputs, rest.summary, scheduled + rest.timed, entry, [text], []
+    texts: list[Any] = []  # made when the document is grouped (`statusgroups.grouping_texts`)
+    if not prior:  # a new cluster's: from the shared conditions' texts (a cold pass: all)
+        texts.append(entry_text(entry, f"[{dumped_json(scheduled[0])}{rest.text}]"))
+    return inputs, rest.summary, scheduled + rest.timed, entry, texts, []
 
 
 def _rollout_fields(plan: PlacementPlan, binding: Binding | None, index: int) -> dict[str, Any]:
