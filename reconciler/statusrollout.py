@@ -60,7 +60,8 @@ class Rollout(NamedTuple):
     dumped: tuple[dict[str, Any], ...]
     summary: Summary
     text: str
-    """The canonical JSON of the dumped dicts, each after a comma (`statusgroups.entry_text`)."""
+    """The canonical JSON of the dumped dicts, each after a comma (`statusgroups.entry_text`);
+    empty with prior conditions (such an entry's grouping text is made when it is grouped)."""
 
 
 def rollout(
@@ -78,7 +79,7 @@ def rollout(
             _SUMMARIES.clear()
         summary = _SUMMARIES.setdefault(summary, summary)
         dicts = tuple(map(dumped, timed_conds))
-        text = "".join(["," + dumped_json(c) for c in timed_conds])
+        text = "" if prior else "".join(["," + dumped_json(c) for c in timed_conds])
         found = Rollout(timed_conds, dicts, summary, text)
         if not prior:
             if len(_ROLLOUTS) >= 4096:
