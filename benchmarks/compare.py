@@ -1,0 +1,191 @@
+"""Before/after comparison of two revisions with the Git scenario benchmark, in alternating order.
+
+`python benchmarks/compare.py --base fe1d33e --head HEAD [--rounds 2] [-- --size fleet-1k
+--trials 3 --git-daemon]` exports each revision's tree (`git archive`, into a temp dir: the
+checkout is not touched), then runs `benchmarks/bench_hub.py` of each tree in its own process
+(`PYTHONPATH` = that tree) in the order base, head, head, base, base, head, ...: every side runs
+first as often as the other, so a machine that warms up or slows down over the run does not favour
+one side (a fixed order did: the no-op, which never reaches the pass, came out 2-3 ms worse for
+whichever side ran second). Prints one markdown table: per scenario the median hub CPU of all
+base trials and of all head trials, their ratio (base / head: above 1 means head is cheaper), and
+each run's median in run order; then every run's checks. `--json DIR` keeps each run's JSON
+(`<n>-<side>.json`) and the table; `--table BASE.json... --vs HEAD.json...` only pools runs made
+before. Everything after `--` goes to the benchmark (default: `--size fleet-1k --trials 3`).
+Called by people measuring a change (README "Performance").
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+BENCH = "benchmarks/bench_hub.py"
+DEFAULT_ARGS = ("--size", "fleet-1k", "--trials", "3")
+COLD = "cold full pass (fresh process)"
+Run = Mapping[str, Any]
+"""One bench_hub `--json` document."""
+
+
+def run_order(rounds: int) -> list[str]:
+    """`base`/`head` for `rounds` rounds: each round is a pair, every other pair reversed."""
+    pairs = (("base", "head"), ("head", "base"))
+    return [side for r in range(rounds) for side in pairs[r % 2]]
+
+
+def export_tree(repo: Path, rev: str, into: Path) -> str:
+    """Write the files of `rev` under `into`; the full commit id."""
+    commit = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}").decode().strip()
+    data = _git(repo, "archive", "--format=tar", commit)
+    into.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return commit
+
+
+def _git(repo: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
+def run_bench(tree: Path, bench: str, args: Sequence[str], out: Path) -> Run:
+    """One benchmark process on `tree`'s code; its JSON document (SystemExit when it fails)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    command = [sys.executable, str(tree / bench), *args, "--json", str(out)]
+    done = subprocess.run(command, cwd=tree, env=env, check=False)
+    if done.returncode != 0 or not out.exists():
+        raise SystemExit(
+            f"{' '.join(command)} failed (exit {done.returncode}): the run does not count"
+        )
+    loaded: Run = json.loads(out.read_text())
+    return loaded
+
+
+def cpu_trials(run: Run, scenario: str) -> list[float]:
+    """The hub CPU seconds of each trial of `scenario` in one run (the cold pass: per process)."""
+    if scenario == COLD:
+        return [float(c["cpuSeconds"]) for c in run.get("cold", [])]
+    return [float(t["cpu_seconds"]) for t in run.get("trials", []) if t["scenario"] == scenario]
+
+
+def scenario_names(runs: Sequence[Run]) -> list[str]:
+    """Every scenario of the runs, in the order of the first run that has it."""
+    names: list[str] = []
+    for run in runs:
+        for entry in run.get("scenarios", []):
+            if entry["scenario"] not in names:
+                names.append(entry["scenario"])
+    return names
+
+
+def table(order: Sequence[str], runs: Sequence[Run]) -> str:
+    """The markdown comparison of `runs`, made in the sides `order`."""
+    by_side = {side: [r for s, r in zip(order, runs, strict=True) if s == side] for side in order}
+    lines = [
+        "| scenario | base CPU s | head CPU s | ratio | each run's median, in run order |",
+        "|---|---|---|---|---|",
+    ]
+    for name in scenario_names(runs):
+        base = [x for r in by_side.get("base", []) for x in cpu_trials(r, name)]
+        head = [x for r in by_side.get("head", []) for x in cpu_trials(r, name)]
+        each = [
+            f"{side[0].upper()} {_seconds(statistics.median(xs))}" if xs else f"{side[0].upper()} -"
+            for side, xs in ((s, cpu_trials(r, name)) for s, r in zip(order, runs, strict=True))
+        ]
+        lines.append(
+            f"| {name} | {_median(base)} | {_median(head)} | {_ratio(base, head)} | "
+            f"{', '.join(each)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def checks(order: Sequence[str], runs: Sequence[Run]) -> str:
+    """One line per run: its side and what its three checks said, and its cold peak RSS."""
+    out = []
+    for n, (side, run) in enumerate(zip(order, runs, strict=True), 1):
+        found = run.get("checks", {})
+        rss = max((c.get("maxRssMiB", 0) for c in run.get("cold", [])), default=0)
+        out.append(
+            f"- run {n} ({side}): incremental {found.get('incremental', '-')}; tree ids "
+            f"{found.get('treeIds', '-')}; no-op {found.get('noop', '-')}; cold peak RSS "
+            f"{rss:,.0f} MiB"
+        )
+    return "\n".join(out) + "\n"
+
+
+def _median(xs: Sequence[float]) -> str:
+    return _seconds(statistics.median(xs)) if xs else "-"
+
+
+def _ratio(base: Sequence[float], head: Sequence[float]) -> str:
+    if not base or not head or statistics.median(head) == 0:
+        return "-"
+    return f"{statistics.median(base) / statistics.median(head):.2f}x"
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.3f}" if x < 0.1 else f"{x:.2f}" if x < 10 else f"{x:.1f}"
+
+
+def compare(
+    repo: Path, revs: Mapping[str, str], rounds: int, bench_args: Sequence[str], keep: Path | None
+) -> str:
+    """Run the benchmark of both revisions `rounds` times in alternating order; the report."""
+    order = run_order(rounds)
+    with tempfile.TemporaryDirectory(prefix="gitfleet-compare-") as tmp:
+        trees = {side: Path(tmp) / side for side in revs}
+        commits = {side: export_tree(repo, rev, trees[side]) for side, rev in revs.items()}
+        out_dir = keep if keep is not None else Path(tmp) / "json"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        runs = []
+        for n, side in enumerate(order, 1):
+            print(f"run {n}/{len(order)}: {side} {commits[side][:12]}", file=sys.stderr, flush=True)
+            runs.append(run_bench(trees[side], BENCH, bench_args, out_dir / f"{n}-{side}.json"))
+    head = f"base {commits['base'][:12]} ({revs['base']}), head {commits['head'][:12]} "
+    head += f"({revs['head']}); order {', '.join(order)}; hub CPU, median of all trials\n\n"
+    report = head + table(order, runs) + "\n" + checks(order, runs)
+    if keep is not None:
+        (keep / "compare.md").write_text(report)
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    cut = args.index("--") if "--" in args else len(args)
+    mine, bench_args = args[:cut], args[cut + 1 :] or list(DEFAULT_ARGS)
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--base", help="the revision measured as before")
+    p.add_argument("--head", default="HEAD", help="the revision measured as after (HEAD)")
+    p.add_argument("--rounds", type=int, default=2, help="pairs of runs (2: base head head base)")
+    p.add_argument("--repo", type=Path, default=Path("."), help="the gitfleet repository")
+    p.add_argument("--json", type=Path, help="keep each run's JSON and the table in this dir")
+    p.add_argument("--table", type=Path, nargs="+", help="pool these base runs (no new run)")
+    p.add_argument("--vs", type=Path, nargs="+", help="... against these head runs")
+    a = p.parse_args(mine)
+    if a.table or a.vs:
+        if not (a.table and a.vs):
+            p.error("--table needs --vs")
+        loaded = [json.loads(f.read_text()) for f in (*a.table, *a.vs)]
+        order = ["base"] * len(a.table) + ["head"] * len(a.vs)
+        print(table(order, loaded) + "\n" + checks(order, loaded), end="")
+        return 0
+    if not a.base or a.rounds < 1:
+        p.error("--base REV is needed, and --rounds at least 1")
+        return 2
+    print(compare(a.repo, {"base": a.base, "head": a.head}, a.rounds, bench_args, a.json), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

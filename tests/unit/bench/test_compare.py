@@ -1,0 +1,134 @@
+"""benchmarks/compare.py: the alternating run order, pooling of runs into one table, and a real
+comparison of two commits of a real Git repository, each run by a benchmark script of its own tree
+in its own process (a stand-in bench_hub that reports the CPU figure written in its tree)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.compare import COLD, compare, main, run_order, table
+
+FAKE_BENCH = """\
+import json, sys
+from marker import CPU  # imported from this tree: PYTHONPATH is the tree's own
+out = sys.argv[sys.argv.index("--json") + 1]
+extra = [a for a in sys.argv[1:] if a not in ("--json", out)]
+if "--fail" in extra:
+    raise SystemExit(3)
+trials = [{"scenario": "edit one resource", "cpu_seconds": CPU + k / 100} for k in range(3)]
+json.dump({"cold": [{"cpuSeconds": CPU * 10, "maxRssMiB": 100}],
+           "scenarios": [{"scenario": "cold full pass (fresh process)"},
+                         {"scenario": "edit one resource"}],
+           "trials": trials, "checks": {"incremental": "identical", "treeIds": "identical",
+           "noop": "ok", "args": extra}}, open(out, "w"))
+"""
+
+
+def _run(name: str, cpu: float, cold: float | None = None) -> dict[str, Any]:
+    return {
+        "cold": [] if cold is None else [{"cpuSeconds": cold, "maxRssMiB": 1000}],
+        "scenarios": [{"scenario": COLD}, {"scenario": name}],
+        "trials": [{"scenario": name, "cpu_seconds": cpu}],
+        "checks": {"incremental": "identical", "treeIds": "identical", "noop": "ok"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("rounds", "order"),
+    [
+        (1, ["base", "head"]),
+        (2, ["base", "head", "head", "base"]),
+        (3, ["base", "head", "head", "base", "base", "head"]),
+    ],
+)
+def test_each_side_runs_first_as_often_as_the_other(rounds: int, order: list[str]) -> None:
+    assert run_order(rounds) == order
+
+
+def test_the_table_pools_every_trial_of_a_side_and_keeps_each_run_in_order() -> None:
+    runs = [_run("edit", 0.4, 20.0), _run("edit", 0.2, 10.0), _run("edit", 0.3), _run("edit", 0.6)]
+    text = table(["base", "head", "head", "base"], runs)
+    edit = next(line for line in text.splitlines() if line.startswith("| edit "))
+    assert edit == "| edit | 0.50 | 0.25 | 2.00x | B 0.40, H 0.20, H 0.30, B 0.60 |"
+    cold = next(line for line in text.splitlines() if line.startswith(f"| {COLD} "))
+    assert cold == f"| {COLD} | 20.0 | 10.0 | 2.00x | B 20.0, H 10.0, H -, B - |"
+
+
+def _commit(repo: Path, cpu: float) -> str:
+    (repo / "marker.py").write_text(f"CPU = {cpu}\n")
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "-C", str(repo), *identity, "commit", "-qm", f"cpu {cpu}"], check=True)
+    done = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True)
+    return done.stdout.decode().strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "benchmarks").mkdir(parents=True)
+    (repo / "benchmarks" / "bench_hub.py").write_text(FAKE_BENCH)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo
+
+
+def test_two_commits_compared_by_their_own_code(repo: Path, tmp_path: Path) -> None:
+    base = _commit(repo, 0.5)
+    _commit(repo, 0.25)
+    (repo / "marker.py").write_text("CPU = 99\n")  # uncommitted: not measured
+    keep = tmp_path / "keep"
+    report = compare(repo, {"base": base, "head": "HEAD"}, 2, ["--size", "x"], keep)
+    assert f"base {base[:12]} ({base})" in report
+    assert "order base, head, head, base" in report
+    assert "| edit one resource | 0.51 | 0.26 | 1.96x | B 0.51, H 0.26, H 0.26, B 0.51 |" in report
+    assert f"| {COLD} | 5.00 | 2.50 | 2.00x |" in report
+    assert sorted(p.name for p in keep.iterdir()) == [
+        "1-base.json",
+        "2-head.json",
+        "3-head.json",
+        "4-base.json",
+        "compare.md",
+    ]
+    assert json.loads((keep / "2-head.json").read_text())["checks"]["args"] == ["--size", "x"]
+    assert (keep / "compare.md").read_text() == report
+
+
+def test_a_failed_run_does_not_count(repo: Path) -> None:
+    base = _commit(repo, 0.5)
+    with pytest.raises(SystemExit, match="failed \\(exit 3\\): the run does not count"):
+        compare(repo, {"base": base, "head": base}, 1, ["--fail"], None)
+
+
+def test_an_unknown_revision_is_named(repo: Path) -> None:
+    _commit(repo, 0.5)
+    with pytest.raises(SystemExit, match="no-such-rev"):
+        compare(repo, {"base": "no-such-rev", "head": "HEAD"}, 1, [], None)
+
+
+def test_table_mode_pools_runs_made_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = []
+    for n, cpu in enumerate((0.4, 0.2)):
+        files.append(tmp_path / f"{n}.json")
+        files[-1].write_text(json.dumps(_run("edit", cpu)))
+    assert main(["--table", str(files[0]), "--vs", str(files[1])]) == 0
+    out = capsys.readouterr().out
+    assert "| edit | 0.40 | 0.20 | 2.00x | B 0.40, H 0.20 |" in out
+    assert "- run 2 (head): incremental identical" in out
+
+
+def test_the_script_runs_from_a_checkout(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "compare.py"), "--help"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0 and "--rounds" in done.stdout
