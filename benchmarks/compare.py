@@ -7,10 +7,12 @@ checkout is not touched), then runs `benchmarks/bench_hub.py` of each tree in it
 first as often as the other, so a machine that warms up or slows down over the run does not favour
 one side (a fixed order did: the no-op, which never reaches the pass, came out 2-3 ms worse for
 whichever side ran second). Prints one markdown table: per scenario the median hub CPU of all
-base trials and of all head trials, their ratio (base / head: above 1 means head is cheaper), and
+base trials and of all head trials, their ratio (base / head: above 1 means head is cheaper), the
+range of each side's trials ("overlap" when they overlap: the ratio is not beyond the noise) and
 each run's median in run order; then every run's checks. `--json DIR` keeps each run's JSON
-(`<n>-<side>.json`) and the table; `--table BASE.json... --vs HEAD.json...` only pools runs made
-before. Everything after `--` goes to the benchmark (default: `--size fleet-1k --trials 3`).
+(`<n>-<side>.json`, its printed table `.md`) and the table; `--table BASE.json... --vs
+HEAD.json...` only pools runs made before. Everything after `--` goes to the benchmark (default:
+`--size fleet-1k --trials 3`).
 Called by people measuring a change (README "Performance").
 """
 
@@ -60,10 +62,12 @@ def _git(repo: Path, *args: str) -> bytes:
 
 
 def run_bench(tree: Path, bench: str, args: Sequence[str], out: Path) -> Run:
-    """One benchmark process on `tree`'s code; its JSON document (SystemExit when it fails)."""
+    """One benchmark process on `tree`'s code; its JSON document (SystemExit when it fails). Its
+    printed table goes to `out` with the suffix `.md`; its progress to stderr."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     command = [sys.executable, str(tree / bench), *args, "--json", str(out)]
-    done = subprocess.run(command, cwd=tree, env=env, check=False)
+    with out.with_suffix(".md").open("w") as table_out:  # its own table, beside its JSON
+        done = subprocess.run(command, cwd=tree, env=env, stdout=table_out, check=False)
     if done.returncode != 0 or not out.exists():
         raise SystemExit(
             f"{' '.join(command)} failed (exit {done.returncode}): the run does not count"
@@ -93,8 +97,9 @@ def table(order: Sequence[str], runs: Sequence[Run]) -> str:
     """The markdown comparison of `runs`, made in the sides `order`."""
     by_side = {side: [r for s, r in zip(order, runs, strict=True) if s == side] for side in order}
     lines = [
-        "| scenario | base CPU s | head CPU s | ratio | each run's median, in run order |",
-        "|---|---|---|---|---|",
+        "| scenario | base CPU s | head CPU s | ratio | trials min-max base / head | each run's "
+        "median, in run order |",
+        "|---|---|---|---|---|---|",
     ]
     for name in scenario_names(runs):
         base = [x for r in by_side.get("base", []) for x in cpu_trials(r, name)]
@@ -105,7 +110,7 @@ def table(order: Sequence[str], runs: Sequence[Run]) -> str:
         ]
         lines.append(
             f"| {name} | {_median(base)} | {_median(head)} | {_ratio(base, head)} | "
-            f"{', '.join(each)} |"
+            f"{_spread(base)} / {_spread(head)}{_overlap(base, head)} | {', '.join(each)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -126,6 +131,17 @@ def checks(order: Sequence[str], runs: Sequence[Run]) -> str:
 
 def _median(xs: Sequence[float]) -> str:
     return _seconds(statistics.median(xs)) if xs else "-"
+
+
+def _spread(xs: Sequence[float]) -> str:
+    return f"{_seconds(min(xs))}-{_seconds(max(xs))}" if xs else "-"
+
+
+def _overlap(base: Sequence[float], head: Sequence[float]) -> str:
+    """` (overlap)` when the two sides' trial ranges overlap: the ratio is within the noise."""
+    if base and head and min(base) <= max(head) and min(head) <= max(base):
+        return " (overlap)"
+    return ""
 
 
 def _ratio(base: Sequence[float], head: Sequence[float]) -> str:

@@ -22,6 +22,7 @@ extra = [a for a in sys.argv[1:] if a not in ("--json", out)]
 if "--fail" in extra:
     raise SystemExit(3)
 trials = [{"scenario": "edit one resource", "cpu_seconds": CPU + k / 100} for k in range(3)]
+print("table of marker", CPU)
 json.dump({"cold": [{"cpuSeconds": CPU * 10, "maxRssMiB": 100}],
            "scenarios": [{"scenario": "cold full pass (fresh process)"},
                          {"scenario": "edit one resource"}],
@@ -55,9 +56,24 @@ def test_the_table_pools_every_trial_of_a_side_and_keeps_each_run_in_order() -> 
     runs = [_run("edit", 0.4, 20.0), _run("edit", 0.2, 10.0), _run("edit", 0.3), _run("edit", 0.6)]
     text = table(["base", "head", "head", "base"], runs)
     edit = next(line for line in text.splitlines() if line.startswith("| edit "))
-    assert edit == "| edit | 0.50 | 0.25 | 2.00x | B 0.40, H 0.20, H 0.30, B 0.60 |"
+    assert (
+        edit
+        == "| edit | 0.50 | 0.25 | 2.00x | 0.40-0.60 / 0.20-0.30 | B 0.40, H 0.20, H 0.30, B 0.60 |"
+    )
     cold = next(line for line in text.splitlines() if line.startswith(f"| {COLD} "))
-    assert cold == f"| {COLD} | 20.0 | 10.0 | 2.00x | B 20.0, H 10.0, H -, B - |"
+    assert (
+        cold
+        == f"| {COLD} | 20.0 | 10.0 | 2.00x | 20.0-20.0 / 10.0-10.0 | B 20.0, H 10.0, H -, B - |"
+    )
+
+
+def test_overlapping_trials_are_marked_as_within_the_noise() -> None:
+    runs = [_run("edit", 0.4), _run("edit", 0.5), _run("edit", 0.6)]
+    edit = table(["base", "head", "base"], runs).splitlines()[-1]
+    assert (
+        edit == "| edit | 0.50 | 0.50 | 1.00x | 0.40-0.60 / 0.50-0.50 (overlap) | "
+        "B 0.40, H 0.50, B 0.60 |"
+    )
 
 
 def _commit(repo: Path, cpu: float) -> str:
@@ -86,15 +102,17 @@ def test_two_commits_compared_by_their_own_code(repo: Path, tmp_path: Path) -> N
     report = compare(repo, {"base": base, "head": "HEAD"}, 2, ["--size", "x"], keep)
     assert f"base {base[:12]} ({base})" in report
     assert "order base, head, head, base" in report
-    assert "| edit one resource | 0.51 | 0.26 | 1.96x | B 0.51, H 0.26, H 0.26, B 0.51 |" in report
-    assert f"| {COLD} | 5.00 | 2.50 | 2.00x |" in report
-    assert sorted(p.name for p in keep.iterdir()) == [
-        "1-base.json",
-        "2-head.json",
-        "3-head.json",
-        "4-base.json",
-        "compare.md",
+    edit = (
+        "| edit one resource | 0.51 | 0.26 | 1.96x | 0.50-0.52 / 0.25-0.27 | "
+        "B 0.51, H 0.26, H 0.26, B 0.51 |"
+    )
+    assert edit in report
+    assert f"| {COLD} | 5.00 | 2.50 | 2.00x | 5.00-5.00 / 2.50-2.50 |" in report
+    names = [
+        f"{n}-{side}.{ext}" for n, side in enumerate(run_order(2), 1) for ext in ("json", "md")
     ]
+    assert sorted(p.name for p in keep.iterdir()) == sorted([*names, "compare.md"])
+    assert (keep / "1-base.md").read_text() == "table of marker 0.5\n"
     assert json.loads((keep / "2-head.json").read_text())["checks"]["args"] == ["--size", "x"]
     assert (keep / "compare.md").read_text() == report
 
@@ -120,7 +138,7 @@ def test_table_mode_pools_runs_made_before(
         files[-1].write_text(json.dumps(_run("edit", cpu)))
     assert main(["--table", str(files[0]), "--vs", str(files[1])]) == 0
     out = capsys.readouterr().out
-    assert "| edit | 0.40 | 0.20 | 2.00x | B 0.40, H 0.20 |" in out
+    assert "| edit | 0.40 | 0.20 | 2.00x | 0.40-0.40 / 0.20-0.20 | B 0.40, H 0.20 |" in out
     assert "- run 2 (head): incremental identical" in out
 
 
