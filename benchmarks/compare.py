@@ -19,7 +19,6 @@ Called by people measuring a change (README "Performance").
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import statistics
@@ -30,6 +29,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.hub_checks import git
 
 BENCH = "benchmarks/bench_hub.py"
 DEFAULT_ARGS = ("--size", "fleet-1k", "--trials", "3")
@@ -45,20 +49,18 @@ def run_order(rounds: int) -> list[str]:
 
 
 def export_tree(repo: Path, rev: str, into: Path) -> str:
-    """Write the files of `rev` under `into`; the full commit id."""
-    commit = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}").decode().strip()
-    data = _git(repo, "archive", "--format=tar", commit)
+    """Write the files of `rev` under `into`; the full commit id (SystemExit naming a bad rev)."""
     into.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+    archive = into.with_suffix(".tar")
+    try:
+        commit = git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}", bare=False).strip()
+        git(repo, "archive", "--format=tar", "-o", str(archive), commit, bare=False)
+    except RuntimeError as failed:
+        raise SystemExit(str(failed).strip()) from None
+    with tarfile.open(archive) as tar:
         tar.extractall(into, filter="data")
+    archive.unlink()
     return commit
-
-
-def _git(repo: Path, *args: str) -> bytes:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"git {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
-    return done.stdout
 
 
 def run_bench(tree: Path, bench: str, args: Sequence[str], out: Path) -> Run:
@@ -95,19 +97,17 @@ def scenario_names(runs: Sequence[Run]) -> list[str]:
 
 def table(order: Sequence[str], runs: Sequence[Run]) -> str:
     """The markdown comparison of `runs`, made in the sides `order`."""
-    by_side = {side: [r for s, r in zip(order, runs, strict=True) if s == side] for side in order}
+    sides = list(zip(order, runs, strict=True))
     lines = [
         "| scenario | base CPU s | head CPU s | ratio | trials min-max base / head | each run's "
         "median, in run order |",
         "|---|---|---|---|---|---|",
     ]
     for name in scenario_names(runs):
-        base = [x for r in by_side.get("base", []) for x in cpu_trials(r, name)]
-        head = [x for r in by_side.get("head", []) for x in cpu_trials(r, name)]
-        each = [
-            f"{side[0].upper()} {_seconds(statistics.median(xs))}" if xs else f"{side[0].upper()} -"
-            for side, xs in ((s, cpu_trials(r, name)) for s, r in zip(order, runs, strict=True))
-        ]
+        trials = [(side, cpu_trials(run, name)) for side, run in sides]
+        base = [x for side, xs in trials if side == "base" for x in xs]
+        head = [x for side, xs in trials if side == "head" for x in xs]
+        each = [f"{side[0].upper()} {_median(xs)}" for side, xs in trials]
         lines.append(
             f"| {name} | {_median(base)} | {_median(head)} | {_ratio(base, head)} | "
             f"{_spread(base)} / {_spread(head)}{_overlap(base, head)} | {', '.join(each)} |"
