@@ -17,7 +17,8 @@ the placement's selection lookups finds (`select.Reads`, `select.changed_lookups
 overrides restricted to other placements (`passkey.served_by_changes`): a one resource edit
 selects again for the placements that look it up only, a one override edit for the placement
 it names only. A hit returns a copy of the remembered plan (later stages change plans in
-place). When only clusters changed, the
+place). A prior that changed only in what agents reported (binding conditions, deleting
+bindings) takes the remembered plan with those values carried over (`placecarry`). When only clusters changed, the
 plan is patched (`_rescheduled`): scheduled again (`schedule.reuse`) only when a changed cluster
 may read otherwise to scheduling (`placepatch.plain_keys`, eligibility, MemberCluster, presence)
 and then binding the same, no cluster it binds or bound changed as scheduling or governance read
@@ -37,6 +38,7 @@ from typing import Any
 from gitfleet.api.canonical import canonical_json
 from reconciler.override.compiled import CompiledOverride
 from reconciler.passkey import PassKey, make_pass_key, same_serving
+from reconciler.placecarry import carried_plan, copy_plan
 from reconciler.placement import (
     AnyPlacement,
     PassInputs,
@@ -233,30 +235,6 @@ def _parts(
     return _Parts(placement, selection, declared, keys, reads, plain)
 
 
-def copy_plan(plan: PlacementPlan) -> PlacementPlan:
-    """A plan the later stages may change without touching `plan`: every mutable container is
-    copied, but for `per_cluster`, which is handed on frozen (`rollkept.Frozen`: the very dict
-    pass after pass, so later stages find an unchanged placement's by identity; a stage that
-    changes it replaces it with its own copy, `rollkept.thawed`); the frozen values in them
-    (states, manifests, conditions) are shared. The plan itself is copied as `copy.copy`
-    would (a new instance of its class, its `__dict__` copied), without `copy`'s reduce
-    protocol: ~200 copies a pass."""
-    out = object.__new__(type(plan))
-    out.__dict__.update(plan.__dict__)
-    out.errors = list(plan.errors)
-    out.override_faults = {fault: list(cs) for fault, cs in plan.override_faults.items()}
-    out.sync_errors = dict(plan.sync_errors)
-    out.per_cluster = frozen(plan.per_cluster)
-    out.desired = dict(plan.desired)
-    out.waits = dict(plan.waits)
-    out.reports = dict(plan.reports)
-    out.renders = dict(plan.renders)
-    out.unavailable = dict(plan.unavailable)
-    out.moved_to = dict(plan.moved_to)
-    out.cluster_apply_strategies = dict(plan.cluster_apply_strategies)
-    return out
-
-
 def place_reusing(
     key: str,
     placement: AnyPlacement,
@@ -275,6 +253,8 @@ def place_reusing(
         fingerprint, selection, keys, plain = None, None, None, None
     known = (fingerprint, prior)  # the prior compared by identity first, like every StageMemo
     last = _PLANS.last(key) if fingerprint is not None else None
+    if last is not None and last[0][1] is not prior and last[0][0] == fingerprint:
+        last = _recarried(key, last, prior)
     if last is not None:
         facts = fleet_facts(views)
         if last[0] == known and _same_views(last[1], facts):
@@ -289,6 +269,20 @@ def place_reusing(
     if fingerprint is not None:
         _PLANS.put(key, known, _Kept(copy_plan(_shared(plan)), fleet_facts(views), keys, plain))
     return plan
+
+
+def _recarried(
+    key: str, last: tuple[tuple[Any, ...], _Kept], prior: PlacementState
+) -> tuple[tuple[Any, ...], _Kept]:
+    """`last` remembered for `prior` when the priors differ only in what agents report
+    (`placecarry.carried_plan`); else `last` as it is."""
+    (before, before_prior), kept = last
+    plan = carried_plan(kept.plan, before_prior, prior)
+    if plan is None:
+        return last
+    now = _Kept(plan, kept.facts, kept.keys, kept.plain)
+    _PLANS.put(key, (before, prior), now)
+    return (before, prior), now
 
 
 def _shared(plan: PlacementPlan) -> PlacementPlan:

@@ -2,7 +2,7 @@
 
 `rollmemo.reuse` gives a placement whose rollout is remembered the desired contents, counted
 report entries and per-cluster apply strategies of the pass that computed it, and
-`placememo.copy_plan` gives a reused plan the per-cluster override results (`per_cluster`) of
+`placecarry.copy_plan` gives a reused plan the per-cluster override results (`per_cluster`) of
 the pass that made them. Copying them for every placement every pass costs a step per cluster;
 handing out the remembered dicts themselves is safe only while nobody changes them, so they are
 `Frozen`: every method that would change one raises, while reading it, comparing it, copying it

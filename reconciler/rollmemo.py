@@ -188,7 +188,7 @@ def rollout_inputs(
     return (
         plan.state,
         plan.manifests,
-        frozen(plan.per_cluster),  # a reused plan's very dict (`placememo.copy_plan`)
+        frozen(plan.per_cluster),  # a reused plan's very dict (`placecarry.copy_plan`)
         dict(plan.renders),
         dict(plan.unavailable),
         plan.target_index,

@@ -35,7 +35,8 @@ _lock = threading.Lock()
 
 def cluster_digest(cluster: MemberCluster) -> tuple[str, Mapping[str, str]]:
     """What scheduling and overrides may read of a MemberCluster besides its labels (all of it
-    but the agents' heartbeats, whose effect is the view's eligibility verdict), and its labels."""
+    but the agents' heartbeats, whose effect is the view's eligibility verdict; a status with
+    nothing else is none), and its labels."""
     found = _digests.get(cluster)
     if found is not None:
         return found
@@ -45,6 +46,8 @@ def cluster_digest(cluster: MemberCluster) -> tuple[str, Mapping[str, str]]:
         mode="json",
         exclude={"status": {"agent_status"}, "metadata": {"labels"}},
     )
+    if dumped.get("status") == {}:  # reads as no status to every plugin: an agent's first
+        del dumped["status"]  # report (heartbeat and conditions only) moves no cluster
     text = canonical_json(dumped)
     digest = (hashlib.sha256(text.encode()).hexdigest(), dict(cluster.metadata.labels or {}))
     _digests.put(cluster, digest)

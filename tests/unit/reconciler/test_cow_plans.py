@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import assemble, assembleheld, placememo, rollmemo
+from reconciler import assemble, assembleheld, placecarry, rollmemo
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.placement import PlacementPlan
 from reconciler.rollkept import Frozen, frozen, thawed
@@ -76,9 +76,9 @@ def test_the_stages_key_an_unchanged_placement_by_its_very_dicts() -> None:
 def test_copy_plan_shares_per_cluster_and_copies_the_rest() -> None:
     plan = _web(_passes(2)[-1])
     plan.per_cluster = dict(plan.per_cluster)  # a plan as `place` returns it
-    copied = placememo.copy_plan(plan)
+    copied = placecarry.copy_plan(plan)
     assert isinstance(copied.per_cluster, Frozen) and copied.per_cluster == plan.per_cluster
-    assert placememo.copy_plan(copied).per_cluster is copied.per_cluster
+    assert placecarry.copy_plan(copied).per_cluster is copied.per_cluster
     assert copied.sync_errors is not plan.sync_errors and copied.reports is not plan.reports
 
 

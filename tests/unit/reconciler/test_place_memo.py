@@ -12,8 +12,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
+from benchmarks.hub_reports import report_of
 from benchmarks.hub_scenarios import scenarios
 from gitfleet.api import parse_time
 from gitfleet.api.report import AgentReport
@@ -22,6 +24,7 @@ from gitfleet.load.model import FleetSnapshot
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placememo
 from reconciler.pass_ import PassResult, reconcile
+from reconciler.placecarry import condition_moves
 from reconciler.state import State, read_state
 from renderers import load_fleet
 from tests.golden.test_golden import CASES, case_spec
@@ -153,3 +156,38 @@ def test_a_tenant_rule_change_alone_is_not_hidden_by_reuse(
     narrowed, ran = _twice(computed, fleet, read_state(result.files)[0])
     assert ran > 0
     assert narrowed.errors != result.errors
+
+
+def _reports_of(result: PassResult, clusters: list[str], now: datetime) -> dict[str, AgentReport]:
+    """Healthy agents' reports of what `result` gave `clusters` (the hub benchmark's)."""
+    at = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = {}
+    for cluster in clusters:
+        index = yaml.safe_load(result.files[f"clusters/{cluster}/index.yaml"])
+        out[cluster] = AgentReport.model_validate(report_of(index, cluster, "", at, at))
+    return out
+
+
+def test_a_prior_that_moved_only_in_reported_conditions_places_nothing(
+    tmp_path: Path, computed: list[str]
+) -> None:
+    """Reports move the conditions of their clusters' bindings; the pass after the one that
+    recorded them reads a prior changed in those alone, which `place` only carries: no
+    placement is placed again, and the tree is a fresh pass's (`placecarry`)."""
+    made = build_fleet(FleetSize(24, 10, 60, 8), seed=5)
+    write_fleet(made, tmp_path / "fleet")
+    fleet = load_fleet(WorkdirTree(tmp_path / "fleet"))
+    settled = reconcile(fleet, State(), None, NOW)
+    settled = reconcile(fleet, read_state(settled.files)[0], None, NOW)
+    reports = _reports_of(settled, [c.name for c in made.clusters[:3]], NOW)
+    later = NOW + timedelta(minutes=1)
+    recorded, _ = _twice(computed, fleet, read_state(settled.files)[0], later, reports)
+    before, after = read_state(settled.files)[0], read_state(recorded.files)[0]
+    moved = [k for k, s in after.placements.items() if s != before.placements.get(k)]
+    assert moved, "the reports changed no placement's state"
+    assert all(
+        condition_moves(before.placements[k].bindings, after.placements[k].bindings) for k in moved
+    )
+    again, ran = _twice(computed, fleet, after, later + timedelta(minutes=1), reports)
+    assert ran == 0, computed
+    assert again.errors == recorded.errors

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from gitfleet.api import PlacementPolicy
+from gitfleet.api import MemberCluster, PlacementPolicy
 from reconciler.schedule import cycle, reuse
 from reconciler.schedule.clusters import ClusterView
 from reconciler.schedule.errors import ScheduleError
-from reconciler.schedule.fleetfacts import fleet_facts
+from reconciler.schedule.fleetfacts import cluster_digest, fleet_facts
 from reconciler.stagememo import forget_stages
 from reconciler.state import Binding
 from tests.unit.schedule.fleet import cluster, crp, fleet, preferred, required, sorter, spread
@@ -500,3 +500,39 @@ def test_fleet_facts_of_the_very_views() -> None:
     fourth = fleet_facts({**views, "c04": ClusterView("c04", views["c04"].cluster, None)})
     assert fourth.changed_since(third) == {"c03"}
     assert fourth.changed_since(first) == frozenset()
+
+
+def test_an_empty_status_digests_as_no_status() -> None:
+    """An agent's first report gives a cluster a status of heartbeats and agent conditions
+    only: it reads to every plugin as no status, so the cluster does not count as changed;
+    a reported property does."""
+    bare = MemberCluster.model_validate(
+        {
+            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+            "kind": "MemberCluster",
+            "metadata": {"name": "a"},
+            "spec": {},
+        }
+    )
+    joined = bare.model_validate(
+        {
+            **bare.model_dump(by_alias=True, exclude_none=True),
+            "status": {
+                "agentStatus": [
+                    {
+                        "type": "MemberAgent",
+                        "conditions": [{"type": "Joined", "status": "True", "reason": "Joined"}],
+                    }
+                ]
+            },
+        }
+    )
+    sized = bare.model_validate(
+        {
+            **bare.model_dump(by_alias=True, exclude_none=True),
+            "status": {"properties": {"nodes": {"value": "3"}}},
+        }
+    )
+    assert joined.status is not None
+    assert cluster_digest(joined) == cluster_digest(bare)
+    assert cluster_digest(sized) != cluster_digest(bare)
