@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from reconciler.binding import Binding, BindingCondition
+from reconciler.binding import Binding
 from reconciler.placement import PlacementPlan
 from reconciler.rollkept import frozen
 from reconciler.statetypes import PlacementState
 
-Moved = dict[str, tuple[tuple[BindingCondition, ...], tuple[BindingCondition, ...]]]
-"""Cluster -> (its binding's conditions in the earlier prior, in the new one)."""
+Moved = dict[str, tuple[Binding, Binding]]
+"""Cluster -> (its binding in the earlier prior, in the new one): each other objects."""
 
 _KEPT = (
     "key",
@@ -100,31 +100,38 @@ def carried(
 
 
 def condition_moves(before: tuple[Binding, ...], now: tuple[Binding, ...]) -> Moved | None:
-    """The clusters whose binding changed, when each changed in its conditions only and the
-    two lists name the same clusters in the same order, each once; None otherwise."""
+    """Cluster -> (its binding in `before`, in `now`) for every binding that is another object
+    in `now`, when each is equal or differs in its conditions only and the two lists name the
+    same clusters in the same order, each once; None otherwise."""
     if len(before) != len(now):
         return None
     moved: Moved = {}
     for old, new in zip(before, now, strict=True):
-        if old is new or old == new:
+        if old is new:
             continue
-        if old.cluster in moved or replace(old, conditions=new.conditions) != new:
+        if old.cluster in moved or (old != new and replace(old, conditions=new.conditions) != new):
             return None
-        moved[old.cluster] = (old.conditions, new.conditions)
+        moved[old.cluster] = (old, new)
     if moved and len({b.cluster for b in now}) != len(now):
         return None  # a cluster named twice: which binding `place` carried is not known
     return moved
 
 
 def _swapped(bindings: tuple[Binding, ...], moved: Moved) -> tuple[Binding, ...] | None:
-    """`bindings` with each moved cluster's conditions replaced by the new ones; None when
-    one of them does not hold the earlier prior's conditions (it was not carried)."""
+    """`bindings` as made from the new prior: a binding the plan took as the earlier prior had
+    it is the new prior's very object (the stages after compare bindings by identity); one it
+    changed gets the new prior's conditions. None when one of those does not hold the earlier
+    prior's conditions (it was not carried)."""
     out = list(bindings)
     for i, binding in enumerate(bindings):
         found = moved.get(binding.cluster)
         if found is None:
             continue
-        if binding.conditions != found[0]:
+        old, new = found
+        if binding is old or binding == old:
+            out[i] = new
+        elif binding.conditions != old.conditions:
             return None
-        out[i] = replace(binding, conditions=found[1])
+        elif old.conditions != new.conditions:
+            out[i] = replace(binding, conditions=new.conditions)
     return tuple(out)

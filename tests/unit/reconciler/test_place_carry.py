@@ -75,3 +75,13 @@ def test_a_cluster_named_twice_is_not_carried() -> None:
     before = (A, twice)
     assert condition_moves(before, (replace(A, conditions=APPLIED), twice)) is None
     assert condition_moves(before, before) == {}
+
+
+def test_bindings_taken_as_they_were_become_the_new_priors_objects() -> None:
+    """Later stages compare bindings by identity: a binding the plan took unchanged from the
+    earlier prior is the new prior's very object, moved or only equal."""
+    b_again = replace(B)  # equal to B, another object (a prior read again)
+    moved_a = replace(A, conditions=APPLIED)
+    now = carried(_state(A, B), _state(A, B), _state(moved_a, b_again))
+    assert now is not None
+    assert now.bindings[0] is moved_a and now.bindings[1] is b_again
