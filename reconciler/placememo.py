@@ -275,9 +275,12 @@ def _recarried(
     key: str, last: tuple[tuple[Any, ...], _Kept], prior: PlacementState
 ) -> tuple[tuple[Any, ...], _Kept]:
     """`last` remembered for `prior` when the priors differ only in what agents report
-    (`placecarry.carried_plan`); else `last` as it is."""
+    (`placecarry.carried_plan`); else `last` as it is (and on any fault: `place` runs)."""
     (before, before_prior), kept = last
-    plan = carried_plan(kept.plan, before_prior, prior)
+    try:
+        plan = carried_plan(kept.plan, before_prior, prior)
+    except Exception:
+        return last
     if plan is None:
         return last
     now = _Kept(plan, kept.facts, kept.keys, kept.plain)

@@ -168,26 +168,53 @@ def _reports_of(result: PassResult, clusters: list[str], now: datetime) -> dict[
     return out
 
 
-def test_a_prior_that_moved_only_in_reported_conditions_places_nothing(
+def _reported(
     tmp_path: Path, computed: list[str]
-) -> None:
-    """Reports move the conditions of their clusters' bindings; the pass after the one that
-    recorded them reads a prior changed in those alone, which `place` only carries: no
-    placement is placed again, and the tree is a fresh pass's (`placecarry`)."""
+) -> tuple[FleetSnapshot, State, PassResult, dict[str, AgentReport]]:
+    """A settled generated fleet's pass recording three agents' first reports: the fleet, the
+    state that pass wrote, the pass and the reports."""
     made = build_fleet(FleetSize(24, 10, 60, 8), seed=5)
     write_fleet(made, tmp_path / "fleet")
     fleet = load_fleet(WorkdirTree(tmp_path / "fleet"))
     settled = reconcile(fleet, State(), None, NOW)
     settled = reconcile(fleet, read_state(settled.files)[0], None, NOW)
     reports = _reports_of(settled, [c.name for c in made.clusters[:3]], NOW)
-    later = NOW + timedelta(minutes=1)
-    recorded, _ = _twice(computed, fleet, read_state(settled.files)[0], later, reports)
+    recorded, _ = _twice(computed, fleet, read_state(settled.files)[0], LATER, reports)
     before, after = read_state(settled.files)[0], read_state(recorded.files)[0]
     moved = [k for k, s in after.placements.items() if s != before.placements.get(k)]
     assert moved, "the reports changed no placement's state"
     assert all(
         condition_moves(before.placements[k].bindings, after.placements[k].bindings) for k in moved
     )
-    again, ran = _twice(computed, fleet, after, later + timedelta(minutes=1), reports)
+    return fleet, after, recorded, reports
+
+
+LATER = NOW + timedelta(minutes=1)
+
+
+def test_a_prior_that_moved_only_in_reported_conditions_places_nothing(
+    tmp_path: Path, computed: list[str]
+) -> None:
+    """Reports move the conditions of their clusters' bindings; the pass after the one that
+    recorded them reads a prior changed in those alone, which `place` only carries: no
+    placement is placed again, and the tree is a fresh pass's (`placecarry`)."""
+    fleet, after, recorded, reports = _reported(tmp_path, computed)
+    again, ran = _twice(computed, fleet, after, LATER + timedelta(minutes=1), reports)
     assert ran == 0, computed
     assert again.errors == recorded.errors
+
+
+def test_a_fault_carrying_a_plan_places_it_again(
+    tmp_path: Path, computed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception while carrying a remembered plan is not the placement's error: `place`
+    runs, and the tree is a fresh pass's."""
+    fleet, after, _, reports = _reported(tmp_path, computed)
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(placememo, "carried_plan", broken)
+    again, ran = _twice(computed, fleet, after, LATER + timedelta(minutes=1), reports)
+    assert ran > 0
+    assert not any("boom" in str(e) for e in again.errors)
