@@ -18,15 +18,15 @@ overrides restricted to other placements (`passkey.served_by_changes`): a one re
 selects again for the placements that look it up only, a one override edit for the placement
 it names only. A hit returns a copy of the remembered plan (later stages change plans in
 place). A prior that changed only in what agents reported (binding conditions, deleting
-bindings) takes the remembered plan with those values carried over (`placecarry`). When only clusters changed, the
-plan is patched (`_rescheduled`): scheduled again (`schedule.reuse`) only when a changed cluster
-may read otherwise to scheduling (`placepatch.plain_keys`, eligibility, MemberCluster, presence)
-and then binding the same, no cluster it binds or bound changed as scheduling or governance read
-it, and the targeted clusters that changed only in labels its overrides read get their override
-results again, every other cluster's kept (`placepatch.rerendered`: a relabel redoes that
-cluster's substitution only). Placements with history to render,
-invalid selectors and held plans are always computed. One entry per placement key,
-process-wide. Called by `reconciler.pass_`.
+bindings) takes the remembered plan with those values carried over (`placecarry`). When only
+clusters changed, the plan is patched (`_rescheduled`): scheduled again (`schedule.reuse`) only
+when a changed cluster may read otherwise to scheduling (`placepatch.plain_keys`, eligibility,
+MemberCluster, presence) and then binding the same, no cluster it binds or bound changed as
+scheduling or governance read it, and the targeted clusters that changed only in labels its
+overrides read get their override results again, every other cluster's kept
+(`placepatch.rerendered`: a relabel redoes that cluster's substitution only). Placements with
+history to render, invalid selectors and held plans are always computed. One entry per placement
+key, process-wide. Called by `reconciler.pass_`.
 """
 
 from __future__ import annotations

@@ -168,6 +168,9 @@ def _reports_of(result: PassResult, clusters: list[str], now: datetime) -> dict[
     return out
 
 
+LATER = NOW + timedelta(minutes=1)
+
+
 def _reported(
     tmp_path: Path, computed: list[str]
 ) -> tuple[FleetSnapshot, State, PassResult, dict[str, AgentReport]]:
@@ -187,9 +190,6 @@ def _reported(
         condition_moves(before.placements[k].bindings, after.placements[k].bindings) for k in moved
     )
     return fleet, after, recorded, reports
-
-
-LATER = NOW + timedelta(minutes=1)
 
 
 def test_a_prior_that_moved_only_in_reported_conditions_places_nothing(
