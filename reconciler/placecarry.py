@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from reconciler.binding import Binding
 from reconciler.placement import PlacementPlan
+from reconciler.placepatch import named
 from reconciler.rollkept import frozen
 from reconciler.statetypes import PlacementState
 
@@ -109,10 +110,10 @@ def condition_moves(before: tuple[Binding, ...], now: tuple[Binding, ...]) -> Mo
     for old, new in zip(before, now, strict=True):
         if old is new:
             continue
-        if old.cluster in moved or (old != new and replace(old, conditions=new.conditions) != new):
+        if old != new and replace(old, conditions=new.conditions) != new:
             return None
         moved[old.cluster] = (old, new)
-    if moved and len({b.cluster for b in now}) != len(now):
+    if moved and len(named(now)[0]) != len(now):  # the set `_rescheduled` reads too
         return None  # a cluster named twice: which binding `place` carried is not known
     return moved
 
