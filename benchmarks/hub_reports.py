@@ -5,8 +5,8 @@ A report is made as a healthy agent would make it from what the hub gave its clu
 placement row of `clusters/<cluster>/index.yaml` on the output tip, Applied and Available, with
 that row's content hash, the output commit, and a heartbeat. It is written straight into the
 bare remote as the agent's push leaves it (one commit on `gitfleet/status/<cluster>`).
-The report is written as the agent writes it (the validated `AgentReport`, every field, through
-`dump_yaml`). Scenarios: the first report of a cluster (a different cluster each trial); a
+The report is written as the agent writes it (the validated `AgentReport`, every field, as
+JSON text: `report_text`). Scenarios: the first report of a cluster (a different cluster each trial); a
 heartbeat (the first trial's cluster reports again 30 s later, only its heartbeat moved: the hub
 records it later, `clusterStatusRecordInterval`, so the pass makes no commit); a heartbeat
 recorded (each first-report cluster reports 5 min after its first report: the interval is
@@ -28,8 +28,7 @@ import yaml
 from benchmarks.generate import GeneratedFleet
 from benchmarks.hub_checks import OUTPUT_REF, git, resolve
 from gitfleet.api.report import AgentReport
-from gitfleet.load.report import REPORT_FILE, status_branch
-from gitfleet.load.yamlio import dump_yaml
+from gitfleet.load.report import REPORT_FILE, report_text, status_branch
 
 ReportEdit = Callable[[Path, int], None]
 """(bare remote, trial) -> nothing: writes one agent's report into the remote."""
@@ -74,7 +73,7 @@ def push_report(remote: Path, cluster: str, at: str, since: str) -> None:
     output = resolve(remote, OUTPUT_REF) or ""
     index = yaml.safe_load(git(remote, "show", f"{output}:clusters/{cluster}/index.yaml"))
     report = AgentReport.model_validate(report_of(index or {}, cluster, output, at, since))
-    data = dump_yaml(report.dump()).encode()
+    data = report_text(report)  # the bytes the agent pushes
     blob = git(remote, "hash-object", "-w", "--stdin", stdin=data).strip()
     listing = f"100644 blob {blob}\t{REPORT_FILE}\n".encode()
     tree = git(remote, "mktree", stdin=listing).strip()

@@ -28,8 +28,7 @@ from gitfleet.api import parse_time
 from gitfleet.api.errors import describe_exception
 from gitfleet.api.output import cluster_dir
 from gitfleet.api.report import AgentReport
-from gitfleet.load.report import REPORT_FILE, read_agent_report, status_branch
-from gitfleet.load.yamlio import dump_yaml
+from gitfleet.load.report import REPORT_FILE, read_agent_report, report_text, status_branch
 from gitfleet.repo.gitcmd import GitError
 from gitfleet.repo.gitread import GitTree, list_paths
 from gitfleet.repo.gitwrite import Identity, commit_files
@@ -255,7 +254,7 @@ class Agent:
             f"gitfleet-agent: report of {self.config.cluster}",
             trailers={"Gitfleet-Output": report.output_commit or "-"},
         )
-        data = dump_yaml(report.dump()).encode()
+        data = report_text(report)
         why = ""
         for attempt in range(PUSH_ATTEMPTS):
             written = commit_files(

@@ -15,7 +15,9 @@ import yaml
 
 from gitfleet.agent.gitloop import Agent
 from gitfleet.agent.memory import InMemoryCluster
+from gitfleet.api.limits import Limits
 from gitfleet.api.output import expand_cluster_statuses
+from gitfleet.load.jsontext import json_body
 from tests.helpers.agents import make_agent
 from tests.helpers.fleetfiles import format_cluster, format_placement, format_settings, write_tree
 from tests.helpers.gitrepo import commit_all, git, init_bare, init_work, list_output, show_output
@@ -67,6 +69,8 @@ def test_hub_and_agents_converge(world: dict[str, object]) -> None:
         assert result.outcome == "pushed", result.message
         names = {o["metadata"]["name"] for o in clusters[name].objects()}
         assert {"shop", "settings"} <= names
+    pushed = git(remote, "show", "gitfleet/status/c1:report.yaml")  # JSON text, read fast
+    assert pushed.startswith("{") and json_body(pushed, Limits()) is not None
     assert hub.run_once().outcome == "committed"
     status = yaml.safe_load(show_output(remote, "status/placements/shop.yaml"))
     types = {c["type"]: c["status"] for c in status["status"]["conditions"]}
