@@ -22,8 +22,14 @@ from gitfleet.api.limits import Limits
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 """A `\\uD800`-`\\uDFFF` escape: `json` makes (pairs of) them characters, YAML refuses them."""
-_NOT_YAML = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-"""A character the YAML reader refuses anywhere in a stream (YAML's printable set)."""
+_NOT_YAML = re.compile(
+    "[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+"""A character the YAML reader refuses anywhere in a stream (outside YAML's printable set), or
+one a YAML 1.1 reader may read as a line break inside a quoted string: NEL (ours folds a raw NEL
+to a space), U+2028 and U+2029 (libyaml keeps them; PyYAML's own parser, its fallback, folds)."""
+_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+"""What `json_text` writes for the characters YAML reads as line breaks: JSON's escapes."""
 
 
 class _NotPlain(Exception):
@@ -33,8 +39,10 @@ class _NotPlain(Exception):
 def json_text(value: Any) -> str:
     """`value` (JSON-compatible: str, int, bool, None, lists and string-keyed mappings) as JSON
     text that is also YAML: keys sorted, one key or item a line (indent 1), UTF-8 as it is,
-    ending with a line break. Deterministic: equal values give equal text."""
-    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    ending with a line break; NEL, U+2028 and U+2029 escaped (a YAML 1.1 reader may read them as
+    line breaks). Deterministic: equal values give equal text."""
+    text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
+    return text.translate(_BREAKS) + "\n"
 
 
 def json_body(text: str, limits: Limits) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ READ = {
     "yaml-looking strings": '{"a": "yes", "b": "1.5", "c": "~", "d": "<<", "<<": "x"}',
     "json_text output": json_text({"k": ["v", 1, None, {"x": "y: z # c"}], "a": "'q'"}).strip(),
     "trailing whitespace": '{"a": 1}\n\n',
+    "escaped line breaks": r'{"a": "x\u2028y\u2029z\u0085"}',
 }
 
 LEFT_TO_YAML = {
@@ -33,6 +34,9 @@ LEFT_TO_YAML = {
     "a surrogate escape": r'{"a": "\ud83d\ude00"}',
     "a character YAML refuses": '{"a": "\x7f"}',
     "a C1 control character": '{"a": "\x9f"}',
+    "a line separator (YAML 1.1 may read a break)": '{"a": "x\u2028y"}',
+    "a paragraph separator": '{"a": "x\u2029y"}',
+    "NEL": '{"a": "x\x85y"}',
     "not an object": '["a"]',
     "leading space": ' {"a": 1}',
     "YAML": "a: 1\n",
@@ -68,10 +72,15 @@ def test_well_within_the_node_limit_only() -> None:
 
 
 def test_json_text_is_deterministic_yaml() -> None:
-    value = {"b": [{"y": 1, "x": "ü"}], "a": {"c": None, "d": True}, "e": "multi\nline"}
+    value = {
+        "b": [{"y": 1, "x": "ü"}],
+        "a": {"c": None, "d": True},
+        "e": "multi\nline \u2028 \u2029 \x85 \\\u2028",
+    }
     text = json_text(value)
     assert text == json_text(dict(reversed(list(value.items()))))
     assert text.startswith('{\n "a": {\n  "c": null,') and text.endswith("}\n")
     assert "ü" in text  # UTF-8 as it is
+    assert not {"\u2028", "\u2029", "\x85"} & set(text)  # escaped: YAML 1.1 may read breaks
     assert yaml.safe_load(text) == value
     assert json_body(text, LIMITS) == value
