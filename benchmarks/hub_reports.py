@@ -5,14 +5,14 @@ A report is made as a healthy agent would make it from what the hub gave its clu
 placement row of `clusters/<cluster>/index.yaml` on the output tip, Applied and Available, with
 that row's content hash, the output commit, and a heartbeat. It is written straight into the
 bare remote as the agent's push leaves it (one commit on `gitfleet/status/<cluster>`).
-The report is written as the agent writes it (the validated `AgentReport`, every field, as
-JSON text: `report_text`). Scenarios: the first report of a cluster (a different cluster each trial); a
+The report is written as the agent writes it (the validated `AgentReport`, every field, as JSON
+text: `report_text`). Scenarios: the first report of a cluster (a different cluster each trial); a
 heartbeat (the first trial's cluster reports again 30 s later, only its heartbeat moved: the hub
-records it later, `clusterStatusRecordInterval`, so the pass makes no commit); a heartbeat
-recorded (each first-report cluster reports 5 min after its first report: the interval is
-reached, the status file is written); and one poll of a running fleet: a tenth of the clusters
-report for the first time in one pass (other clusters each trial), then the first trial's
-clusters' heartbeats arrive together in one pass (a hub's steady state: most of its passes).
+records it later, `clusterStatusRecordInterval`, so the pass makes no commit); a heartbeat recorded
+(each first-report cluster reports 5 min after its first report: the interval is reached, the status
+file is written); and one poll of a running fleet: a tenth of the clusters report for the first time
+in one pass (other clusters each trial), then the first trial's clusters' heartbeats arrive together
+in one pass (a hub's steady state: most of its passes).
 Called by `bench_hub`.
 """
 
