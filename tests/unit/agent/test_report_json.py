@@ -15,6 +15,7 @@ from gitfleet.load.jsontext import json_text
 from gitfleet.load.report import read_agent_report, report_text, reread_agent_report, status_branch
 from gitfleet.load.yamlio import dump_yaml, parse_documents
 
+from .test_report_heartbeat import _read
 from .test_report_load import a_report
 
 BRANCH = status_branch("c1")
@@ -118,17 +119,8 @@ def test_a_json_heartbeat_reads_one_line(
         "no comma": text.replace(OLD, NEW.rstrip(",")),
     }
     data = edits[case].encode()
-    seen: list[bytes] = []
-    real = report_module.read_agent_report
-
-    def counted(data: bytes, cluster: str, **kwargs: Any) -> Any:
-        seen.append(data)
-        return real(data, cluster, **kwargs)
-
-    monkeypatch.setattr(report_module, "read_agent_report", counted)
-    got = reread_agent_report(data, "c1", BRANCH, last)
-    monkeypatch.undo()
-    assert bool(seen) is whole
+    got, read_whole = _read(data, last, monkeypatch)
+    assert read_whole is whole
     report, problems = read_agent_report(data, "c1", branch=BRANCH)
     assert (got.report, got.problems) == (report, tuple(problems))
     if not whole:
