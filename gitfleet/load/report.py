@@ -137,10 +137,8 @@ def _valid(body: dict[str, Any], cluster: str) -> AgentReport | None:
     """The report `body` (read as JSON) holds when it is a valid report of `cluster`; None
     otherwise: the text is read again as YAML, whose errors name lines."""
     _cap_messages(body)
-    model, issues = parse_object(body)
-    if issues or not isinstance(model, AgentReport) or model.name != cluster:
-        return None
-    return model
+    model, _ = parse_object(body)  # None exactly when there are issues
+    return model if isinstance(model, AgentReport) and model.name == cluster else None
 
 
 def reread_agent_report(
