@@ -1,5 +1,5 @@
 """The sharded shape of a placement's `state/prior/` record (`reconciler.priorstate`), for a
-placement bound to more than 200 clusters, so that one cluster joining or leaving rewrites one
+placement bound to more than 100 clusters, so that one cluster joining or leaving rewrites one
 small file instead of the placement's whole list.
 
 `state/prior/<key>.yaml` is then a ShardedPlacementPrior: the placement-level parts (the index

@@ -12,7 +12,7 @@ writes one PlacementPrior a placement:
 - `conditions`: `status.conditions` of the placement's status file and each cluster's
   conditions, clusters with the same conditions grouped (`reconciler.priorconds`).
 
-A placement bound to more than 200 clusters (`gitfleet.api.shards.state_shard_count` above one) has
+A placement bound to more than 100 clusters (`gitfleet.api.shards.shard_count` above one) has
 its per-cluster parts (the `index` clusters and entries, the clusters' conditions) cut into
 shards, `state/prior/<key>/<i>.yaml`, with the placement-level parts and the shard count in
 `state/prior/<key>.yaml` (`reconciler.priorshards`): one cluster joining rewrites one shard.
@@ -42,7 +42,7 @@ from gitfleet.api.output import (
     placement_prior_path,
     placement_status_path,
 )
-from gitfleet.api.shards import state_shard_count
+from gitfleet.api.shards import shard_count
 from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.ownprior import OwnFiles
@@ -207,7 +207,7 @@ def prior_files(
     """`state/prior/<key>.yaml` for every placement (`placements`: key -> its bindings), from
     `rows` (placement key -> cluster -> ClusterIndex row of the new output; None when some row
     cannot be recorded: no `index` is written then) and the status files in `output`; above
-    `2 * STATE_SHARD_TARGET` bindings with its shards (`reconciler.priorshards`). Each part is
+    `2 * SHARD_TARGET` bindings with its shards (`reconciler.priorshards`). Each part is
     serialised only when what it is made from changed (the conditions: the status file's blob
     id; a shard: its clusters' names, rows and conditions)."""
     files: dict[str, bytes] = {}
@@ -252,7 +252,7 @@ def _placement_files(
     record = _index_record(section) if section is not None else None
     prior = PlacementPrior(key, record, conditions)
     path = placement_prior_path(key)
-    count = state_shard_count(len(bindings))
+    count = shard_count(len(bindings))
     if count == 1:
         parts = [HEAD]
         if status is not None:

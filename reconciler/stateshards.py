@@ -2,8 +2,8 @@
 
 A placement state file (`reconciler.state`) lists one binding per cluster; with a thousand
 clusters that is most of a megabyte, rewritten whenever one cluster joins or leaves. Bindings
-that are one a cluster in cluster order, more than `gitfleet.api.shards` puts in one state
-shard (200), go to `state_shard_count` shard files instead: a cluster's binding lives in the shard its name hashes
+that are one a cluster in cluster order, more than `gitfleet.api.shards` puts in one shard (100),
+go to `shard_count` shard files instead: a cluster's binding lives in the shard its name hashes
 to (`shard_of`), each shard in cluster order with its own `bindingGroups` (the same grouping as
 the whole file, within the shard), and every shard is written, an empty one too, so a missing
 file is a fault. The state file then says `bindingShards: <count>` and holds no bindings.
@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from gitfleet.api.output import OUTPUT_API_VERSION, binding_shard_path, expand_named, group_named
-from gitfleet.api.shards import state_shard_count
+from gitfleet.api.shards import shard_count
 from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.binding import Binding, binding_to_yaml, read_bindings
@@ -88,7 +88,7 @@ def bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) ->
 def bindings_shards(bindings: tuple[Binding, ...]) -> int:
     """How many shard files `bindings` go to: 1 (none: they stay in the state file) when they
     fit one shard or are not one a cluster in cluster order (the scheduler's order, kept)."""
-    count = state_shard_count(len(bindings))
+    count = shard_count(len(bindings))
     if count == 1:
         return 1
     return count if one_a_cluster_in_order(bindings) else 1
@@ -97,7 +97,7 @@ def bindings_shards(bindings: tuple[Binding, ...]) -> int:
 def sharded_count(writer: ShardWriter, key: str, bindings: tuple[Binding, ...]) -> int:
     """`bindings_shards(bindings)`, the order checked only where `bindings` differ from the
     ones `writer` last split for `key`."""
-    count = state_shard_count(len(bindings))
+    count = shard_count(len(bindings))
     if count == 1:
         return 1
     return count if writer.in_order(key, bindings) else 1

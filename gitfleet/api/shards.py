@@ -6,11 +6,8 @@ of shards, the smallest with at most `target` names a shard on average; a name's
 of the name alone, so it keeps its shard while other names come and go, until the count crosses
 a power of two (then about half the names move: rare, and the same for every reader). A shard
 is not bounded: a caller with a hard limit per file (PlacementDecision's 100) splits a shard
-that outgrows it. PlacementDecision slices aim at `SHARD_TARGET` names a shard, the hub's own
-state (`state/bindings/`, `state/prior/`) at `STATE_SHARD_TARGET` rows (`state_shard_count`).
-Readers take a document's shard count from the document, never from these targets, so a hub
-reads outputs whose shards another target cut. Called by the writers and readers of
-PlacementDecision slices and of the hub's per-placement state.
+that outgrows it. Called by the writers and readers of PlacementDecision slices and of the
+hub's per-placement state.
 """
 
 from __future__ import annotations
@@ -24,15 +21,6 @@ T = TypeVar("T")
 
 SHARD_TARGET = 50
 """Average names a shard aims at (a single shard holds up to twice as many)."""
-STATE_SHARD_TARGET = 100
-"""Average rows a shard of the hub's state aims at. Rewriting a shard costs a fixed part (its
-document, grouping and prior record: ~0.4 ms) and a part per row it holds. The 100 clusters of a
-poll of first reports sit in nearly every shard of the placements bound to them (a shard is a
-hash of the name), so that poll pays the fixed part once per shard of each such placement.
-Measured at fleet-1k (the state stage of that poll, one hub a target, 2026-11-28): ~1,030
-shards rewritten and a median of 1.29 s at 50 rows a shard (6 trials), 0.67 s at 100 (3),
-164 shards and 0.57 s at 200 (6); one cluster's first report rewrites one larger
-shard a placement: no change beyond that row's noise at 100."""
 
 
 @lru_cache(maxsize=1 << 16)
@@ -47,12 +35,6 @@ def shard_count(members: int, target: int = SHARD_TARGET) -> int:
         return 1
     wanted = -(-members // target)
     return 1 << (wanted - 1).bit_length()
-
-
-def state_shard_count(members: int) -> int:
-    """How many shards the hub's state of a placement with `members` bindings is cut into
-    (`shard_count` at `STATE_SHARD_TARGET`: 1 up to 200)."""
-    return shard_count(members, STATE_SHARD_TARGET)
 
 
 def shard_of(name: str, shards: int) -> int:

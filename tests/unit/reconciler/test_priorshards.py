@@ -1,4 +1,4 @@
-"""Sharded `state/prior/` records (reconciler.priorshards): one file up to 200 clusters, a head
+"""Sharded `state/prior/` records (reconciler.priorshards): one file up to 100 clusters, a head
 and shards above; read back to the same record as one file; one cluster joining or leaving
 rewrites one shard; a missing or broken shard makes the readers parse the files; a restarted hub
 writes what a running one does."""
@@ -20,7 +20,7 @@ from gitfleet.api.output import (
     placement_prior_shard_path,
     placement_status_path,
 )
-from gitfleet.api.shards import shard_of, state_shard_count
+from gitfleet.api.shards import shard_count, shard_of
 from gitfleet.load.yamlio import dump_yaml
 from reconciler import priorindex, statusdocs
 from reconciler.pass_ import reconcile
@@ -86,13 +86,13 @@ def _fresh() -> Iterator[None]:
     forget_stages()
 
 
-@pytest.mark.parametrize("n", [1, 60, 200, 201, 250, 777])
-def test_one_file_up_to_200_clusters_else_a_head_and_its_shards(n: int) -> None:
+@pytest.mark.parametrize("n", [1, 60, 100, 101, 250, 777])
+def test_one_file_up_to_100_clusters_else_a_head_and_its_shards(n: int) -> None:
     clusters = _names(n)
     files = _files(clusters)
     paths = sorted(p for p in files if p.startswith(PRIOR_STATE_PREFIX))
-    count = state_shard_count(n)
-    assert (count == 1) == (n <= 200)
+    count = shard_count(n)
+    assert (count == 1) == (n <= 100)
     head = yaml.safe_load(files[placement_prior_path("web")])
     if count == 1:
         assert paths == [placement_prior_path("web")] and head["kind"] == "PlacementPrior"
@@ -141,11 +141,11 @@ def _changed(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> set[str
     return {p for p in paths if before.get(p) != after.get(p)}
 
 
-@pytest.mark.parametrize(("n", "extra"), [(250, "c-0100x"), (250, "zz-new"), (230, "c-0000a")])
+@pytest.mark.parametrize(("n", "extra"), [(250, "c-0100x"), (250, "zz-new"), (130, "c-0000a")])
 def test_one_cluster_joining_or_leaving_rewrites_its_shard(n: int, extra: str) -> None:
     small, large = _names(n), _names(n, extra)
-    count = state_shard_count(n)
-    assert state_shard_count(n + 1) == count
+    count = shard_count(n)
+    assert shard_count(n + 1) == count
     expected = {placement_prior_shard_path("web", shard_of(extra, count))}
     for before, after in ((small, large), (large, small)):
         _files(before)  # the running hub's memos
@@ -167,8 +167,8 @@ def _fresh_files(clusters: list[str]) -> dict[str, bytes]:
 
 
 def test_crossing_the_shard_count_rewrites_the_head() -> None:
-    before, after = _names(400), _names(400, "c-9999")
-    assert 1 < state_shard_count(400) != state_shard_count(401)
+    before, after = _names(200), _names(200, "c-9999")
+    assert shard_count(200) != shard_count(201)
     _files(before)
     changed = _changed(_fresh_files(before), _files(after))
     assert placement_prior_path("web") in changed
@@ -203,7 +203,7 @@ def test_a_missing_or_broken_shard_reads_no_record() -> None:
 
 @pytest.fixture
 def big_fleet(tmp_path: Path) -> Iterator[Path]:
-    write_fleet(build_fleet(FleetSize(280, 8, 40, 6), seed=3), tmp_path)
+    write_fleet(build_fleet(FleetSize(140, 8, 40, 6), seed=3), tmp_path)
     yield tmp_path
     cold_caches()
 
@@ -279,7 +279,7 @@ def test_a_running_hub_makes_only_the_changed_shard_and_parses_none(
         monkeypatch.setattr(priorshards, name, _refused)
     monkeypatch.setattr(priorstate, "parse_placement_prior", _refused)
     files = _files(after)
-    assert made == [shard_of("c-0100x", state_shard_count(250))]
+    assert made == [shard_of("c-0100x", shard_count(250))]
     record = read_placement_prior(files, "web")  # what the pass wrote: remembered, not parsed
     # nor joined again
     assert record is not None and record.index is not None and "c-0100x" in record.index.clusters
@@ -291,7 +291,7 @@ def test_a_shard_with_other_bytes_is_read_again_not_taken_from_the_last_read() -
     n = 250
     before, after = _names(n), _names(n, "c-new")
     files, other = _files(before), _files(after)
-    count = state_shard_count(n)
+    count = shard_count(n)
     shard = placement_prior_shard_path("web", shard_of("c-new", count))
     cold_caches()
     forget_stages()

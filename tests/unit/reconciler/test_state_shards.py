@@ -1,4 +1,4 @@
-"""A placement's bindings in shard files (`reconciler.stateshards`): one state file up to 200
+"""A placement's bindings in shard files (`reconciler.stateshards`): one state file up to 100
 bindings, shards above; both shapes read back; one binding added or removed rewrites one shard;
 a missing or unreadable shard is a problem naming it; passes equal a fresh pass."""
 
@@ -15,9 +15,8 @@ import yaml
 
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from benchmarks.hub_scenarios import _add_cluster, _remove_cluster
-from gitfleet.api import shards
 from gitfleet.api.output import binding_shard_path, placement_state_path
-from gitfleet.api.shards import shard_of, state_shard_count
+from gitfleet.api.shards import shard_count, shard_of
 from gitfleet.load.yamlio import dump_yaml
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placememo, priorparse, state, stateshards
@@ -83,14 +82,14 @@ def _files(st: State) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize(
-    ("count", "shards"), [(0, 1), (1, 1), (199, 1), (200, 1), (201, 4), (250, 4), (1000, 16)]
+    ("count", "shards"), [(0, 1), (1, 1), (99, 1), (100, 1), (101, 4), (250, 8), (1000, 32)]
 )
-def test_one_file_up_to_200_bindings_and_every_shard_above(count: int, shards: int) -> None:
+def test_one_file_up_to_100_bindings_and_every_shard_above(count: int, shards: int) -> None:
     st, _ = _state(count)
     files = _files(st)
     head = yaml.safe_load(files[placement_state_path("web")])
     shard_paths = sorted(p for p in files if p.startswith("state/bindings/"))
-    assert state_shard_count(count) == shards
+    assert shard_count(count) == shards
     if shards == 1:
         assert shard_paths == [] and "bindingShards" not in head and "bindings" in head
         assert len(files) == 1
@@ -110,7 +109,7 @@ def test_one_file_up_to_200_bindings_and_every_shard_above(count: int, shards: i
         assert names and all(shard_of(n, shards) == i for n in names)
 
 
-@pytest.mark.parametrize("count", [0, 7, 200, 201, 333, 1000])
+@pytest.mark.parametrize("count", [0, 7, 100, 101, 333, 1000])
 def test_written_then_read_gives_the_same_state_remembered_or_parsed(count: int) -> None:
     st, _ = _state(count, seed=count)
     files = _files(st)
@@ -132,28 +131,6 @@ def test_an_unsharded_state_file_with_many_bindings_is_read() -> None:
     assert sorted(_files(read)) != [placement_state_path("web")]  # written sharded again
 
 
-def test_shards_cut_at_another_target_are_read_and_cut_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A hub that cut 50 bindings a shard (before `STATE_SHARD_TARGET` was 100) wrote 16
-    shards of 600 bindings: they read back to the same state (the count is the file's), and
-    the next write cuts 8."""
-    st, _ = _state(600)
-    with monkeypatch.context() as earlier:
-        earlier.setattr(shards, "STATE_SHARD_TARGET", 50)
-        old = _files(st)
-    head = placement_state_path("web")
-    assert yaml.safe_load(old[head])["bindingShards"] == 16
-    _forget()
-    read, problems = read_state(old)
-    assert problems == [] and read.placements == st.placements
-    again = _files(read)
-    assert yaml.safe_load(again[head])["bindingShards"] == 8 == state_shard_count(600)
-    assert sorted(p for p in again if p.startswith("state/bindings/")) == sorted(
-        binding_shard_path("web", i) for i in range(8)
-    )
-
-
 @pytest.mark.parametrize("seed", range(8))
 def test_one_binding_added_changed_or_removed_rewrites_one_shard(seed: int) -> None:
     rng = random.Random(seed)
@@ -166,14 +143,14 @@ def test_one_binding_added_changed_or_removed_rewrites_one_shard(seed: int) -> N
         bindings[cluster] = replace(_binding(rng, cluster), resource_index=9)
     after = _files(State(placements={"web": _placement(bindings)}))
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
-    assert changed == {binding_shard_path("web", shard_of(cluster, state_shard_count(600)))}
+    assert changed == {binding_shard_path("web", shard_of(cluster, 16))}
     assert after[placement_state_path("web")] is before[placement_state_path("web")]
 
 
 @pytest.mark.parametrize(
     ("fault", "says"),
     [
-        ("missing", "binding shard 5 of 8 is missing"),
+        ("missing", "binding shard 5 of 16 is missing"),
         ("garbage", "unreadable binding shard (YAMLError)"),
         ("kind", "unreadable binding shard (ValueError)"),
         ("other shard", "holds shard 6 of 'web', not 5 of 'web'"),
@@ -202,7 +179,7 @@ def test_a_missing_or_unreadable_shard_is_a_problem_naming_it(fault: str, says: 
 
 
 def test_an_absurd_shard_count_is_a_problem() -> None:
-    st, _ = _state(700)
+    st, _ = _state(300)
     files = _files(st)
     head = placement_state_path("web")
     files[head] = files[head].replace(b"bindingShards: 8", b"bindingShards: 3000000")
@@ -211,7 +188,7 @@ def test_an_absurd_shard_count_is_a_problem() -> None:
 
 
 def test_a_state_file_with_bindings_and_shards_is_unreadable() -> None:
-    st, _ = _state(700)
+    st, _ = _state(300)
     files = _files(st)
     head = placement_state_path("web")
     files[head] = files[head].replace(b"bindingShards: 8", b"bindingShards: 8\nbindings: []")
@@ -223,13 +200,13 @@ def test_a_state_file_with_bindings_and_shards_is_unreadable() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_written_pass_after_pass_equals_written_fresh(seed: int) -> None:
-    """Adds, removes and changes (crossing 200 bindings and a power of two of shards) written
+    """Adds, removes and changes (crossing 100 bindings and a power of two of shards) written
     from last pass's memos give the bytes a fresh write gives, and read back as the state."""
     rng = random.Random(seed)
-    bindings = {c: _binding(rng, c) for c in rng.sample(NAMES[:600], 190)}
+    bindings = {c: _binding(rng, c) for c in rng.sample(NAMES[:300], 90)}
     for step in range(40):
         for _ in range(rng.randrange(1, 12)):
-            cluster = rng.choice(NAMES[:600])
+            cluster = rng.choice(NAMES[:300])
             if cluster in bindings and rng.random() < 0.3:
                 del bindings[cluster]
             else:
@@ -262,7 +239,7 @@ def test_a_pass_does_not_parse_the_shards_it_wrote(monkeypatch: pytest.MonkeyPat
 
 
 def test_passes_adding_and_removing_clusters_equal_a_fresh_pass(tmp_path: Path) -> None:
-    """A fleet whose placements bind more than 200 clusters: passes that add and remove a
+    """A fleet whose placements bind more than 100 clusters: passes that add and remove a
     cluster write the output a fresh pass (nothing remembered, the prior output read) writes."""
     write_fleet(build_fleet(FleetSize(230, 3, 20, 2), seed=5), tmp_path)
     first = reconcile(load_fleet(WorkdirTree(tmp_path)), State(), None, NOW)
@@ -279,7 +256,7 @@ def test_passes_adding_and_removing_clusters_equal_a_fresh_pass(tmp_path: Path) 
         shards = {p for p in result.files if p.startswith("state/bindings/")}
         changed = {p for p in shards if prior_files.get(p) != result.files[p]}
         heads = {p.rsplit("/", 2)[1] for p in shards}
-        assert 0 < len(changed) <= len(heads) <= len(shards) // 4
+        assert 0 < len(changed) <= len(heads) < len(shards) // 4
         prior_files, prior = result.files, result.state
 
 
@@ -294,7 +271,7 @@ def test_a_shard_with_other_bytes_is_read_again_not_taken_from_the_last_read() -
     changed = dict(bindings)
     changed[cluster] = replace(bindings[cluster], content=f"sha256:{'9' * 64}")
     other = _files(State(placements={"web": _placement(changed)}))
-    shard = binding_shard_path("web", shard_of(cluster, state_shard_count(333)))
+    shard = binding_shard_path("web", shard_of(cluster, shard_count(333)))
     assert other[placement_state_path("web")] == files[placement_state_path("web")]
     mixed = {**files, shard: other[shard]}
     _forget()
@@ -311,7 +288,7 @@ def test_a_shard_with_other_bytes_is_read_again_not_taken_from_the_last_read() -
 def test_only_bindings_one_a_cluster_in_cluster_order_are_sharded(
     order: str, sharded: bool
 ) -> None:
-    _, by_cluster = _state(250)
+    _, by_cluster = _state(150)
     bindings = [by_cluster[c] for c in sorted(by_cluster)]
     if order == "repeated":
         bindings[70] = replace(bindings[70], cluster=bindings[69].cluster)
