@@ -5,11 +5,10 @@ Each agent pushes `report.yaml` (one `AgentReport` document) to its own branch
 `read_agent_report` reads such a text with `json.loads` (`jsontext.json_body`: only when that
 gives what the YAML reader would) and any other with the safe YAML reader, validates the kind,
 and refuses a report whose `metadata.name` is another cluster, or that came from a branch
-other than the cluster's own; `message` fields are cut to MAX_MESSAGE_CHARS; every
-problem is a `FleetError` naming the file,
-line, field and rule. `read_status_report` reads one status commit's report (a symbolic link is
-an error, never followed) and reuses the last one on a heartbeat. Called by the hub loop when
-it gathers reports.
+other than the cluster's own; `message` fields are cut to MAX_MESSAGE_CHARS; every problem is a
+`FleetError` naming the file, line, field and rule. `read_status_report` reads one status
+commit's report (a symbolic link is an error, never followed) and reuses the last one on a
+heartbeat. Called by the hub loop when it gathers reports.
 """
 
 from __future__ import annotations
