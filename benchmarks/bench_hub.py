@@ -98,10 +98,20 @@ def live_cpu(pid: int) -> float:
     return sum(int(f) for f in fields[11:15]) / TICKS
 
 
+TRANSPORT = ("fetch", "push")
+"""The steps that talk to the remote: the issue measures the push apart from the pass."""
+
+
 def steps(report: Any) -> dict[str, float]:
-    """`commitSeconds` / `pushSeconds` from the Hub's step timings (0 when it has none)."""
+    """`commitSeconds` / `pushSeconds` from the Hub's step timings, and `transportCpuSeconds`:
+    the CPU of its fetch and push steps (0 when it has none)."""
     timings = dict(getattr(report, "timings", ()))
-    return {"commitSeconds": timings.get("commit", 0.0), "pushSeconds": timings.get("push", 0.0)}
+    cpu = dict(getattr(report, "cpu_timings", ()))
+    return {
+        "commitSeconds": timings.get("commit", 0.0),
+        "pushSeconds": timings.get("push", 0.0),
+        "transportCpuSeconds": sum(cpu.get(step, 0.0) for step in TRANSPORT),
+    }
 
 
 def fresh_render(source: Path, commit: str, work: Path, now: str) -> dict[str, Any]:
@@ -173,6 +183,8 @@ class Trial:
     push_seconds: float = 0.0
     server_cpu_seconds: float = 0.0
     """CPU of the remote's git daemon and its children during the pass (`--git-daemon`)."""
+    transport_cpu_seconds: float = 0.0
+    """Of `cpu_seconds`, the hub's fetch and push steps (its git client processes included)."""
 
 
 def push_source(clone: Path, message: str) -> None:
@@ -208,6 +220,7 @@ def measure(hub: Any, remote: Path, name: str, server: GitDaemon | None = None) 
         timed["commitSeconds"],
         timed["pushSeconds"],
         served,
+        timed["transportCpuSeconds"],
     )
 
 
@@ -368,6 +381,7 @@ def summarise_all(fleet: GeneratedFleet, got: Measured) -> list[dict[str, Any]]:
                 "commitSeconds": t.commit_seconds,
                 "pushSeconds": t.push_seconds,
                 "serverCpuSeconds": t.server_cpu_seconds,
+                "transportCpuSeconds": t.transport_cpu_seconds,
             }
             for t in trials
         ]

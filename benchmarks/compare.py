@@ -9,7 +9,8 @@ one side (a fixed order did: the no-op, which never reaches the pass, came out 2
 whichever side ran second). Prints one markdown table: per scenario the median hub CPU of all
 base trials and of all head trials, their ratio (base / head: above 1 means head is cheaper), the
 range of each side's trials ("overlap" when they overlap: the ratio is not beyond the noise) and
-each run's median in run order; then every run's checks. `--json DIR` keeps each run's JSON
+each run's median in run order; then every run's checks; then the same table of the hub CPU
+less the fetch and push steps (`hub_report.pass_cpu`; "-" for a revision that does not time them). `--json DIR` keeps each run's JSON
 (`<n>-<side>.json`, its printed table `.md`) and the table; `--table BASE.json... --vs
 HEAD.json...` only pools runs made before. Everything after `--` goes to the benchmark (default:
 `--size fleet-1k --trials 3`).
@@ -34,6 +35,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.hub_checks import git
+from benchmarks.hub_report import pass_cpu
 
 BENCH = "benchmarks/bench_hub.py"
 DEFAULT_ARGS = ("--size", "fleet-1k", "--trials", "3")
@@ -78,11 +80,21 @@ def run_bench(tree: Path, bench: str, args: Sequence[str], out: Path) -> Run:
     return loaded
 
 
-def cpu_trials(run: Run, scenario: str) -> list[float]:
-    """The hub CPU seconds of each trial of `scenario` in one run (the cold pass: per process)."""
+def cpu_trials(run: Run, scenario: str, measure: str = "hub") -> list[float]:
+    """The hub CPU seconds of each trial of `scenario` in one run (the cold pass: per process);
+    `measure` "pass": less the fetch and push steps (`hub_report.pass_cpu`; none from a revision
+    that does not time its steps' CPU)."""
     if scenario == COLD:
-        return [float(c["cpuSeconds"]) for c in run.get("cold", [])]
-    return [float(t["cpu_seconds"]) for t in run.get("trials", []) if t["scenario"] == scenario]
+        rows = [dict(c) for c in run.get("cold", [])]
+    else:
+        rows = [
+            {"cpuSeconds": t["cpu_seconds"], "transportCpuSeconds": t.get("transport_cpu_seconds")}
+            for t in run.get("trials", [])
+            if t["scenario"] == scenario
+        ]
+    if measure == "hub":
+        return [float(r["cpuSeconds"]) for r in rows]
+    return [pass_cpu(r) for r in rows if r.get("transportCpuSeconds") is not None]
 
 
 def scenario_names(runs: Sequence[Run]) -> list[str]:
@@ -95,8 +107,8 @@ def scenario_names(runs: Sequence[Run]) -> list[str]:
     return names
 
 
-def table(order: Sequence[str], runs: Sequence[Run]) -> str:
-    """The markdown comparison of `runs`, made in the sides `order`."""
+def table(order: Sequence[str], runs: Sequence[Run], measure: str = "hub") -> str:
+    """The markdown comparison of `runs`, made in the sides `order` (`measure`: `cpu_trials`)."""
     sides = list(zip(order, runs, strict=True))
     lines = [
         "| scenario | base CPU s | head CPU s | ratio | trials min-max base / head | each run's "
@@ -104,7 +116,7 @@ def table(order: Sequence[str], runs: Sequence[Run]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for name in scenario_names(runs):
-        trials = [(side, cpu_trials(run, name)) for side, run in sides]
+        trials = [(side, cpu_trials(run, name, measure)) for side, run in sides]
         base = [x for side, xs in trials if side == "base" for x in xs]
         head = [x for side, xs in trials if side == "head" for x in xs]
         each = [f"{side[0].upper()} {_median(xs)}" for side, xs in trials]
@@ -157,7 +169,8 @@ def _seconds(x: float) -> str:
 def compare(
     repo: Path, revs: Mapping[str, str], rounds: int, bench_args: Sequence[str], keep: Path | None
 ) -> str:
-    """Run the benchmark of both revisions `rounds` times in alternating order; the report."""
+    """Run the benchmark of both revisions `rounds` times in alternating order; the report: hub
+    CPU, then the same without the fetch and push steps."""
     order = run_order(rounds)
     with tempfile.TemporaryDirectory(prefix="gitfleet-compare-") as tmp:
         trees = {side: Path(tmp) / side for side in revs}
@@ -171,6 +184,8 @@ def compare(
     head = f"base {commits['base'][:12]} ({revs['base']}), head {commits['head'][:12]} "
     head += f"({revs['head']}); order {', '.join(order)}; hub CPU, median of all trials\n\n"
     report = head + table(order, runs) + "\n" + checks(order, runs)
+    report += "\nWithout the fetch and push steps (the pass, its reading and its commit):\n\n"
+    report += table(order, runs, "pass")
     if keep is not None:
         (keep / "compare.md").write_text(report)
     return report
@@ -195,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         loaded = [json.loads(f.read_text()) for f in (*a.table, *a.vs)]
         order = ["base"] * len(a.table) + ["head"] * len(a.vs)
         print(table(order, loaded) + "\n" + checks(order, loaded), end="")
+        print("\nWithout the fetch and push steps:\n\n" + table(order, loaded, "pass"), end="")
         return 0
     if not a.base or a.rounds < 1:
         p.error("--base REV is needed, and --rounds at least 1")

@@ -1,8 +1,10 @@
 """The Git scenario benchmark's summary rows and markdown table.
 
 `summarise` turns one scenario's trial dicts into medians, minima and maxima; `render_markdown`
-prints the table (with the remote Git server's CPU column when `bench_hub.py --git-daemon`
-measured it, `gitDaemon` in the summary). Called by `benchmarks/bench_hub.py`.
+prints the table: the hub's CPU, the same without its fetch and push steps (`pass_cpu`: what the
+pass, its reading and its commit cost; issue 18 measures the push apart), and the remote Git
+server's CPU when `bench_hub.py --git-daemon` measured it (`gitDaemon` in the summary). Called by
+`benchmarks/bench_hub.py` and `benchmarks/compare.py`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ def _stat(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
+def pass_cpu(row: dict[str, Any]) -> float:
+    """A trial's hub CPU less its fetch and push steps: the pass, its reading and its commit."""
+    return float(row.get("cpuSeconds", 0.0)) - float(row.get("transportCpuSeconds", 0.0))
+
+
 def summarise(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per-scenario figures from trial dicts (seconds, files, bytesAdded, maxRssMiB, outcome)."""
     return {
@@ -22,6 +29,7 @@ def summarise(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "trials": len(rows),
         "seconds": _stat([r["seconds"] for r in rows]),
         "cpuSeconds": _stat([r.get("cpuSeconds", 0.0) for r in rows]),
+        "passCpuSeconds": _stat([pass_cpu(r) for r in rows]),
         "commitSeconds": _stat([r.get("commitSeconds", 0.0) for r in rows]),
         "pushSeconds": _stat([r.get("pushSeconds", 0.0) for r in rows]),
         "serverCpuSeconds": _stat([r.get("serverCpuSeconds", 0.0) for r in rows]),
@@ -39,14 +47,14 @@ def render_markdown(summary: dict[str, Any]) -> str:
     lines = [
         f"fleet `{summary['size']}` (seed {summary['seed']}): {summary['fleet']}",
         "",
-        "| scenario | trials | median s | min s | max s | CPU s (median) |"
+        "| scenario | trials | median s | min s | max s | CPU s (median) | without fetch, push |"
         + server_head
         + " commit s | push s | files changed (median) | KiB added (median) | peak RSS MiB | outcome |",
-        "|---|---|---|---|---|---|" + ("---|" if served else "") + "---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|" + ("---|" if served else "") + "---|---|---|---|---|---|",
     ]
     for s in summary["scenarios"]:
         t, steps = s["seconds"], [s["cpuSeconds"], s["commitSeconds"], s["pushSeconds"]]
-        steps[1:1] = [s["serverCpuSeconds"]] if served else []
+        steps[1:1] = [s["passCpuSeconds"]] + ([s["serverCpuSeconds"]] if served else [])
         lines.append(
             f"| {s['scenario']} | {s['trials']} | {t['median']:.3f} | {t['min']:.3f} | {t['max']:.3f} | "
             + " | ".join(f"{x['median']:.3f}" for x in steps)

@@ -50,6 +50,7 @@ from reconciler.lastpass import LastPass
 from reconciler.pass_ import reconcile
 from reconciler.sourcehold import Refusal, Writer, record_refusal
 from reconciler.state import read_state
+from reconciler.steptimer import StepTimer
 
 SOURCE_TRAILER = "Gitfleet-Source"
 REPORTS_TRAILER = "Gitfleet-Reports"
@@ -93,8 +94,7 @@ class Hub:
         self._rng = rng or random.Random()
         self.unavailable_since: datetime | None = None
         self._last_inputs: tuple[str, str, str | None] | None = None
-        self._timings: list[tuple[str, float]] = []
-        self._mark = time.perf_counter()
+        self._steps = StepTimer()
         self._output = WrittenOutput()
         """The output commit this hub last wrote: its listing and files."""
         self._trailers: tuple[str, dict[str, list[str]]] | None = None
@@ -193,8 +193,7 @@ class Hub:
 
     def _attempt_once(self) -> PassReport:
         """Fetch, decide, render, commit and push once."""
-        self._timings.clear()
-        self._mark = time.perf_counter()
+        self._steps.start()
         self.mirror.fetch(self._refspecs(), maintenance=False)  # `maintain` runs after
         self._lap("fetch")
         src, out = self.config.source_branch, self.config.output_branch
@@ -238,9 +237,7 @@ class Hub:
         return PassReport(outcome, refusal.refused, held or output, message=why + note)
 
     def _lap(self, step: str) -> None:
-        now = time.perf_counter()
-        self._timings.append((step, now - self._mark))
-        self._mark = now
+        self._steps.lap(step)
 
     def _timer_due(self, recorded: Mapping[str, list[str]]) -> bool:
         """A rollout timer is due: the last pass's, or (after a restart) the output's trailer."""
@@ -348,7 +345,13 @@ class Hub:
                     message=f"SourceUnavailable since {self.unavailable_since.isoformat()}: {exc}",
                 )
             self.unavailable_since = None
-            return replace(report, attempts=attempt, timings=tuple(self._timings))
+            steps = self._steps
+            return replace(
+                report,
+                attempts=attempt,
+                timings=tuple(steps.timings),
+                cpu_timings=tuple(steps.cpu_timings),
+            )
         return PassReport(
             "rejected",
             message=f"push still rejected after {MAX_PUSH_ATTEMPTS} attempts: {last}",

@@ -45,6 +45,8 @@ def test_a_readme_commit_makes_no_pass_and_reports_what_the_pass_would(tmp_path:
     world.edit(1)
     edited = hub.run_once()
     assert edited.outcome == "committed" and "pass" in steps(edited)
+    cpu = dict(edited.cpu_timings)  # the same steps, each with its CPU seconds
+    assert list(cpu) == steps(edited) and all(seconds >= 0 for seconds in cpu.values())
 
 
 def test_an_empty_commit_with_a_trailer_still_runs_the_pass(tmp_path: Path) -> None:

@@ -196,3 +196,17 @@ def test_git_daemon_reports_the_servers_cpu_apart(tmp_path: Path) -> None:
     summary["gitDaemon"] = True
     table = render_markdown({**summary, "checks": enforce_checks(measured)})
     assert "| remote git CPU s |" in table
+    assert "| CPU s (median) | without fetch, push | remote git CPU s |" in table
+
+
+def test_fetch_and_push_cpu_is_a_part_of_the_hubs(run: Run) -> None:
+    """Each trial's fetch and push steps' CPU is within its hub CPU, and the table's second
+    CPU column is the hub CPU less it."""
+    trials = run.measured.trials
+    assert all(0 <= t.transport_cpu_seconds <= t.cpu_seconds for t in trials)
+    committed = [t for t in trials if t.outcome == "committed"]
+    assert sum(t.transport_cpu_seconds for t in committed) > 0  # git fetch and push ran
+    rows = {r["scenario"]: r for r in run.result["scenarios"]}
+    edit = [t for t in trials if t.scenario == "edit one resource"]
+    want = edit[0].cpu_seconds - edit[0].transport_cpu_seconds
+    assert rows["edit one resource"]["passCpuSeconds"]["median"] == pytest.approx(want)

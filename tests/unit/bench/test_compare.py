@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.compare import COLD, compare, main, run_order, table
+from benchmarks.compare import COLD, compare, cpu_trials, main, run_order, table
 
 FAKE_BENCH = """\
 import json, sys
@@ -76,6 +76,21 @@ def test_overlapping_trials_are_marked_as_within_the_noise() -> None:
     )
 
 
+def test_the_pass_measure_leaves_out_fetch_and_push_and_revisions_without_it() -> None:
+    """`measure="pass"`: each trial's hub CPU less its fetch and push steps; a run of a revision
+    that does not time its steps' CPU gives no figure rather than the whole hub CPU."""
+    timed = _run("edit", 0.5)
+    timed["trials"][0]["transport_cpu_seconds"] = 0.1
+    timed["cold"] = [{"cpuSeconds": 20.0, "transportCpuSeconds": 2.0}]
+    untimed = _run("edit", 0.3, 10.0)
+    assert cpu_trials(timed, "edit", "pass") == [pytest.approx(0.4)]
+    assert cpu_trials(timed, COLD, "pass") == [18.0]
+    assert cpu_trials(timed, "edit") == [0.5]
+    assert cpu_trials(untimed, "edit", "pass") == [] and cpu_trials(untimed, COLD, "pass") == []
+    edit = table(["base", "head"], [untimed, timed], "pass").splitlines()[-1]
+    assert edit == "| edit | - | 0.40 | - | - / 0.40-0.40 | B -, H 0.40 |"
+
+
 def _commit(repo: Path, cpu: float) -> str:
     (repo / "marker.py").write_text(f"CPU = {cpu}\n")
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
@@ -115,6 +130,7 @@ def test_two_commits_compared_by_their_own_code(repo: Path, tmp_path: Path) -> N
     assert (keep / "1-base.md").read_text() == "table of marker 0.5\n"
     assert json.loads((keep / "2-head.json").read_text())["checks"]["args"] == ["--size", "x"]
     assert (keep / "compare.md").read_text() == report
+    assert report.count("| edit one resource | - | - | - | - / - | B -, H -, H -, B - |") == 1
 
 
 def test_a_failed_run_does_not_count(repo: Path) -> None:
