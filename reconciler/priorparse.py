@@ -14,7 +14,8 @@ Values are shared between passes: callers only read them. Repeated parts of valu
 `parse_own` gives a whole parsed document (cached by content, byte-bounded) to readers that
 need more. The output branch is data like any other (anyone who can push can write
 it), so every file is read with the same bounded reader as user input (`load_bounded`:
-`gitfleet.load.yamlbuild`, safe types only, aliases and depth bounded). Called by `state`, `assemble`, `statusdocs`, `distributions` and `rollout.cgu`.
+`gitfleet.load.yamlbuild`, safe types only, aliases and depth bounded), or, for text in the
+emitter's own shape, by `gitfleet.load.blockread`, which gives the same value ~4x faster. Called by `state`, `assemble`, `statusdocs`, `distributions` and `rollout.cgu`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import yaml
 
 from gitfleet.api import DEFAULT_LIMITS
+from gitfleet.load.blockread import UNREAD, read_block
 from gitfleet.load.yamlbuild import build_documents
 from reconciler.stagememo import StageMemo
 
@@ -235,6 +237,9 @@ def load_bounded(data: bytes) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise yaml.YAMLError(f"not valid UTF-8 text (offset {exc.start})") from None
+    value = read_block(text, DEFAULT_LIMITS)  # the emitter's shape, ~4x faster, or UNREAD
+    if value is not UNREAD:
+        return value
     docs, faults = build_documents(text, DEFAULT_LIMITS)
     if faults:
         fault = faults[0]

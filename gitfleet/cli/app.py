@@ -312,12 +312,22 @@ def _print_pass(report: PassReport, fmt: str = "text") -> None:
             "output": report.output,
             "message": report.message,
             "errors": [str(e) for e in report.errors],
+            "steps": _steps(report),
         }
         click.echo(json.dumps(doc, sort_keys=True))
         return
     output = f" output {report.output[:12]}" if report.output else ""
     click.echo(f"{stamp} {report.outcome}{output}: {report.message}")
     _print_errors(report.errors)
+
+
+def _steps(report: PassReport) -> list[dict[str, object]]:
+    """The pass's steps in order, each with its wall and CPU seconds (ms resolution)."""
+    cpu = dict(report.cpu_timings)
+    return [
+        {"step": step, "seconds": round(seconds, 3), "cpuSeconds": round(cpu.get(step, 0.0), 3)}
+        for step, seconds in report.timings
+    ]
 
 
 cache_option = click.option(

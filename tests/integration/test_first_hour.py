@@ -316,5 +316,8 @@ def test_status_history_reconcile_and_init_print_json(hub: dict[str, Path]) -> N
     args = ["reconcile", "--repo", hub["origin"], "--once", "--output", "json"]
     passed = json.loads(cli(tmp, *args, "--cache-dir", tmp / "hub").stdout)
     assert passed["outcome"] in ("unchanged", "skipped") and passed["errors"] == []
+    steps = passed["steps"]  # each step the pass reached, with its seconds
+    assert steps[0]["step"] == "fetch" and steps[-1]["step"] == "maintain"
+    assert all(s["seconds"] >= 0 and s["cpuSeconds"] >= 0 for s in steps)
     created = json.loads(cli(tmp, "init", "--git", "new", "--output", "json").stdout)
     assert created == {"created": "new", "git": True, "schemas": 20}
