@@ -15,7 +15,8 @@ Values are shared between passes: callers only read them. Repeated parts of valu
 need more. The output branch is data like any other (anyone who can push can write
 it), so every file is read with the same bounded reader as user input (`load_bounded`:
 `gitfleet.load.yamlbuild`, safe types only, aliases and depth bounded), or, for text in the
-emitter's own shape, by `gitfleet.load.blockread`, which gives the same value ~4x faster. Called by `state`, `assemble`, `statusdocs`, `distributions` and `rollout.cgu`.
+emitter's own shape, by `gitfleet.load.blockread`, which gives the same value ~4x faster.
+Called by `state`, `assemble`, `statusdocs`, `distributions` and `rollout.cgu`.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from gitfleet.api.limits import Limits
 from gitfleet.load.yamlemit import MAX_SIMPLE_KEY
-from gitfleet.load.yamlscalars import ScalarError, resolve_plain
+from gitfleet.load.yamlscalars import resolve_plain
 
 UNREAD: Final = object()
 """`read_block`'s answer for text outside its shape: read it with the bounded reader."""
@@ -58,9 +58,7 @@ def read_block(text: str, limits: Limits) -> Any:
         return UNREAD  # or a comment, or an empty line
     try:
         return _Reader(limits).read(text)
-    except (_Unread, ScalarError):
-        return UNREAD
-    except Exception:  # any surprise: the bounded reader answers, and words what is wrong
+    except Exception:  # `_Unread`, a `ScalarError` or any surprise: the bounded reader answers
         return UNREAD
 
 
