@@ -57,6 +57,7 @@ from benchmarks.hub_checks import (
 from benchmarks.hub_report import render_markdown, summarise
 from benchmarks.hub_reports import ReportEdit, report_scenarios
 from benchmarks.hub_scenarios import Edit, scenarios, unrelated
+from reconciler.steptimer import process_cpu
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_NOW = "2026-01-01T00:00:00Z"
@@ -77,13 +78,9 @@ def cpu_seconds(hub: Any = None) -> float:
     sensitive than wall time to other jobs on a shared machine. Given a hub, also its mirror's
     long-running `cat-file` processes (`ObjectReader`), whose CPU reaches `RUSAGE_CHILDREN`
     only when they end: a delta between two calls counts them whether or not they ended."""
-    own, kids = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-    )
     reader = getattr(hub.mirror, "objects", None) if hub is not None else None
     live = sum(map(live_cpu, reader.pids)) if reader is not None else 0.0  # older trees: none
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + live
+    return process_cpu() + live
 
 
 def live_cpu(pid: int) -> float:

@@ -85,7 +85,7 @@ def cpu_trials(run: Run, scenario: str, measure: str = "hub") -> list[float]:
     `measure` "pass": less the fetch and push steps (`hub_report.pass_cpu`; none from a revision
     that does not time its steps' CPU)."""
     if scenario == COLD:
-        rows = [dict(c) for c in run.get("cold", [])]
+        rows = list(run.get("cold", []))
     else:
         rows = [
             {"cpuSeconds": t["cpu_seconds"], "transportCpuSeconds": t.get("transport_cpu_seconds")}

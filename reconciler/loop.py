@@ -188,14 +188,14 @@ class Hub:
             report = self._attempt_once()
             # After every fetch, not only after a commit: the fetch leaves `maintenance` to us.
             self.mirror.maintain()  # folds the packs fast-import leaves; `gc --auto` the rest
-            self._lap("maintain")
+            self._steps.lap("maintain")
             return report
 
     def _attempt_once(self) -> PassReport:
         """Fetch, decide, render, commit and push once."""
         self._steps.start()
         self.mirror.fetch(self._refspecs(), maintenance=False)  # `maintain` runs after
-        self._lap("fetch")
+        self._steps.lap("fetch")
         src, out = self.config.source_branch, self.config.output_branch
         tips = self.mirror.list_tips(_TRACKING)  # source, output and status tips in one call
         source = self.mirror.tip_commit(tips, f"{_TRACKING}{src}")
@@ -236,9 +236,6 @@ class Hub:
         held, note = record_refusal(writer, output, refusal, self._clock())
         return PassReport(outcome, refusal.refused, held or output, message=why + note)
 
-    def _lap(self, step: str) -> None:
-        self._steps.lap(step)
-
     def _timer_due(self, recorded: Mapping[str, list[str]]) -> bool:
         """A rollout timer is due: the last pass's, or (after a restart) the output's trailer."""
         wakeup = self.next_wakeup
@@ -256,7 +253,7 @@ class Hub:
         recorded = self._recorded(output)
         since = _last(recorded, SOURCE_TRAILER)  # approvals come after it
         fleet = self._sources.fleet(self.mirror.path, source, since, self.mirror.objects)
-        self._lap("load")
+        self._steps.lap("load")
         last = self._last_pass
         if last and last.repeated_by(fleet, digest, output) and not self._timer_due(recorded):
             return PassReport("unchanged", source, output, last.errors, "no pass input changed")
@@ -270,10 +267,10 @@ class Hub:
             reports, report_errors = self._read_reports(fleet.clusters, refs)
             history = self.older.history(fleet, prior)
             result = reconcile(fleet, prior, None, self._clock(), reports, history=history)
-            self._lap("pass")
+            self._steps.lap("pass")
             listing, maybe = self._output.changes(output, result.files)
             summary = describe_changes(prior_tree, result.files, listing=listing, candidates=maybe)
-            self._lap("diff")
+            self._steps.lap("diff")
         finally:
             if prior_tree is not None:
                 prior_tree.close()
@@ -297,7 +294,7 @@ class Hub:
             known=self._output.listing(output),
             keep_pack=True,  # no unpack-objects; `maintain` folds the small packs
         )
-        self._lap("commit")
+        self._steps.lap("commit")
         self._output.wrote(written.commit, result.files, listing)
         errors = result.errors + report_errors
         if not written.changed:
@@ -310,7 +307,7 @@ class Hub:
             raise GitError(pushed.message)
         self._trailers = (written.commit, parse_trailers(message))  # the next pass's output
         self._pushed = (written.commit, written.tree)
-        self._lap("push")
+        self._steps.lap("push")
         self._last_pass = LastPass(fleet, digest, written.commit, errors)
         return PassReport("committed", source, written.commit, errors, subject)
 

@@ -4,7 +4,8 @@ maintain), for `PassReport.timings` and `PassReport.cpu_timings`.
 CPU is this process's (every thread) plus the children it waited for: the git processes a step
 ran. The mirror's long-running `git cat-file` processes are not waited for, so their CPU is in
 no step (`benchmarks/bench_hub.py` reads theirs from `/proc`). Diagnostics only: nothing of it
-reaches the output. Called by `reconciler.loop.Hub`.
+reaches the output. Called by `reconciler.loop.Hub` (and `benchmarks/bench_hub.py`:
+`process_cpu`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import resource
 import time
 
 
-def _cpu() -> float:
+def process_cpu() -> float:
+    """CPU seconds (user + system) of this process and the children it waited for."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
@@ -25,15 +27,15 @@ class StepTimer:
     def __init__(self) -> None:
         self.timings: list[tuple[str, float]] = []
         self.cpu_timings: list[tuple[str, float]] = []
-        self._mark = (time.perf_counter(), _cpu())
+        self._mark = (time.perf_counter(), process_cpu())
 
     def start(self) -> None:
         self.timings.clear()
         self.cpu_timings.clear()
-        self._mark = (time.perf_counter(), _cpu())
+        self._mark = (time.perf_counter(), process_cpu())
 
     def lap(self, step: str) -> None:
-        now = (time.perf_counter(), _cpu())
+        now = (time.perf_counter(), process_cpu())
         self.timings.append((step, now[0] - self._mark[0]))
         self.cpu_timings.append((step, now[1] - self._mark[1]))
         self._mark = now

@@ -14,7 +14,8 @@ than `{}` and `[]`, block or multi-line scalars, merge keys, keys that are not s
 duplicate keys, keys over 128 characters (the emitter writes those as `? key`; libyaml refuses
 implicit keys over 1,024), escapes other than backslash, quote, b, f, n, r and t, plain
 scalars the bounded reader refuses (`yamlscalars.resolve_plain`), indentation the emitter does
-not write, documents near the node or depth limits, and any exception. The unit tests check it
+not write, values beyond half the node or depth limits (`jsontext.within_limits`, as for
+reports), and any exception. The unit tests check it
 against the bounded reader on seeded random documents, random edits of them and every golden
 output file. Called by `reconciler.priorparse.load_bounded`.
 """
@@ -26,6 +27,7 @@ import re
 from typing import Any, Final
 
 from gitfleet.api.limits import Limits
+from gitfleet.load.jsontext import within_limits
 from gitfleet.load.yamlemit import MAX_SIMPLE_KEY
 from gitfleet.load.yamlscalars import resolve_plain
 
@@ -36,11 +38,9 @@ _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 """An ASCII control character besides `\\n`."""
 _PLAIN_FIRST = frozenset("[]{}#&*!|>'\"%@`,")
 """Characters no plain scalar starts with (`-`, `?`, `:` need a non-space after them)."""
-_ESCAPES = frozenset('\\"bfnrt')
-"""Double-quoted escapes that mean the same to JSON and YAML."""
-_MARGIN = 4
-"""Depth and node margins kept below the limits: a document near them goes to the bounded
-reader, which then words the limit's error."""
+_OTHER_ESCAPE = re.compile(r'\\(?:[^"bfnrt]|$)')
+"""In a double-quoted scalar without its `\\\\` pairs: an escape that JSON and YAML may read
+differently (all but `\\"`, b, f, n, r, t)."""
 
 
 def _printable(text: str) -> bool:
@@ -57,9 +57,10 @@ def read_block(text: str, limits: Limits) -> Any:
     if not _printable(text) or text[0] == "#" or " #" in text or "\n#" in text or "\n\n" in text:
         return UNREAD  # or a comment, or an empty line
     try:
-        return _Reader(limits).read(text)
+        value = _Reader().read(text)
     except Exception:  # `_Unread`, a `ScalarError` or any surprise: the bounded reader answers
         return UNREAD
+    return value if within_limits(value, limits) else UNREAD
 
 
 _ENTRY, _PENDING, _ITEM = 0, 1, 2
@@ -74,10 +75,7 @@ class _Reader:
     on the next line. Line bodies are parsed once per distinct text (`_bodies`: state and
     status files repeat the same cluster names and conditions thousands of times)."""
 
-    def __init__(self, limits: Limits) -> None:
-        self.max_depth = limits.max_yaml_depth - _MARGIN
-        self.max_nodes = limits.max_yaml_nodes - _MARGIN
-        self.nodes = 0
+    def __init__(self) -> None:
         self.stack: list[list[Any]] = []
         self.root: Any = UNREAD
 
@@ -101,13 +99,11 @@ class _Reader:
             if top is not None and top[0] == column:  # the usual lines, at once
                 if dashes == 1 and kind == _ITEM and top[1].__class__ is list:
                     top[1].append(_fresh(value))
-                    self.nodes += 1
                     continue
                 if not dashes and kind == _ENTRY and top[2] is None and top[1].__class__ is dict:
                     if key in top[1]:
                         raise _Unread  # a duplicate key
                     top[1][key] = _fresh(value)
-                    self.nodes += 2
                     continue
             for n in range(dashes):
                 self._dash(column + 2 * n, nested=n > 0)
@@ -115,7 +111,6 @@ class _Reader:
                 if not dashes:
                     raise _Unread  # a scalar of its own: a continuation line
                 stack[-1][1].append(_fresh(value))  # the sequence the last dash found or opened
-                self.nodes += 1
                 continue
             mapping = self._mapping_at(column + 2 * dashes, dashes > 0)
             if key in mapping[1]:
@@ -123,13 +118,11 @@ class _Reader:
             if kind == _PENDING:
                 mapping[2] = key
                 mapping[1][key] = None  # filled when its value opens
-                self.nodes += 1
             else:
                 mapping[1][key] = _fresh(value)
-                self.nodes += 2
         while stack:
             self._close()
-        if self.root is UNREAD or self.nodes > self.max_nodes:
+        if self.root is UNREAD:
             raise _Unread
         return self.root
 
@@ -178,8 +171,6 @@ class _Reader:
         raise _Unread
 
     def _open(self, value: Any, column: int, into: list[Any] | None) -> list[Any]:
-        if len(self.stack) >= self.max_depth:
-            raise _Unread
         if into is None:
             self.root = value
         elif isinstance(into[1], list):
@@ -187,7 +178,6 @@ class _Reader:
         else:
             into[1][into[2]] = value
             into[2] = None
-        self.nodes += 1
         frame = [column, value, None]
         self.stack.append(frame)
         return frame
@@ -297,8 +287,7 @@ def _scalar(text: str) -> Any:
         inner = text[1:-1]
         if "\\" not in inner:
             return inner
-        parts = inner.split("\\\\")
-        if any(c not in _ESCAPES for part in parts for c in re.findall(r"\\(.?)", part)):
+        if _OTHER_ESCAPE.search(inner.replace("\\\\", "")):
             raise _Unread
         decoded: str = json.loads(f'"{inner}"')
         return decoded

@@ -59,7 +59,7 @@ def json_body(text: str, limits: Limits) -> dict[str, Any] | None:
         return None
     if not isinstance(body, dict):
         return None
-    return body if _within(body, limits.max_yaml_nodes // 2, limits.max_yaml_depth // 2) else None
+    return body if within_limits(body, limits) else None
 
 
 def _yaml_may_differ(text: str) -> bool:
@@ -80,6 +80,13 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(out) != len(pairs):
         raise _NotPlain
     return out
+
+
+def within_limits(body: dict[str, Any], limits: Limits) -> bool:
+    """Whether a value a fast reader made (here and `blockread`) is well within the YAML
+    reader's limits: at most half its nodes (keys counted too) and half its depth, so the YAML
+    reader, which words the error, answers for anything near them."""
+    return _within(body, limits.max_yaml_nodes // 2, limits.max_yaml_depth // 2)
 
 
 def _within(body: dict[str, Any], nodes: int, depth: int) -> bool:
