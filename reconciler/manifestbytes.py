@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 from typing import Any
 
 from gitfleet.api.canonical import content_hash, pairs_content_hash
@@ -72,5 +73,9 @@ def source_manifest(obj: Mapping[str, Any]) -> Manifest:
 
 
 def manifests_content_hash(manifests: tuple[Manifest, ...]) -> str:
-    """`placement_content_hash(m.entry for m in manifests)`, without building the entries."""
-    return pairs_content_hash(tuple(sorted([(m.file, m.hash) for m in manifests])))
+    """`placement_content_hash(m.entry for m in manifests)`, without building the entries (the
+    pairs made in C: a fleet-wide edit hashes ~1,000 new tuples)."""
+    return pairs_content_hash(tuple(sorted(map(_FILE_HASH, manifests))))
+
+
+_FILE_HASH = attrgetter("file", "hash")

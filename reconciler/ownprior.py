@@ -76,7 +76,10 @@ def _itself(output: object) -> object:
 
 def same_files(output: Mapping[str, bytes], paths: tuple[str, ...], data: tuple[Any, ...]) -> bool:
     """Every path of `paths` holds the very object of `data` in `output` (stops at the first
-    that does not: a lazy tree read from Git reads one file)."""
+    that does not: a lazy tree read from Git reads one file). A tree from memory is looked up
+    through its `direct` mapping (`gitfleet.repo.treefiles.WrittenFiles`: ~4,000 look-ups a
+    pass in C)."""
+    output = getattr(output, "direct", output)
     try:
         return all(map(is_, map(output.__getitem__, paths), data))
     except KeyError:

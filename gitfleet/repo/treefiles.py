@@ -205,6 +205,12 @@ class WrittenFiles(Mapping[str, bytes]):
         self._listing = listing
         self._sorted = ordered
 
+    @property
+    def direct(self) -> Mapping[str, bytes]:
+        """The files as the pass returned them (a dict: a caller looking up thousands of paths
+        does it in C, not through `__getitem__`). Read it, never change it."""
+        return self._files
+
     def __getitem__(self, path: str) -> bytes:
         return self._files[path]
 

@@ -6,7 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from reconciler.status import Cond, cluster_rollout_conditions, placement_conditions, timed
+from reconciler.status import (
+    Cond,
+    cluster_rollout_conditions,
+    condition_summary,
+    placement_conditions,
+    timed,
+)
 
 P = "ClusterResourcePlacement"
 SCHED = Cond("Scheduled", "True", "SchedulingPolicyFulfilled", "found all")
@@ -24,6 +30,39 @@ def test_cluster_conditions_stop_at_first_not_true() -> None:
     failed = cluster_rollout_conditions(True, "conflict")
     assert failed[-1] == Cond("WorkSynchronized", "False", "SyncWorkFailed", "conflict")
     assert [c.type for c in cluster_rollout_conditions(False, None)] == ["RolloutStarted"]
+
+
+@pytest.mark.parametrize(
+    ("conds", "expected"),
+    [
+        ([], ((None, None),) * 6),
+        (
+            [
+                Cond("Overridden", "True", "OverriddenSucceeded", "m"),
+                Cond("Applied", "False", "x", ""),
+            ],
+            (
+                (None, None),
+                ("True", "OverriddenSucceeded"),
+                (None, None),
+                ("False", None),
+                (None, None),
+                (None, None),
+            ),
+        ),
+        (  # the first condition of a type counts; types outside the summary are not read
+            [
+                Cond("Other", "True", "r", ""),
+                Cond("RolloutStarted", "Unknown", "a", ""),
+                Cond("RolloutStarted", "True", "b", ""),
+                Cond("DiffReported", "True", "c", ""),
+            ],
+            (("Unknown", None), *((None, None),) * 4, ("True", None)),
+        ),
+    ],
+)
+def test_condition_summary(conds: list[Cond], expected: tuple[tuple[str | None, ...], ...]) -> None:
+    assert condition_summary(conds) == expected
 
 
 @pytest.mark.parametrize(
