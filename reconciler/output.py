@@ -107,9 +107,10 @@ class OutputFiles(dict[str, bytes]):
     reuses that order (one set comparison instead of a sort: most passes keep every path).
     `since`, when known: the last pass's tree and the paths where this one may differ from it
     (the hub then compares only those, `gitfleet.repo.treefiles.BlobIdMemo.listing_since`).
-    `of_assembly` makes the tree from the tree three passes back when no one holds it any more
-    (patched on the paths named since), instead of copying the assembly: no copy and no
-    freeing of ~470k entries per pass. What `add` added is kept apart too (a small dict), so
+    `of_assembly` makes the tree from the tree two passes back, which only the last tree's
+    `since` still names, when no one else holds it (patched on the paths named since), instead
+    of copying the assembly: no copy and no freeing of ~470k entries per pass, and a hub holds
+    two trees between passes, not three. What `add` added is kept apart too (a small dict), so
     `follow` names the added paths whose bytes are other objects than last pass's only: a pass
     re-adds ~6,000 status and state files, mostly the very bytes of the last one. An assembly
     holds `clusters/` files only: an added file outside `clusters/` is not looked up in the
@@ -124,17 +125,22 @@ class OutputFiles(dict[str, bytes]):
 
     @classmethod
     def of_assembly(cls, assembled: Mapping[str, bytes], since: Since) -> OutputFiles:
-        """A copy of `assembled` (`since`: as for `follow`), to `add` to and `follow` it."""
-        found = _SPARE.last("")
-        _SPARE.drop("")
+        """A copy of `assembled` (`since`: as for `follow`), to `add` to and `follow` it: the
+        tree two passes back made into it when the last tree followed the assembly `since`
+        starts from and its `since` names that older tree (then no one needs that any more:
+        the hub compared the last tree with it when it wrote it)."""
         last = _FOLLOWED.last("")
-        if found is None or last is None or since is None or found[1][1] is not last[1][0]:
-            return cls(assembled)
-        tree, _, paths = found[1]
-        del found
-        if last[1][1] is not since[0] or not unheld(tree):
+        if last is None or since is None or last[1][1] is not since[0]:
             return cls(assembled)
         before, _, added = last[1]
+        back, before.since = before.since, None
+        del last
+        if back is None:
+            return cls(assembled)
+        tree, paths = back
+        del back
+        if not isinstance(tree, OutputFiles) or not unheld(tree):
+            return cls(assembled)
         now = since[1].union(added)  # made this assembly's below, whatever the last tree had
         patch(tree, paths - now, before)  # `tree` becomes the last tree elsewhere
         outside = list(filterfalse(_IN_CLUSTERS, added))  # in C: ~6,000 status, state files
@@ -176,10 +182,7 @@ class OutputFiles(dict[str, bytes]):
         if since is not None and last is not None and last[1][1] is since[0]:
             before, _, before_added = last[1]
             self.since = (before, since[1] | changed_files(before_added, added))
-            older = before.since
             before.since = None  # never a chain of every earlier tree (each holds its paths)
-            if isinstance(older, tuple) and isinstance(older[0], OutputFiles):
-                _SPARE.put("", (), (older[0], self, older[1] | self.since[1]))
         _FOLLOWED.put("", (), (self, assembled, added))
 
     def sorted_paths(self) -> list[str]:
@@ -194,9 +197,6 @@ _IN_CLUSTERS = methodcaller("startswith", "clusters/")
 """Whether a path is under `clusters/`, where every file of an assembly is."""
 _last_order: list[tuple[list[str], frozenset[str]]] = [([], frozenset())]
 """The sorted paths of the last tree `OutputFiles.sorted_paths` ordered, and their set."""
-_SPARE: StageMemo[tuple[OutputFiles, OutputFiles, frozenset[str]]] = StageMemo()
-"""(a tree no longer followed, the last tree, the paths where they may differ): `of_assembly`
-patches it into the next tree when nothing else holds it."""
 
 
 def patch(files: dict[str, bytes], paths: Iterable[str], source: Mapping[str, bytes]) -> bool:

@@ -2,7 +2,8 @@
 `settle`, `follow`) equals the plain tree (the assembly plus what the pass added) on random
 passes: assemblies that change in some paths, files outside `clusters/` that come, change and
 go. After `settle`, a path outside `clusters/` holds this pass's bytes or is absent; before it,
-`clusters/` paths are already this pass's (what `reconcile` reads then)."""
+`clusters/` paths are already this pass's (what `reconcile` reads then). From the third pass on,
+each tree is the tree of two passes back made into it (no copy of the assembly)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ def test_passes_build_the_plain_tree(seed: int) -> None:
     rng = random.Random(seed)
     assembly: dict[str, bytes] | None = None
     tree: OutputFiles | None = None
+    made: list[int] = []
     for step in range(30):
         new = _assembly(rng, assembly, step)
         since = (
@@ -54,6 +56,9 @@ def test_passes_build_the_plain_tree(seed: int) -> None:
         )
         tree = None  # the last tree is held by the memos only (as in the hub)
         files = OutputFiles.of_assembly(new, since)
+        made.append(id(files))
+        if step >= 2:  # the tree two passes back, made into this one: no copy
+            assert made[-1] == made[-3], step
         assert {p: b for p, b in files.items() if p.startswith("clusters/")} == new
         batches = _outside(rng, step)
         for batch in batches[:2]:

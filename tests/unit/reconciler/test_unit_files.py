@@ -211,7 +211,7 @@ def _passes(held: list[OutputFiles]) -> list[tuple[OutputFiles, dict[str, bytes]
 
 
 def test_a_tree_no_one_holds_is_patched_into_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A tree three passes back that nothing holds becomes this pass's (no copy): equal to
+    """A tree two passes back that nothing holds becomes this pass's (no copy): equal to
     the assembly plus what was added, whatever came and went meanwhile."""
     patched: list[frozenset[str]] = []
     real = output.patch
