@@ -8,9 +8,12 @@ each tree is the tree of two passes back made into it (no copy of the assembly).
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
+from reconciler import output
 from reconciler.output import OutputFiles
 from reconciler.stagememo import forget_stages
 
@@ -37,8 +40,16 @@ def _outside(rng: random.Random, step: int) -> list[dict[str, bytes]]:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_passes_build_the_plain_tree(seed: int) -> None:
+def test_passes_build_the_plain_tree(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     forget_stages()
+    patched: list[int] = []
+    real = output.patch
+
+    def counted(files: dict[str, bytes], paths: Any, source: Mapping[str, bytes]) -> bool:
+        patched.append(id(files))
+        return real(files, paths, source)
+
+    monkeypatch.setattr(output, "patch", counted)
     rng = random.Random(seed)
     assembly: dict[str, bytes] | None = None
     tree: OutputFiles | None = None
@@ -55,10 +66,11 @@ def test_passes_build_the_plain_tree(seed: int) -> None:
             )
         )
         tree = None  # the last tree is held by the memos only (as in the hub)
+        patched.clear()
         files = OutputFiles.of_assembly(new, since)
         made.append(id(files))
-        if step >= 2:  # the tree two passes back, made into this one: no copy
-            assert made[-1] == made[-3], step
+        if step >= 2:  # the tree two passes back, patched into this one: no copy
+            assert made[-1] == made[-3] and patched == [id(files)] * 2, step
         assert {p: b for p, b in files.items() if p.startswith("clusters/")} == new
         batches = _outside(rng, step)
         for batch in batches[:2]:
