@@ -12,8 +12,8 @@ range of each side's trials ("overlap" when they overlap: the ratio is not beyon
 each run's median in run order; then every run's checks; then the same table of the hub CPU
 less the fetch and push steps (`hub_report.pass_cpu`; "-" for a revision that does not time
 them). `--json DIR` keeps each run's JSON (`<n>-<side>.json`, its printed table `.md`) and the
-table; `--table BASE.json... --vs HEAD.json...` only pools runs made before. Everything after `--` goes to the benchmark (default:
-`--size fleet-1k --trials 3`).
+table; `--table BASE.json... --vs HEAD.json...` only pools runs made before. Everything after
+`--` goes to the benchmark (default: `--size fleet-1k --trials 3`).
 Called by people measuring a change (README "Performance").
 """
 

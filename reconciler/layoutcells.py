@@ -28,6 +28,7 @@ from gitfleet.api.canonical import pairs_content_hash
 from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
 from reconciler.assemblememo import ThreeRounds
+from reconciler.manifestbytes import FILE_HASH
 from reconciler.manifests import Manifest
 from reconciler.outputguard import describe, refusal
 from reconciler.stagememo import ClusterMemo, IdentityMemo
@@ -152,7 +153,6 @@ BY_CONTENT: ThreeRounds[Checked] = ThreeRounds()
 """(limits, each manifest's file and content hash) -> the check of a tuple of them, for the
 last three passes (`assemble_clusters` starts a round): an override flipping between two
 values hands a cluster new manifests of the same content every other pass."""
-_FILE_HASH = attrgetter("file", "hash")
 _FILE = attrgetter("file")
 _DATA = attrgetter("data")
 
@@ -164,7 +164,7 @@ def checked_once(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
     found = CHECKS.get(mine)
     if found is not None and found[0] == limits:
         return found[1]
-    pairs = tuple(map(_FILE_HASH, mine))
+    pairs = tuple(map(FILE_HASH, mine))
     key = (limits, pairs)
     checked = BY_CONTENT.get(key)
     if checked is None:

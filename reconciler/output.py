@@ -134,7 +134,6 @@ class OutputFiles(dict[str, bytes]):
             return cls(assembled)
         before, _, added = last[1]
         back, before.since = before.since, None
-        del last
         if back is None:
             return cls(assembled)
         tree, paths = back

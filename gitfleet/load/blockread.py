@@ -267,8 +267,8 @@ def _quote_end(text: str) -> int:
             at = found + 2  # `''` is one quote
             continue
         if quote == '"':
-            backslashes = len(text[at:found]) - len(text[at:found].rstrip("\\"))
-            if backslashes % 2:
+            run = text[at:found]
+            if (len(run) - len(run.rstrip("\\"))) % 2:
                 at = found + 1  # an escaped quote
                 continue
         return found + 1
