@@ -34,10 +34,11 @@ about as cheap (a cluster joining or leaving changes every mapping that has it, 
 each)."""
 
 Where = dict[str, tuple[tuple[str, ...], tuple[int, ...]]]
-"""cluster -> the names of the mappings that have it, in order, and how many rows each gives."""
-_LAST: StageMemo[tuple[Joined, Where | None]] = StageMemo()
-"""The last join and where each cluster's rows came from (None: not made yet), with the
-mappings it was made from (by name, in order)."""
+"""cluster -> the names of the mappings that have it, in order, and how many rows each gives:
+of the clusters some join looked up only (`_where_of` finds a cluster's when first asked)."""
+_LAST: StageMemo[tuple[Joined, Where]] = StageMemo()
+"""The last join and where the rows of clusters it looked up came from, with the mappings it
+was made from (by name, in order)."""
 
 
 def joined_rows(parts: Mapping[str, Rows]) -> Joined:
@@ -56,12 +57,11 @@ def joined_rows(parts: Mapping[str, Rows]) -> Joined:
             _changed_clusters(now, before, changed, limit) if _kept_order(before, now) else None
         )
         if clusters is not None:
-            where = where if where is not None else _where(before)
             made = _rejoined(joined, where, now, before, changed, clusters)
             _LAST.put("rows", (now,), made)
             return made[0]
     full = _joined(now)
-    _LAST.put("rows", (now,), (full, None))  # `where` is made by a join that reuses this one
+    _LAST.put("rows", (now,), (full, {}))  # a join that reuses it finds `where` it looks up
     return full
 
 
@@ -82,17 +82,12 @@ def _joined(parts: Mapping[str, Rows]) -> Joined:
     return {cluster: tuple(rows) for cluster, rows in lists.items()}
 
 
-def _where(parts: Mapping[str, Rows]) -> Where:
-    names: dict[str, tuple[list[str], list[int]]] = {}
-    for name, part in parts.items():
-        for cluster, rows in part.items():
-            found = names.get(cluster)
-            if found is None:
-                names[cluster] = ([name], [len(rows)])
-            else:
-                found[0].append(name)
-                found[1].append(len(rows))
-    return {cluster: (tuple(found[0]), tuple(found[1])) for cluster, found in names.items()}
+def _where_of(cluster: str, parts: Mapping[str, Rows]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The names of the mappings in `parts` that have `cluster`, in order, and how many rows
+    each gives (a look-up in each mapping: a join looks up the clusters it joins again only,
+    not every cluster of every mapping)."""
+    names = [name for name, part in parts.items() if cluster in part]
+    return tuple(names), tuple(len(parts[name][cluster]) for name in names)
 
 
 def _rejoined(
@@ -110,7 +105,7 @@ def _rejoined(
     place: dict[str, int] | None = None
     out, where = dict(joined), dict(where)
     for cluster in clusters:
-        had, counts = where.get(cluster, ((), ()))
+        had, counts = where[cluster] if cluster in where else _where_of(cluster, before)
         names = [n for n in had if n not in changed or cluster in parts.get(n, ())]
         gained = [n for n in came if cluster in parts[n] and cluster not in before.get(n, ())]
         if gained:

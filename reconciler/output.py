@@ -13,6 +13,7 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from contextlib import suppress
 from itertools import compress, filterfalse, repeat
 from operator import is_not, methodcaller, not_
@@ -103,8 +104,11 @@ Since = tuple[Mapping[str, bytes], frozenset[str]] | None
 class OutputFiles(dict[str, bytes]):
     """An output tree as a pass returns it (path -> bytes, in no particular order).
     `sorted_paths` lists its paths sorted (`reconciler.priorparse.paths_under` bisects it when
-    the tree is the next pass's prior); a tree with the same paths as the last one sorted
-    reuses that order (one set comparison instead of a sort: most passes keep every path).
+    the tree is the next pass's prior): for a prefix outside `clusters/` (the next pass asks
+    for `decisions/` and `state/` only) those outside `clusters/` only, which in a tree made
+    by `of_assembly` are among the files `add` gave (~6,500, not ~470k to sort); a list with
+    the same paths as the last one sorted reuses that order (one set comparison instead of a
+    sort: most passes keep every path).
     `since`, when known: the last pass's tree and the paths where this one may differ from it
     (the hub then compares only those, `gitfleet.repo.treefiles.BlobIdMemo.listing_since`).
     `of_assembly` makes the tree from the tree two passes back, which only the last tree's
@@ -122,6 +126,10 @@ class OutputFiles(dict[str, bytes]):
     since: Since = None
     _added: dict[str, bytes] | None = None
     _stale: set[str] | None = None
+    _assembled = False
+    """Made by `of_assembly`: its paths outside `clusters/` are among `_added`'s after `settle`."""
+    _outside: list[str] | None = None
+    """Its sorted paths outside `clusters/`, once `sorted_paths` made them (None after a change)."""
 
     @classmethod
     def of_assembly(cls, assembled: Mapping[str, bytes], since: Since) -> OutputFiles:
@@ -131,26 +139,34 @@ class OutputFiles(dict[str, bytes]):
         the hub compared the last tree with it when it wrote it)."""
         last = _FOLLOWED.last("")
         if last is None or since is None or last[1][1] is not since[0]:
-            return cls(assembled)
+            return cls._assembly(assembled)
         before, _, added = last[1]
         back, before.since = before.since, None
         if back is None:
-            return cls(assembled)
+            return cls._assembly(assembled)
         tree, paths = back
         del back
         if not isinstance(tree, OutputFiles) or not unheld(tree):
-            return cls(assembled)
+            return cls._assembly(assembled)
         now = since[1].union(added)  # made this assembly's below, whatever the last tree had
         patch(tree, paths - now, before)  # `tree` becomes the last tree elsewhere
         outside = list(filterfalse(_IN_CLUSTERS, added))  # in C: ~6,000 status, state files
         patch(tree, now.difference(outside), assembled)  # then the last assembly, this one
-        tree.since = tree._added = None
+        tree.since = tree._added = tree._outside = None
         tree._stale = set(outside)  # never an assembly's: `settle` drops those not added again
+        tree._assembled = True
+        return tree
+
+    @classmethod
+    def _assembly(cls, assembled: Mapping[str, bytes]) -> OutputFiles:
+        tree = cls(assembled)
+        tree._assembled = True
         return tree
 
     def add(self, more: Mapping[str, bytes]) -> None:
         """`update`, remembering the files for `follow`."""
         self.update(more)
+        self._outside = None
         if self._added is None:
             self._added = {}
         self._added.update(more)
@@ -163,6 +179,7 @@ class OutputFiles(dict[str, bytes]):
         reading one (`follow` calls it)."""
         if self._stale:
             list(map(self.pop, self._stale, repeat(None)))
+            self._outside = None
         self._stale = None
 
     def follow(
@@ -184,18 +201,36 @@ class OutputFiles(dict[str, bytes]):
             before.since = None  # never a chain of every earlier tree (each holds its paths)
         _FOLLOWED.put("", (), (self, assembled, added))
 
-    def sorted_paths(self) -> list[str]:
-        order, paths = _last_order[0]
-        if self.keys() != paths:
-            order = sorted(self)
-            _last_order[0] = (order, frozenset(order))
-        return list(order)
+    def sorted_paths(self, prefix: str = "") -> list[str]:
+        """Sorted paths, at least every one that starts with `prefix`: those outside
+        `clusters/` only when `prefix` is outside it and `of_assembly` made this tree. The
+        list is shared: read it, never change it."""
+        if self._assembled and not _IN_CLUSTERS(prefix) and not _CLUSTERS.startswith(prefix):
+            self.settle()
+            if self._outside is None:
+                self._outside = _sorted_as_last(
+                    1, set(filterfalse(_IN_CLUSTERS, self._added or ()))
+                )
+            return self._outside
+        return _sorted_as_last(0, self.keys())
 
 
-_IN_CLUSTERS = methodcaller("startswith", "clusters/")
+_CLUSTERS = "clusters/"
+_IN_CLUSTERS = methodcaller("startswith", _CLUSTERS)
 """Whether a path is under `clusters/`, where every file of an assembly is."""
-_last_order: list[tuple[list[str], frozenset[str]]] = [([], frozenset())]
-"""The sorted paths of the last tree `OutputFiles.sorted_paths` ordered, and their set."""
+_last_order: list[tuple[list[str], frozenset[str]]] = [([], frozenset())] * 2
+"""The sorted paths `OutputFiles.sorted_paths` ordered last, and their set: of a whole tree,
+and of the paths outside `clusters/`."""
+
+
+def _sorted_as_last(which: int, paths: AbstractSet[str]) -> list[str]:
+    """`paths` sorted: the very list sorted last time (`which` of `_last_order`) when it has
+    the same paths."""
+    order, known = _last_order[which]
+    if paths != known:
+        order = sorted(paths)
+        _last_order[which] = (order, frozenset(order))
+    return order
 
 
 def patch(files: dict[str, bytes], paths: Iterable[str], source: Mapping[str, bytes]) -> bool:

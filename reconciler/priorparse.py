@@ -22,6 +22,7 @@ Called by `state`, `assemble`, `statusdocs`, `distributions` and `rollout.cgu`.
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 from bisect import bisect_left
 from collections import OrderedDict
@@ -115,18 +116,25 @@ def blob_keys(output: Mapping[str, bytes], paths: Iterable[str]) -> tuple[str, .
 
 
 def paths_under(output: Mapping[str, bytes], prefix: str) -> list[str]:
-    """The sorted paths of `output` that start with `prefix`: a slice of the sorted listing a
-    lazy output tree keeps (`TreeFiles.sorted_paths`), else one scan of the mapping."""
+    """The sorted paths of `output` that start with `prefix`: a run of the sorted listing a
+    lazy output tree keeps (`TreeFiles.sorted_paths(prefix)`: at least the paths under
+    `prefix`), else one scan of the mapping."""
     listing = getattr(output, "sorted_paths", None)
     if listing is None:
         return sorted(p for p in output if p.startswith(prefix))
-    paths: list[str] = listing()
-    out = []
-    for path in paths[bisect_left(paths, prefix) :]:
-        if not path.startswith(prefix):
-            break
-        out.append(path)
+    paths: list[str] = listing(prefix)
+    start = bisect_left(paths, prefix)
+    end = bisect_left(paths, prefix + _TOP, start)  # no copy of the listing's rest
+    out = paths[start:end]
+    while end < len(paths) and paths[end].startswith(prefix):  # a path going on with _TOP
+        out.append(paths[end])
+        end += 1
     return out
+
+
+_TOP = chr(sys.maxunicode)
+"""The last code point: `prefix + _TOP` sorts after every path under `prefix` but those that
+go on with it."""
 
 
 def derive_own(output: Mapping[str, bytes], path: str, tag: str, derive: Callable[[Any], T]) -> T:

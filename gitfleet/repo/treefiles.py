@@ -8,8 +8,6 @@ as the changes on top of an earlier one (no copy of the whole tree's listing eac
 
 from __future__ import annotations
 
-import heapq
-from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from itertools import compress
 from operator import is_not
@@ -42,8 +40,9 @@ class TreeFiles(Mapping[str, bytes]):
     def __contains__(self, path: object) -> bool:
         return path in self._known
 
-    def sorted_paths(self) -> list[str]:
-        """Every path, sorted (computed once; `reconciler.priorparse.paths_under` bisects it)."""
+    def sorted_paths(self, prefix: str = "") -> list[str]:
+        """Every path, sorted (computed once; `reconciler.priorparse.paths_under` bisects it,
+        whatever `prefix` it looks for)."""
         if self._sorted is None:
             self._sorted = sorted(self._files)
         return self._sorted
@@ -196,14 +195,12 @@ class BlobIdMemo:
 class WrittenFiles(Mapping[str, bytes]):
     """The files of an output commit this hub wrote, from memory: the very bytes objects its
     pass returned (so later passes compare them by identity), blob ids from its listing, and
-    its sorted paths as `WrittenOutput` keeps them."""
+    its sorted paths as the files give them (see `sorted_paths`)."""
 
-    def __init__(
-        self, files: Mapping[str, bytes], listing: Mapping[str, tuple[str, int]], ordered: list[str]
-    ) -> None:
+    def __init__(self, files: Mapping[str, bytes], listing: Mapping[str, tuple[str, int]]) -> None:
         self._files = files
         self._listing = listing
-        self._sorted = ordered
+        self._sorted: list[str] | None = None
 
     @property
     def direct(self) -> Mapping[str, bytes]:
@@ -223,8 +220,18 @@ class WrittenFiles(Mapping[str, bytes]):
     def __contains__(self, path: object) -> bool:
         return path in self._files
 
-    def sorted_paths(self) -> list[str]:
-        """Every path, sorted (`reconciler.priorparse.paths_under` bisects it; never change it)."""
+    def sorted_paths(self, prefix: str = "") -> list[str]:
+        """Sorted paths, at least every one that starts with `prefix`
+        (`reconciler.priorparse.paths_under` bisects them; never change the list): the files'
+        own `sorted_paths(prefix)` when they have one (a pass's `OutputFiles` sorts only the
+        few thousand paths outside `clusters/` when the prefix is outside it), else every path,
+        sorted once."""
+        own = getattr(self._files, "sorted_paths", None)
+        if own is not None:
+            found: list[str] = own(prefix)
+            return found
+        if self._sorted is None:
+            self._sorted = sorted(self._files)
         return self._sorted
 
     def oid(self, path: str) -> str:
@@ -240,10 +247,6 @@ class WrittenOutput:
         self._ids = BlobIdMemo()
         self._commit: str | None = None
         self._last: Written | None = None
-        self._sorted: list[str] | None = None
-        """The sorted paths of the last written files, once known."""
-        self._pending: tuple[Mapping[str, bytes], list[str]] | None = None
-        """Files `changes` was asked about, and their sorted paths."""
 
     def listing(self, output: str | None) -> Mapping[str, tuple[str, int]] | None:
         """The listing of `output` when it is the commit written last (else None)."""
@@ -255,55 +258,16 @@ class WrittenOutput:
         """The files of `output` from memory when it is the commit written last (else None)."""
         if output is None or output != self._commit or self._last is None:
             return None
-        return WrittenFiles(*self._last, self.sorted_paths())
+        return WrittenFiles(*self._last)
 
     def changes(
         self, output: str | None, files: Mapping[str, bytes]
     ) -> tuple[Mapping[str, Entry], list[str] | None]:
         """The listing of `files` and the paths that may differ from `output` (None: any)."""
         last = self._last if output is not None and output == self._commit else None
-        listing, maybe = self._ids.listing_since(files, last)
-        self._pending = None
-        if last is not None and maybe is not None and self._sorted is not None:
-            self._pending = (files, resorted(self._sorted, last[0], files, maybe))
-        return listing, maybe
+        return self._ids.listing_since(files, last)
 
     def wrote(
         self, commit: str, files: Mapping[str, bytes], listing: Mapping[str, tuple[str, int]]
     ) -> None:
-        pending, self._pending = self._pending, None
-        self._sorted = pending[1] if pending is not None and pending[0] is files else None
         self._commit, self._last = commit, (files, listing)
-
-    def sorted_paths(self) -> list[str]:
-        """The sorted paths of the files written last (sorted once, then kept up to date)."""
-        if self._sorted is None:
-            files = self._last[0] if self._last is not None else {}
-            ordered = getattr(files, "sorted_paths", None)
-            self._sorted = list(ordered()) if ordered is not None else sorted(files)
-        return self._sorted
-
-
-def resorted(
-    ordered: list[str], before: Mapping[str, bytes], files: Mapping[str, bytes], maybe: list[str]
-) -> list[str]:
-    """The sorted paths of `files`, from `ordered` (those of `before`) and the paths that may
-    differ (`maybe`, as `BlobIdMemo.listing_since` gives them): the very list when no path came
-    or went, else `ordered` cut at each path that came or went (found by bisection) and joined
-    again, so the cost follows the paths that changed, not the size of the tree."""
-    new = sorted({p for p in maybe if p not in before and p in files})
-    gone = sorted({p for p in maybe if p not in files and p in before})
-    if not new and not gone:
-        return ordered
-    out: list[str] = []
-    start = 0
-    for path in heapq.merge(new, gone):
-        at = bisect_left(ordered, path, start)
-        out += ordered[start:at]
-        start = at
-        if path in files:
-            out.append(path)
-        else:
-            start += 1  # a path that went is at `at` in `ordered`
-    out += ordered[start:]
-    return out

@@ -3,7 +3,8 @@
 passes: assemblies that change in some paths, files outside `clusters/` that come, change and
 go. After `settle`, a path outside `clusters/` holds this pass's bytes or is absent; before it,
 `clusters/` paths are already this pass's (what `reconcile` reads then). From the third pass on,
-each tree is the tree of two passes back made into it (no copy of the assembly)."""
+each tree is the tree of two passes back made into it (no copy of the assembly). Its sorted
+paths for a prefix outside `clusters/` are those outside it only, and equal a scan."""
 
 from __future__ import annotations
 
@@ -75,11 +76,17 @@ def test_passes_build_the_plain_tree(seed: int, monkeypatch: pytest.MonkeyPatch)
         batches = _outside(rng, step)
         for batch in batches[:2]:
             files.add(batch)
+        if step % 2:  # the paths outside `clusters/` before `settle`: it settles first
+            kept = {**batches[0], **batches[1]}
+            assert files.sorted_paths("status/") == sorted(kept), step
         files.settle()
         plain = {**new, **batches[0], **batches[1]}
         assert files == plain, step
         files.add(batches[2])
         files.follow(new, since)
         assert files == {**plain, **batches[2]}, step
+        outside = sorted(p for p in files if not p.startswith("clusters/"))
+        assert files.sorted_paths("state/") == files.sorted_paths("")[len(new) :] == outside
+        assert files.sorted_paths("clusters/c1/") == sorted(files), step
         assembly, tree = new, files
     assert tree is not None

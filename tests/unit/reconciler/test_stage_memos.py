@@ -6,7 +6,6 @@ the one from blob ids; a settled pass observes no rollout and emits no status or
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +21,7 @@ from gitfleet.api.output import (
     placement_index_path,
 )
 from gitfleet.repo.gitwrite import blob_id
-from gitfleet.repo.treefiles import BlobIdMemo, WrittenOutput, resorted
+from gitfleet.repo.treefiles import BlobIdMemo, WrittenOutput
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import indexfiles, placememo, publish, rollstage, statusdocs
 from reconciler.commitmsg import describe_changes
@@ -207,39 +206,29 @@ def test_the_written_output_reads_back_from_memory() -> None:
     assert all(mine.oid(p) == blob_id(d) for p, d in files.items())
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_resorted_equals_a_fresh_sort(seed: int) -> None:
-    """The kept order patched with the paths that came and went equals sorting afresh, with
-    paths added and removed at the ends, side by side and together, unchanged paths among the
-    ones that may differ, a path asked about twice and one in neither tree."""
-    rng = random.Random(seed)
-    pool = [f"{d}/{n}.yaml" for d in "abcz" for n in range(30)]
-    before = {p: b"x" for p in rng.sample(pool, rng.randint(0, 60))}
-    files = {p: b"y" for p in before if rng.random() < 0.8}
-    files.update({p: b"z" for p in rng.sample(pool, rng.randint(0, 20))})
-    maybe = [p for p in set(before) | set(files) if rng.random() < 0.3]
-    maybe += [p for p in set(before) ^ set(files)] + maybe[:2] + ["b/in-neither.yaml"]
-    rng.shuffle(maybe)
-    assert resorted(sorted(before), before, files, maybe) == sorted(files)
-
-
-def test_the_written_sorted_paths_follow_each_pass() -> None:
-    """The sorted paths of the written output, kept up to date from each pass's changes, are
-    the files' sorted paths: the same paths, one added, some removed, both, a commit the hub
-    did not write, and a pass that was not written."""
-    files = {f"c/{i:03}.yaml": b"x" for i in range(0, 40, 2)}
+@pytest.mark.parametrize("assembled", [False, True])
+def test_the_written_sorted_paths_follow_each_pass(assembled: bool) -> None:
+    """The sorted paths of the written output are the files' sorted paths after each pass:
+    the same paths, one added, some removed, both, a commit the hub did not write, and a pass
+    that was not written. A pass's tree made by `OutputFiles.of_assembly` gives the paths
+    outside `clusters/` only for a prefix outside it."""
+    files = {f"clusters/{i:03}.yaml": b"x" for i in range(0, 40, 2)}
     output, commit = WrittenOutput(), None
     steps: list[tuple[set[str], set[str]]] = [
         (set(), set()),
-        ({"c/001.yaml"}, set()),
-        (set(), {"c/000.yaml", "c/038.yaml"}),
-        ({"a.yaml", "c/017.yaml", "z/1.yaml"}, {"c/010.yaml"}),
-        (set(), set()),
+        ({"clusters/001.yaml"}, set()),
+        (set(), {"clusters/000.yaml", "clusters/038.yaml"}),
+        ({"a.yaml", "clusters/017.yaml", "z/1.yaml"}, {"clusters/010.yaml"}),
+        (set(), {"z/1.yaml"}),
     ]
     for i, (added, removed) in enumerate(steps):
         files = {p: d for p, d in files.items() if p not in removed}
         files.update({p: f"{i}".encode() for p in added})
-        files["c/002.yaml"] = f"changed {i}".encode()
+        files["clusters/002.yaml"] = f"changed {i}".encode()
+        if assembled:
+            tree = OutputFiles.of_assembly({p: files[p] for p in files if p[0] == "c"}, None)
+            tree.add({p: files[p] for p in files if p[0] != "c"})
+            files = tree
         listing, _ = output.changes(commit, files)
         if i == len(steps) - 1:
             output.changes(commit, {**files, "unwritten.yaml": b""})  # asked, never written
@@ -247,3 +236,5 @@ def test_the_written_sorted_paths_follow_each_pass() -> None:
         output.wrote(commit, files, listing)
         mine = output.files(commit)
         assert mine is not None and mine.sorted_paths() == sorted(files), i
+        outside = sorted(p for p in files if p[0] != "c") if assembled else sorted(files)
+        assert mine.sorted_paths("z/") == outside, i

@@ -24,6 +24,7 @@ from gitfleet.api.output import NAME_TOKEN, _renamed, group_named
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import heap
 from reconciler.heap import HeapKeeper
+from reconciler.output import OutputFiles
 from reconciler.pass_ import reconcile
 from reconciler.priorparse import derive_own, paths_under
 from reconciler.state import State
@@ -255,12 +256,25 @@ def test_the_heap_keeper_never_walks_the_oldest_generation_on_its_own() -> None:
 class _Listed(dict[str, bytes]):
     """An output mapping that keeps a sorted listing, as `TreeFiles` does."""
 
-    def sorted_paths(self) -> list[str]:
+    def sorted_paths(self, prefix: str = "") -> list[str]:
         return sorted(self)
 
 
+_TOP = chr(0x10FFFF)
+
+
 @pytest.mark.parametrize(
-    "prefix", ["decisions/", "decisions/web-", "state/placements/", "clusters/a/", "zz/", ""]
+    "prefix",
+    [
+        "decisions/",
+        "decisions/web-",
+        "state/placements/",
+        "clusters/a/",
+        "zz/",
+        "",
+        "c",
+        "clusters",
+    ],
 )
 def test_paths_under_a_sorted_listing_equals_a_scan(prefix: str) -> None:
     paths = [
@@ -274,8 +288,14 @@ def test_paths_under_a_sorted_listing_equals_a_scan(prefix: str) -> None:
         "state/placements/web.yaml",
         "state/placementsx.yaml",
         "status/placements/web.yaml",
+        f"decisions/web-{_TOP}.yaml",
+        f"decisions/web-{_TOP}{_TOP}",
+        f"zz/{_TOP}",
     ]
     files = {p: b"" for p in reversed(paths)}
     scanned = sorted(p for p in files if p.startswith(prefix))
     assert paths_under(files, prefix) == scanned
     assert paths_under(_Listed(files), prefix) == scanned
+    assembled = OutputFiles.of_assembly({p: b"" for p in paths if p.startswith("clusters/")}, None)
+    assembled.add({p: b"" for p in paths if not p.startswith("clusters/")})
+    assert paths_under(assembled, prefix) == scanned
