@@ -28,7 +28,6 @@ from gitfleet.api.canonical import pairs_content_hash
 from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
 from reconciler.assemblememo import ThreeRounds
-from reconciler.manifestbytes import FILE_HASH
 from reconciler.manifests import Manifest
 from reconciler.outputguard import describe, refusal
 from reconciler.stagememo import ClusterMemo, IdentityMemo
@@ -150,10 +149,11 @@ CHECKS: IdentityMemo[tuple[Limits, Checked]] = IdentityMemo()
 """Manifest tuple -> its check under these limits, for the last two passes (`assemble_clusters`
 starts a round): a recomputed placement hands most clusters last pass's very tuples."""
 BY_CONTENT: ThreeRounds[Checked] = ThreeRounds()
-"""(limits, each manifest's file and content hash) -> the check of a tuple of them, for the
-last three passes (`assemble_clusters` starts a round): an override flipping between two
-values hands a cluster new manifests of the same content every other pass."""
+"""(limits, each manifest's file, each one's content hash) -> the check of a tuple of them,
+for the last three passes (`assemble_clusters` starts a round): an override flipping between
+two values hands a cluster new manifests of the same content every other pass."""
 _FILE = attrgetter("file")
+_HASH = attrgetter("hash")
 _DATA = attrgetter("data")
 
 
@@ -164,11 +164,11 @@ def checked_once(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
     found = CHECKS.get(mine)
     if found is not None and found[0] == limits:
         return found[1]
-    pairs = tuple(map(FILE_HASH, mine))
-    key = (limits, pairs)
+    files, hashes = tuple(map(_FILE, mine)), tuple(map(_HASH, mine))
+    key = (limits, files, hashes)  # 3 tuples, not one per manifest: cheaper to make and free
     checked = BY_CONTENT.get(key)
     if checked is None:
-        checked = _checked(mine, pairs, limits)
+        checked = _checked(mine, tuple(zip(files, hashes, strict=True)), limits)
         BY_CONTENT.put(key, checked)
     CHECKS.put(mine, (limits, checked))
     return checked

@@ -79,4 +79,4 @@ def manifests_content_hash(manifests: tuple[Manifest, ...]) -> str:
 
 
 FILE_HASH = attrgetter("file", "hash")
-"""A manifest's (file, content hash) pair, made in C (`layoutcells` keys its checks by them)."""
+"""A manifest's (file, content hash) pair, made in C."""
