@@ -62,7 +62,9 @@ class CleanLayouts:
         facts = (header, strategy)
         found = self._round.get(cluster, mine, facts)
         if found is None:
-            found = clean_layout(self.key, cluster, mine, header, strategy, checked)
+            found = clean_layout(
+                self.key, cluster, mine, header, strategy, checked, self._round.known
+            )
             self._round.keep(cluster, mine, facts, found)
         self.laid[cluster] = found
         return found
@@ -78,12 +80,17 @@ def clean_layout(
     header: Mapping[str, Any],
     strategy: dict[str, Any],
     checked: Checked,
+    remember: bool = True,
 ) -> Layout:
     """The layout of placement `key`'s manifests `mine` on `cluster`, all written as rendered
-    (`checked`: their clean check); the very layout made for the cluster in the last three
+    (`checked`: their clean check); the layout made for the cluster last in the last three
     passes when made from the very check (the same files and hashes, `checked_once`) under an
-    equal header and strategy: a cluster laid out from the same content every other pass keeps
-    one row object, which the index rows and files then skip by identity."""
+    equal header and strategy: a cluster given new manifests of the same content keeps one row
+    object, which the index rows and files then skip by identity. Not `remember`ed: a
+    placement's first layouts in this process (a hub's first pass lays out every cluster of
+    every placement: ~42k entries at fleet-1k, which a later pass would find only when it lays
+    the placement out again from new manifests of the same content within three passes; it
+    then makes those layouts, and their clusters' index files, again)."""
     found = _MADE.get((key, cluster))
     if found is not None and found[0] is checked and found[1] == (header, strategy):
         return found[2]
@@ -93,7 +100,8 @@ def clean_layout(
         tuple(map(prefix.__add__, map(_FILE, mine))),
         sum(map(len, map(_DATA, mine))),
     )
-    _MADE.put((key, cluster), (checked, (header, strategy), made))
+    if remember:
+        _MADE.put((key, cluster), (checked, (header, strategy), made))
     return made
 
 

@@ -220,6 +220,11 @@ class ClusterRound(Generic[T]):
         self._made[cluster] = found
         return found[2]
 
+    @property
+    def known(self) -> bool:
+        """Whether the placement had entries (a round before this one kept results for it)."""
+        return bool(self._last)
+
     def keep(self, cluster: str, source: object, facts: Any, result: T) -> None:
         """Remember `result`, made from `source` and `facts` only."""
         self._made[cluster] = (source, facts, result)

@@ -117,3 +117,21 @@ def test_a_layout_is_the_very_one_made_from_the_very_check_for_three_passes() ->
     for _ in range(3):
         next_round()
     assert clean_layout("p", "eu", MINE, header, strategy, again) is not moved
+
+
+def test_a_placements_first_layouts_are_not_kept_for_manifests_of_the_same_content() -> None:
+    """A placement's first layouts (a hub's first pass lays out every cluster) are not kept
+    for new manifests of the same content; later ones are."""
+    checked = Checked(None, *CLEAN)
+
+    def laid(mine: Any) -> Any:
+        layouts = CleanLayouts("p")
+        got = layouts.layout("eu", mine, dict(HEADER), dict(STRATEGY), checked)
+        layouts.done()
+        next_round()
+        return got
+
+    first = laid(MINE)
+    second = laid(tuple(list(MINE)))
+    assert second == first and second is not first
+    assert laid(tuple(list(MINE))) is second
