@@ -83,14 +83,14 @@ def clean_layout(
     remember: bool = True,
 ) -> Layout:
     """The layout of placement `key`'s manifests `mine` on `cluster`, all written as rendered
-    (`checked`: their clean check); the layout made for the cluster last in the last three
-    passes when made from the very check (the same files and hashes, `checked_once`) under an
-    equal header and strategy: a cluster given new manifests of the same content keeps one row
-    object, which the index rows and files then skip by identity. Not `remember`ed: a
-    placement's first layouts in this process (a hub's first pass lays out every cluster of
-    every placement: ~42k entries at fleet-1k, which a later pass would find only when it lays
-    the placement out again from new manifests of the same content within three passes; it
-    then makes those layouts, and their clusters' index files, again)."""
+    (`checked`: their clean check); the last layout made for the cluster within the last three
+    passes when it was made from the very check (the same files and hashes, `checked_once`)
+    under an equal header and strategy: a cluster given new manifests of the same content
+    keeps one row object, which the index rows and files then skip by identity. Not
+    `remember`ed: a placement's first layouts in this process (a hub's first pass lays out
+    every cluster of every placement: ~42k entries at fleet-1k, which a later pass would find
+    only when it lays the placement out again from new manifests of the same content within
+    three passes; it then makes those layouts, and their clusters' index files, again)."""
     found = _MADE.get((key, cluster))
     if found is not None and found[0] is checked and found[1] == (header, strategy):
         return found[2]
