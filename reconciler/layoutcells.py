@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from gitfleet.api.canonical import pairs_content_hash
 from gitfleet.api.limits import Limits
 from gitfleet.api.output import object_path
 from reconciler.assemblememo import ThreeRounds
+from reconciler.manifestbytes import manifests_content_hash
 from reconciler.manifests import Manifest
 from reconciler.outputguard import describe, refusal
 from reconciler.stagememo import ClusterMemo, IdentityMemo
@@ -176,7 +176,7 @@ def checked_once(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
     key = (limits, files, hashes)  # 3 tuples, not one per manifest: cheaper to make and free
     checked = BY_CONTENT.get(key)
     if checked is None:
-        checked = _checked(mine, tuple(zip(files, hashes, strict=True)), limits)
+        checked = _checked(mine, limits)
         BY_CONTENT.put(key, checked)
     CHECKS.put(mine, (limits, checked))
     return checked
@@ -190,10 +190,8 @@ def next_round() -> None:
     _MADE.next_round()
 
 
-def _checked(
-    mine: tuple[Manifest, ...], pairs: tuple[tuple[str, str], ...], limits: Limits
-) -> Checked:
-    """The check of `mine` (`pairs`: each manifest's file and content hash)."""
+def _checked(mine: tuple[Manifest, ...], limits: Limits) -> Checked:
+    """The check of `mine`."""
     taken: dict[str, Mapping[str, str]] = {}
     problems = []
     for m in mine:
@@ -203,7 +201,7 @@ def _checked(
         problems.append(problem)
     if any(problem is not None for problem in problems):
         return Checked(tuple(problems), None, "")
-    content = pairs_content_hash(tuple(sorted(pairs)))  # `placement_content_hash` of the entries
+    content = manifests_content_hash(mine)  # `placement_content_hash` of the entries
     return Checked(None, [m.entry for m in mine], content)
 
 

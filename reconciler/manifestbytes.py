@@ -75,8 +75,8 @@ def source_manifest(obj: Mapping[str, Any]) -> Manifest:
 def manifests_content_hash(manifests: tuple[Manifest, ...]) -> str:
     """`placement_content_hash(m.entry for m in manifests)`, without building the entries (the
     pairs made in C: a fleet-wide edit hashes ~1,000 new tuples)."""
-    return pairs_content_hash(tuple(sorted(map(FILE_HASH, manifests))))
+    return pairs_content_hash(tuple(sorted(map(_FILE_HASH, manifests))))
 
 
-FILE_HASH = attrgetter("file", "hash")
+_FILE_HASH = attrgetter("file", "hash")
 """A manifest's (file, content hash) pair, made in C."""
