@@ -99,30 +99,33 @@ def dumped(cond: Condition) -> dict[str, Any]:
     """`dump_conditions` of one condition, made once per condition object (`_DUMPS`): the
     clusters of a placement mostly share their conditions (`status.timed`), and so their
     entries share these dicts (nothing changes an entry in place)."""
-    return _dumped(cond)[0]
-
-
-def dumped_json(cond: Condition) -> str:
-    """The canonical JSON of `dumped(cond)`, made once per condition object likewise."""
-    return _dumped(cond)[1]
-
-
-def _dumped(cond: Condition) -> tuple[dict[str, Any], str]:
     found = _DUMPS.get(cond)
     if found is None:
-        made = dump_conditions((cond,))[0]
-        found = (made, canonical_json(made))
+        found = dump_conditions((cond,))[0]
         _DUMPS.put(cond, found)
     return found
 
 
-_DUMPS: IdentityMemo[tuple[dict[str, Any], str]] = IdentityMemo()
-"""A condition -> its dumped dict and that dict's JSON, for the last two passes (`next_round`)."""
+def dumped_json(cond: Condition) -> str:
+    """The canonical JSON of `dumped(cond)`, made once per condition object likewise (`_JSON`):
+    only when asked, since many dumped conditions (those of a restart's prior) never are."""
+    found = _JSON.get(cond)
+    if found is None:
+        found = canonical_json(dumped(cond))
+        _JSON.put(cond, found)
+    return found
+
+
+_DUMPS: IdentityMemo[dict[str, Any]] = IdentityMemo()
+"""A condition -> its dumped dict, for the last two passes (`next_round`)."""
+_JSON: IdentityMemo[str] = IdentityMemo()
+"""A condition -> its dumped dict's canonical JSON, for the last two passes (`next_round`)."""
 
 
 def next_round() -> None:
     """Start a pass: what the last two passes did not use is dropped."""
     _DUMPS.next_round()
+    _JSON.next_round()
     _ROLLOUTS.clear()
 
 
