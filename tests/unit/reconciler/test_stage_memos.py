@@ -6,6 +6,7 @@ the one from blob ids; a settled pass observes no rollout and emits no status or
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ from gitfleet.api.output import (
     placement_index_doc,
     placement_index_path,
 )
+from gitfleet.repo import treefiles
 from gitfleet.repo.gitwrite import blob_id
 from gitfleet.repo.treefiles import BlobIdMemo, WrittenOutput
 from gitfleet.repo.workdir import WorkdirTree
@@ -112,6 +114,54 @@ def test_change_description_from_listings_equals_the_one_from_blob_ids(sized: bo
     }
     assert fast.changes["clusters/eu/p/b.yaml"] is None
     assert dict(fast.placements) == dict(slow.placements) == {"p": {"eu", "us"}}
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_change_description_from_whole_listings_equals_the_one_from_blob_ids_at_random(
+    seed: int,
+) -> None:
+    """A whole listing (a restart's or a cold pass's: no candidates) against the listed tree,
+    with nothing, some or all paths changed, added or removed, sized or not."""
+    rng = random.Random(seed)
+    pool = [f"clusters/c{i}/p{j}/o.yaml" for i in range(5) for j in range(3)]
+    pool += ["status/x.yaml", "state/y.yaml"]
+    before = {p: f"{p}{rng.randrange(3)}".encode() for p in pool if rng.random() < 0.7}
+    after = dict(before)
+    for path in rng.sample(pool, rng.choice([0, 0, 1, 3, len(pool)])):
+        roll = rng.random()
+        if roll < 0.3:
+            after.pop(path, None)
+        elif roll < 0.5 and path in after:
+            after[path] = bytes(bytearray(after[path]))  # equal content, another object
+        else:
+            after[path] = f"{path}{rng.randrange(3)}".encode()
+    for sized in (True, False):
+        listing = BlobIdMemo().listing(after)
+        fast = describe_changes(_Tree(before, sized), after, listing=listing)
+        slow = describe_changes(_Tree(before, sized), after)
+        assert fast.changes == slow.changes
+        assert dict(fast.placements) == dict(slow.placements)
+
+
+def test_a_whole_listing_hashes_each_bytes_object_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    hashed: list[bytes] = []
+
+    def counted(data: bytes) -> str:
+        hashed.append(data)
+        return blob_id(data)
+
+    monkeypatch.setattr(treefiles, "blob_id", counted)
+    shared, other = b"shared", bytes(bytearray(b"shared"))  # equal, another object
+    files = {"a": shared, "b": shared, "c": other, "d": b"d", "e": shared}
+    memo = BlobIdMemo()
+    listing = memo.listing(files)
+    assert listing == {p: (blob_id(d), len(d)) for p, d in files.items()}
+    assert list(listing) == list(files) and sorted(map(id, hashed)) == sorted(
+        {id(shared), id(other), id(files["d"])}
+    )
+    hashed.clear()
+    assert memo.listing({"x": other, "y": shared}) == {"x": listing["c"], "y": listing["a"]}
+    assert hashed == []  # known objects: not hashed again
 
 
 @pytest.mark.parametrize("sized", [True, False])
