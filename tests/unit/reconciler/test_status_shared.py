@@ -14,12 +14,13 @@ import pytest
 
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from gitfleet.api import Condition
+from gitfleet.api.canonical import canonical_json
 from gitfleet.api.output import group_cluster_statuses
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import placememo, statusentries
+from reconciler import placememo, statusentries, statusrollout
 from reconciler.pass_ import reconcile
 from reconciler.placement import PlacementPlan
-from reconciler.priorconds import _group_key, conditions_section
+from reconciler.priorconds import _group_key, conditions_section, dump_conditions
 from reconciler.state import State
 from reconciler.status import Cond, timed
 from renderers import load_fleet
@@ -27,6 +28,28 @@ from renderers import load_fleet
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
 LATER = datetime(2026, 11, 21, 11, tzinfo=UTC)
 APPLIED = Cond("Applied", "Unknown", "ApplyPending", "pending")
+
+
+def test_a_conditions_json_is_made_once_and_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dumped condition's JSON text is made when the grouping asks for it (a restart dumps
+    every prior condition, and groups few), once per condition object."""
+    made: list[object] = []
+
+    def counted(value: object) -> str:
+        made.append(value)
+        return canonical_json(value)
+
+    monkeypatch.setattr(statusrollout, "canonical_json", counted)
+    cond = timed([APPLIED], (), 1, NOW)[0]
+    for _ in range(2):  # nothing an earlier test dumped is remembered
+        statusrollout.next_round()
+    dumped = statusrollout.dumped(cond)
+    assert statusrollout.dumped(cond) is dumped and made == []
+    text = statusrollout.dumped_json(cond)
+    assert statusrollout.dumped_json(cond) is text and made == [dumped]
+    assert text == canonical_json(dump_conditions((cond,))[0])
 
 
 def test_equal_conditions_under_one_clock_are_one_object() -> None:
