@@ -32,6 +32,7 @@ from reconciler.pass_ import reconcile
 from reconciler.stagememo import IdentityMemo
 from reconciler.state import State, read_state
 from renderers import load_fleet
+from tests.helpers.outputs import next_output
 
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
 STRATEGY = {"type": "ClientSideApply", "whenToApply": "Always"}
@@ -126,15 +127,8 @@ def test_change_description_from_whole_listings_equals_the_one_from_blob_ids_at_
     pool = [f"clusters/c{i}/p{j}/o.yaml" for i in range(5) for j in range(3)]
     pool += ["status/x.yaml", "state/y.yaml"]
     before = {p: f"{p}{rng.randrange(3)}".encode() for p in pool if rng.random() < 0.7}
-    after = dict(before)
-    for path in rng.sample(pool, rng.choice([0, 0, 1, 3, len(pool)])):
-        roll = rng.random()
-        if roll < 0.3:
-            after.pop(path, None)
-        elif roll < 0.5 and path in after:
-            after[path] = bytes(bytearray(after[path]))  # equal content, another object
-        else:
-            after[path] = f"{path}{rng.randrange(3)}".encode()
+    count = rng.choice([0, 0, 1, 3, len(pool)])
+    after = next_output(rng, before, pool, count, lambda r, p: f"{p}{r.randrange(3)}".encode())
     for sized in (True, False):
         listing = BlobIdMemo().listing(after)
         fast = describe_changes(_Tree(before, sized), after, listing=listing)

@@ -10,21 +10,13 @@ import pytest
 
 from gitfleet.repo import treefiles
 from gitfleet.repo.treefiles import BlobIdMemo, Listing, WrittenOutput
+from tests.helpers.outputs import next_output
 
 
 def _pass(rng: random.Random, before: dict[str, bytes], pool: list[str]) -> dict[str, bytes]:
     """The next output: some paths changed (new bytes or equal bytes in a new object), some
     gone, some new, some gone earlier back again."""
-    after = dict(before)
-    for path in rng.sample(pool, rng.randint(0, 12)):
-        roll = rng.random()
-        if roll < 0.3:
-            after.pop(path, None)
-        elif roll < 0.5 and path in after:
-            after[path] = bytes(bytearray(after[path]))  # equal content, another object
-        else:
-            after[path] = f"{path} {rng.random()}".encode()
-    return after
+    return next_output(rng, before, pool, rng.randint(0, 12))
 
 
 @pytest.mark.parametrize("seed", range(30))
