@@ -99,33 +99,43 @@ def dumped(cond: Condition) -> dict[str, Any]:
     """`dump_conditions` of one condition, made once per condition object (`_DUMPS`): the
     clusters of a placement mostly share their conditions (`status.timed`), and so their
     entries share these dicts (nothing changes an entry in place)."""
+    return _dumps(cond).data
+
+
+def dumped_json(cond: Condition) -> str:
+    """The canonical JSON of `dumped(cond)`, made once per condition object likewise, and only
+    when asked: many dumped conditions (those of a restart's prior) never are."""
+    found = _dumps(cond)
+    if found.text is None:
+        found.text = canonical_json(found.data)
+    return found.text
+
+
+class _Dumped:
+    """A condition's dumped dict, and that dict's canonical JSON once asked for."""
+
+    __slots__ = ("data", "text")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self.text: str | None = None
+
+
+def _dumps(cond: Condition) -> _Dumped:
     found = _DUMPS.get(cond)
     if found is None:
-        found = dump_conditions((cond,))[0]
+        found = _Dumped(dump_conditions((cond,))[0])
         _DUMPS.put(cond, found)
     return found
 
 
-def dumped_json(cond: Condition) -> str:
-    """The canonical JSON of `dumped(cond)`, made once per condition object likewise (`_JSON`):
-    only when asked, since many dumped conditions (those of a restart's prior) never are."""
-    found = _JSON.get(cond)
-    if found is None:
-        found = canonical_json(dumped(cond))
-        _JSON.put(cond, found)
-    return found
-
-
-_DUMPS: IdentityMemo[dict[str, Any]] = IdentityMemo()
-"""A condition -> its dumped dict, for the last two passes (`next_round`)."""
-_JSON: IdentityMemo[str] = IdentityMemo()
-"""A condition -> its dumped dict's canonical JSON, for the last two passes (`next_round`)."""
+_DUMPS: IdentityMemo[_Dumped] = IdentityMemo()
+"""A condition -> its dumped dict (and JSON), for the last two passes (`next_round`)."""
 
 
 def next_round() -> None:
     """Start a pass: what the last two passes did not use is dropped."""
     _DUMPS.next_round()
-    _JSON.next_round()
     _ROLLOUTS.clear()
 
 
