@@ -5,7 +5,9 @@
 The cold full pass runs in a fresh process per trial (a fresh remote each, so render + commit +
 push from nothing, peak RSS from os.wait4); the other scenarios run in this process on the first
 cold trial's remote, each trial = push one source change (or an agent's report), then time one
-pass. First, once, the hub process's first pass after a restart (an unrelated commit, nothing in
+pass (`benchmarks.hub_trials`: before each trial the hub runs passes until one commits nothing,
+so a trial starts with no rollout going on; the passes that committed are the row "<scenario>:
+later rollout steps"; `--no-settle` leaves that out). First, once, the hub process's first pass after a restart (an unrelated commit, nothing in
 memory); then no-op, an unrelated source commit, edit one resource, edit a fleet-wide resource,
 edit one override, change one placement, relabel one cluster, add a cluster, remove a cluster,
 one agent's first report, one agent's heartbeat, one agent's heartbeat recorded, one poll of a
@@ -21,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -44,7 +45,7 @@ from benchmarks.generate import (
     resolve_size,
     write_fleet,
 )
-from benchmarks.gitserver import TICKS, GitDaemon
+from benchmarks.gitserver import GitDaemon
 from benchmarks.hub_checks import (
     OUTPUT_REF,
     CheckFailed,
@@ -55,12 +56,21 @@ from benchmarks.hub_checks import (
     resolve,
 )
 from benchmarks.hub_report import render_markdown, summarise
-from benchmarks.hub_reports import ReportEdit, report_scenarios
-from benchmarks.hub_scenarios import Edit, scenarios, unrelated
-from reconciler.steptimer import process_cpu
+from benchmarks.hub_reports import report_scenarios
+from benchmarks.hub_scenarios import scenarios, unrelated
+from benchmarks.hub_trials import (
+    DEFAULT_NOW,
+    RESTART,
+    Trial,
+    cpu_seconds,
+    measure,
+    push_source,
+    rollout_row,
+    run_scenarios,
+    steps,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_NOW = "2026-01-01T00:00:00Z"
 
 
 def make_hub(remote: Path | str, cache: Path, now: str) -> Any:
@@ -71,44 +81,6 @@ def make_hub(remote: Path | str, cache: Path, now: str) -> Any:
     fixed: datetime = parse_time(now)
     config = HubConfig(url=str(remote), cache_dir=cache, manage_heap=True)  # as `reconcile`
     return Hub(config, clock=lambda: fixed)
-
-
-def cpu_seconds(hub: Any = None) -> float:
-    """CPU seconds (user + system) of this process and its waited-for children (git): less
-    sensitive than wall time to other jobs on a shared machine. Given a hub, also its mirror's
-    long-running `cat-file` processes (`ObjectReader`), whose CPU reaches `RUSAGE_CHILDREN`
-    only when they end: a delta between two calls counts them whether or not they ended."""
-    reader = getattr(hub.mirror, "objects", None) if hub is not None else None
-    live = sum(map(live_cpu, reader.pids)) if reader is not None else 0.0  # older trees: none
-    return process_cpu() + live
-
-
-def live_cpu(pid: int) -> float:
-    """CPU seconds of a running child and the children it reaped (`/proc/<pid>/stat`; 0 when
-    it has ended: then `RUSAGE_CHILDREN` holds it)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    if fields[0] == "Z":  # ended, not yet waited for: RUSAGE_CHILDREN gets it when it is
-        return 0.0
-    return sum(int(f) for f in fields[11:15]) / TICKS
-
-
-TRANSPORT = ("fetch", "push")
-"""The steps that talk to the remote: the issue measures the push apart from the pass."""
-
-
-def steps(report: Any) -> dict[str, float]:
-    """`commitSeconds` / `pushSeconds` from the Hub's step timings, and `transportCpuSeconds`:
-    the CPU of its fetch and push steps (0 when it has none)."""
-    timings = dict(getattr(report, "timings", ()))
-    cpu = dict(getattr(report, "cpu_timings", ()))
-    return {
-        "commitSeconds": timings.get("commit", 0.0),
-        "pushSeconds": timings.get("push", 0.0),
-        "transportCpuSeconds": sum(cpu.get(step, 0.0) for step in TRANSPORT),
-    }
 
 
 def fresh_render(source: Path, commit: str, work: Path, now: str) -> dict[str, Any]:
@@ -163,125 +135,12 @@ def run_fresh(source: Path, commit: str, work: Path, now: str) -> dict[str, Any]
     return {**result, "processSeconds": process_wall, "maxRssMiB": usage.ru_maxrss / 1024}
 
 
-@dataclass(frozen=True)
-class Trial:
-    """One measured pass."""
-
-    scenario: str
-    seconds: float
-    outcome: str
-    files: int
-    bytes_added: int
-    max_rss_mib: float
-    before: str | None
-    after: str | None
-    cpu_seconds: float = 0.0
-    commit_seconds: float = 0.0
-    push_seconds: float = 0.0
-    server_cpu_seconds: float = 0.0
-    """CPU of the remote's git daemon and its children during the pass (`--git-daemon`)."""
-    transport_cpu_seconds: float = 0.0
-    """Of `cpu_seconds`, the hub's fetch and push steps (its git client processes included)."""
-
-
-def push_source(clone: Path, message: str) -> None:
-    """Commit everything in the work clone and push `main`."""
-    git(clone, "add", "-A", bare=False)
-    git(clone, "commit", "--quiet", "-m", message, bare=False)
-    git(clone, "push", "--quiet", "origin", "main", bare=False)
-
-
-def measure(hub: Any, remote: Path, name: str, server: GitDaemon | None = None) -> Trial:
-    """Time one `run_once` and what it did to the remote (and, served by `server`, the
-    server's CPU)."""
-    before, size = resolve(remote, OUTPUT_REF), repo_bytes(remote)
-    served = server.cpu_seconds() if server else 0.0
-    started, cpu = time.perf_counter(), cpu_seconds(hub)
-    report = hub.run_once()
-    seconds, cpu = time.perf_counter() - started, cpu_seconds(hub) - cpu
-    served = server.cpu_seconds() - served if server else 0.0
-    after = resolve(remote, OUTPUT_REF)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    files = changed_files(remote, before, after)
-    timed = steps(report)
-    return Trial(
-        name,
-        seconds,
-        report.outcome,
-        files,
-        repo_bytes(remote) - size,
-        rss,
-        before,
-        after,
-        cpu,
-        timed["commitSeconds"],
-        timed["pushSeconds"],
-        served,
-        timed["transportCpuSeconds"],
-    )
-
-
-def run_scenarios(
-    fleet: GeneratedFleet,
-    clone: Path,
-    remote: Path,
-    hub: Any,
-    trials: int,
-    budget: float,
-    server: GitDaemon | None = None,
-    now: str = DEFAULT_NOW,
-) -> list[Trial]:
-    """Every scenario `trials` times (a further trial only while the budget in seconds, if
-    any, leaves room for one more of the same length): the source changes, then the agent
-    reports."""
-    out = []
-    for name, act in _actions(fleet, clone, remote, now):
-        started, done = time.perf_counter(), list[Trial]()
-        for k in range(trials):
-            last = done[-1].seconds if done else 0.0
-            if k and budget and time.perf_counter() - started + last > budget:
-                break
-            if (
-                name == "remove a cluster"
-                and not (clone / f"clusters/bench-added-{k}.yaml").exists()
-            ):
-                break  # only as many removals as there were additions
-            act(k)
-            done.append(measure(hub, remote, name, server))
-            print(
-                f"  {name} trial {k + 1}: {done[-1].seconds:.3f}s {done[-1].outcome}",
-                file=sys.stderr,
-            )
-        out += done
-    return out
-
-
-def _actions(
-    fleet: GeneratedFleet, clone: Path, remote: Path, now: str
-) -> list[tuple[str, Callable[[int], None]]]:
-    """(scenario, what a trial k does before its pass), in run order."""
-
-    def source(edit: Edit | None) -> Callable[[int], None]:
-        return lambda k: None if edit is None else push_source(clone, edit(clone, k) or "")
-
-    def report(edit: ReportEdit) -> Callable[[int], None]:
-        return lambda k: edit(remote, k)
-
-    return [(name, source(edit)) for name, edit in scenarios(fleet)] + [
-        (name, report(edit)) for name, edit in report_scenarios(fleet, now)
-    ]
-
-
 def scenario_names(fleet: GeneratedFleet) -> list[str]:
     """Every scenario's name in run order, the restart first (the cold pass is not one)."""
     names = [name for name, _ in scenarios(fleet)]
     return [RESTART, *names, *(name for name, _ in report_scenarios(fleet, DEFAULT_NOW))]
 
 
-RESTART = "first pass after a restart (unrelated commit)"
-"""The scenario measured once, before the others: the hub process's first pass that does not
-skip, with nothing of a last pass in memory (the prior output is read from Git, every memo is
-empty), on a source commit that changes no fleet input."""
 Render = Callable[[Path, str, Path, str], dict[str, Any]]
 """(source remote, commit, work dir, now) -> a cold pass's figures: `run_fresh` (or, in the
 test, an in-process stand-in)."""
@@ -333,7 +192,18 @@ def measure_all(
             raise CheckFailed("the first pass on a rendered remote should skip")
         push_source(clone, unrelated(clone, -1))
         trials = [measure(hub, remote, RESTART, server)]
-        trials += run_scenarios(fleet, clone, remote, hub, args.trials, budget, server, args.now)
+        settle_first = not getattr(args, "no_settle", False)
+        trials += run_scenarios(
+            fleet,
+            clone,
+            remote,
+            hub,
+            args.trials,
+            budget,
+            server,
+            args.now,
+            settle_first=settle_first,
+        )
     finally:
         if server:
             server.stop()
@@ -364,10 +234,11 @@ def enforce_checks(got: Measured) -> dict[str, Any]:
 
 
 def summarise_all(fleet: GeneratedFleet, got: Measured) -> list[dict[str, Any]]:
-    """One summary row per scenario, the cold pass first."""
+    """One summary row per scenario, the cold pass first, each followed by the row of its
+    later rollout steps when settling gave any."""
     cold = [{**c, "outcome": "committed"} for c in got.cold]
     rows = [summarise("cold full pass (fresh process)", cold)]
-    for name in scenario_names(fleet):
+    for name in (row for n in scenario_names(fleet) for row in (n, rollout_row(n))):
         trials = [t for t in got.trials if t.scenario == name]
         dicts = [
             {
@@ -411,6 +282,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=float,
         default=0.0,
         help="per scenario: no further trial past this (0: no limit)",
+    )
+    p.add_argument(
+        "--no-settle",
+        action="store_true",
+        help="run each trial right after the last, rollouts of earlier trials still going "
+        "(the harness before 2026-11-29); by default the hub runs passes until one commits "
+        "nothing before each trial, and those passes are the scenario's later rollout steps",
     )
     p.add_argument("--json", type=Path, help="also write every measurement here")
     p.add_argument("--workdir", type=Path, help="parent of the temp dir (default: system temp)")

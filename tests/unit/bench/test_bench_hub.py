@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from benchmarks.generate import FleetSize, GeneratedFleet, build_fleet
 from benchmarks.hub_checks import CheckFailed, git
 from benchmarks.hub_report import render_markdown
 from benchmarks.hub_scenarios import scenarios
+from benchmarks.hub_trials import SETTLE_LIMIT, rollout_row, settle
 from gitfleet.repo.gitwrite import Identity, commit_files
 
 TINY = FleetSize(clusters=4, placements=4, resources=8, overrides=4)
@@ -80,7 +82,12 @@ def test_every_scenario_runs_with_its_outcome(run: Run) -> None:
     got = {s["scenario"]: s["outcomes"] for s in run.result["scenarios"]}
     assert got.pop("cold full pass (fresh process)") == ["committed"]
     assert got.pop(RESTART) == ["unchanged"]  # an unrelated commit: the same output
+    steps = {name: got.pop(name) for name in list(got) if name.endswith(": later rollout steps")}
     assert got == {name: [outcome] for name, outcome in {**EXPECTED, **REPORTED}.items()}
+    # a fleet-wide edit rolls out in steps even on 4 clusters; every step commits
+    assert rollout_row("edit fleet-wide resource") in steps
+    assert set(steps) <= {rollout_row(name) for name in [*EXPECTED, *REPORTED]}
+    assert all(outcomes == ["committed"] for outcomes in steps.values())
     files = {s["scenario"]: s["files"]["median"] for s in run.result["scenarios"]}
     assert files["no-op"] == 0 and files["unrelated source commit"] == 0
     assert all(files[n] > 0 for n, o in EXPECTED.items() if o == "committed")
@@ -189,7 +196,8 @@ def test_git_daemon_reports_the_servers_cpu_apart(tmp_path: Path) -> None:
     enforce_checks(measured)
     committed = [t for t in measured.trials if t.outcome == "committed"]
     expected = {**EXPECTED, **REPORTED}
-    assert len(committed) == sum(1 for o in expected.values() if o == "committed")
+    steps = [t for t in committed if t.scenario.endswith(": later rollout steps")]
+    assert len(committed) - len(steps) == sum(1 for o in expected.values() if o == "committed")
     assert all(t.server_cpu_seconds >= 0 for t in measured.trials)  # ticks: a tiny push may be 0
     rows = {r["scenario"]: r for r in summarise_all(fleet, measured)}
     summary = {"size": "tiny", "seed": 1, "fleet": "tiny", "scenarios": list(rows.values())}
@@ -210,3 +218,48 @@ def test_fetch_and_push_cpu_is_a_part_of_the_hubs(run: Run) -> None:
     edit = [t for t in trials if t.scenario == "edit one resource"]
     want = edit[0].cpu_seconds - edit[0].transport_cpu_seconds
     assert rows["edit one resource"]["passCpuSeconds"]["median"] == pytest.approx(want)
+
+
+def test_every_commit_is_a_trial_and_each_trial_starts_settled(run: Run) -> None:
+    """Settling runs the passes a trial's rollout still needs before the next trial, as
+    trials of the scenario's later-steps row: no commit happens between two trials, and the
+    next scenario's pass only takes its own change."""
+    trials = run.measured.trials
+    for before, after in itertools.pairwise(trials):
+        assert after.before == before.after
+    names = [t.scenario for t in trials]
+    k = names.index("edit fleet-wide resource")
+    assert names[k + 1] == rollout_row("edit fleet-wide resource")  # its rollout went on
+    assert names[names.index("edit one override") - 1] == rollout_row("edit fleet-wide resource")
+
+
+class _Hub:
+    """`run_once` gives the outcomes it was handed, in order (no mirror, no steps)."""
+
+    mirror = None
+
+    def __init__(self, outcomes: list[str]) -> None:
+        self.outcomes = outcomes
+
+    def run_once(self) -> Any:
+        return argparse.Namespace(outcome=self.outcomes.pop(0), timings=(), cpu_timings=())
+
+
+def test_settle_keeps_the_committed_passes_and_stops_at_the_first_other(tmp_path: Path) -> None:
+    git(tmp_path, "init", "--bare", "--quiet")
+    hub = _Hub(["committed", "committed", "unchanged", "committed"])
+    got = settle(hub, tmp_path, "x: later rollout steps")
+    assert [(t.scenario, t.outcome) for t in got] == [("x: later rollout steps", "committed")] * 2
+    assert hub.outcomes == ["committed"]  # the pass after the one that committed nothing: not run
+    assert settle(_Hub(["skipped"]), tmp_path, "row") == []
+    with pytest.raises(CheckFailed, match="still commits after"):
+        settle(_Hub(["committed"] * (SETTLE_LIMIT + 1)), tmp_path, "row")
+
+
+def test_without_settling_the_trials_run_back_to_back(tmp_path: Path) -> None:
+    """`--no-settle`: one pass a trial, whatever rollout goes on; no later-steps rows."""
+    fleet = build_fleet(TINY, 1)
+    args = argparse.Namespace(now=DEFAULT_NOW, trials=1, max_minutes=0.0, no_settle=True)
+    measured = measure_all(fleet, tmp_path, args, in_process)
+    assert [t.scenario for t in measured.trials] == scenario_names(fleet)
+    enforce_checks(measured)
