@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reconciler.placement import PlacementPlan
-from reconciler.stagememo import StageMemo
+from reconciler.stagememo import IdentityMemo, StageMemo
 
 Ident = tuple[str, str, str, str]
 """(group, kind, namespace, name) of an object, version-independent."""
@@ -134,7 +134,9 @@ def _kept_idents(
     held: Mapping[str, dict[str, dict[str, Any]]],
 ) -> dict[str, dict[str, list[Ident]]]:
     """Per held placement and cluster: the idents of the objects its kept entry lists (read
-    once per objects list: most clusters of a placement share one)."""
+    once per objects list: most clusters of a placement share one; and remembered by the
+    list across passes, `_IDENTS`)."""
+    _IDENTS.next_round()
     made: dict[int, tuple[object, list[Ident]]] = {}
     out: dict[str, dict[str, list[Ident]]] = {}
     for key, per_cluster in held.items():
@@ -143,9 +145,19 @@ def _kept_idents(
             objects = entry.get("objects") or []
             found = made.get(id(objects))
             if found is None:  # the entry holds the list: its id stays its own
-                found = made[id(objects)] = (objects, [ident_key(o) for o in objects])
+                idents = _IDENTS.get(objects)
+                if idents is None:
+                    idents = [ident_key(o) for o in objects]
+                    _IDENTS.put(objects, idents)
+                found = made[id(objects)] = (objects, idents)
             mine[cluster] = found[1]
     return out
+
+
+_IDENTS: IdentityMemo[list[Ident]] = IdentityMemo()
+"""A kept entry's objects list -> their idents, for the last two passes: the clusters a
+rollout has not reached keep last pass's very entries (`assembleheld.rollout_kept`), so a
+fleet-wide rollout's 750 held clusters are not read again each step."""
 
 
 def _prior_owners(prior_index: dict[str, dict[str, dict[str, Any]]]) -> dict[Claim, str]:

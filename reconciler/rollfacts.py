@@ -92,7 +92,7 @@ def _read(
         names,
         tuple([entry(c, empty).get(key) for c in names]) if entries else (),
         clusters.issuperset(named) or named.difference(clusters),
-        assume.intersection(named),
+        named if named <= assume else assume.intersection(named),  # no new set: the common case
     )
 
 

@@ -106,3 +106,27 @@ def test_owners_follow_a_fleet_whose_placements_change_a_few_at_a_time() -> None
         assert found == want
         came, went = came + bool(found), went + (not found)
     assert came > 50 and went > 50
+
+
+def test_kept_entries_carried_over_are_read_once_and_still_give_the_plain_owners(
+    monkeypatch: Any,
+) -> None:
+    """A rollout keeps last pass's very entries for the clusters it has not reached: their
+    objects are read in the first pass only (`_IDENTS`), and the owners stay those of a plain
+    reading while other entries come and go."""
+    import reconciler.conflicts as conflicts
+
+    rng = random.Random(7)
+    read: list[int] = []
+    real = conflicts.ident_key
+    monkeypatch.setattr(conflicts, "ident_key", lambda o: read.append(1) or real(o))
+    kept = {c: {"objects": list(OBJECTS)} for c in CLUSTERS}
+    plans = {"p": _Plan(tuple(_Manifest(dict(o)) for o in OBJECTS[:1]), ["eu-1"])}
+    for n in range(6):
+        fresh = {"eu-1": {"objects": [OBJECTS[n % 3]]}}  # a new list each pass
+        held = {"q": dict(kept), "r": fresh} if rng.random() < 0.8 else {"q": dict(kept)}
+        read.clear()
+        found = find_owners(cast(dict[str, PlacementPlan], plans), held, {})
+        assert found == _plain(plans, held, {})
+        first = len(OBJECTS) * len(CLUSTERS) + 1 if n == 0 else 0  # the kept lists, p's object
+        assert len(read) == first + (1 if "r" in held else 0)
