@@ -7,15 +7,15 @@ push from nothing, peak RSS from os.wait4); the other scenarios run in this proc
 cold trial's remote, each trial = push one source change (or an agent's report), then time one
 pass (`benchmarks.hub_trials`: before each trial the hub runs passes until one commits nothing,
 so a trial starts with no rollout going on; the passes that committed are the row "<scenario>:
-later rollout steps"; `--no-settle` leaves that out). First, once, the hub process's first pass after a restart (an unrelated commit, nothing in
-memory); then no-op, an unrelated source commit, edit one resource, edit a fleet-wide resource,
-edit one override, change one placement, relabel one cluster, add a cluster, remove a cluster,
-one agent's first report, one agent's heartbeat, one agent's heartbeat recorded, one poll of a
-tenth of the agents' first reports, one poll of their heartbeats. Every Hub uses
-the same fixed clock. Three checks make a run count (exit 1 otherwise): the incremental
-`clusters/` tree equals a fresh process's full render of the final source; every fresh process
-gives the same tree id; the no-op pass leaves the output ref alone. Prints a markdown table;
-`--json` saves everything.
+later rollout steps"; `--no-settle` leaves that out). First, once, the hub process's first
+pass after a restart (an unrelated commit, nothing in memory); then no-op, an unrelated source
+commit, edit one resource, edit a fleet-wide resource, edit one override, change one placement,
+relabel one cluster, add a cluster, remove a cluster, one agent's first report, one agent's
+heartbeat, one agent's heartbeat recorded, one poll of a tenth of the agents' first reports,
+one poll of their heartbeats. Every Hub uses the same fixed clock. Three checks make a run
+count (exit 1 otherwise): the incremental `clusters/` tree equals a fresh process's full render
+of the final source; every fresh process gives the same tree id; the no-op pass leaves the
+output ref alone. Prints a markdown table; `--json` saves everything.
 """
 
 from __future__ import annotations

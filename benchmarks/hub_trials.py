@@ -4,12 +4,14 @@
 source change (or writes an agent's report) and times one `Hub.run_once` (`measure`). Before
 each trial the hub is *settled* (`settle`): it runs passes until one commits nothing, so a trial
 starts from a fleet whose rollouts have ended and its row measures the pass that takes its own
-change, not the rolling update an earlier scenario started (a RollingUpdate moves a quarter of
-a placement's clusters a pass: without settling, the *change one placement* trials carried the
-override edits' rollouts). The settling passes that commit are trials too, in a row of their
-own per scenario (`rollout_row`): what each later step of that change's rollout costs.
-`settle=False` runs the trials back to back (the harness before 2026-11-29). CPU is the hub
-process's and its git clients' (`cpu_seconds`). Called by `benchmarks/bench_hub.py`.
+change, not the rolling update an earlier scenario started (a RollingUpdate moves at most
+`maxUnavailable`, 25% by default, of a placement's clusters a pass: without settling, the
+*change one placement* trials carried the override edits' rollouts). The settling passes that
+commit are trials too, in a row of their own per scenario (`rollout_row`): what each later step
+of that change's rollout costs. `settle_first=False` (`bench_hub.py --no-settle`) runs the
+trials back to back (the harness before 2026-11-29). Trials are listed in the order they ran.
+CPU is the hub process's and its git clients' (`cpu_seconds`). Called by
+`benchmarks/bench_hub.py`.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ skip, with nothing of a last pass in memory (the prior output is read from Git, 
 empty), on a source commit that changes no fleet input."""
 SETTLE_LIMIT = 40
 """Passes one settling may take before the run fails (a hub whose passes keep committing
-without a new input is a fault; a fleet-1k fleet-wide edit settles in 3)."""
+without a new input is a fault; a fleet-1k fleet-wide edit settles in 3 more commits)."""
 
 
 def rollout_row(scenario: str) -> str:
@@ -157,7 +159,8 @@ def run_scenarios(
     reports (`now`: the hub's clock, which the reports are dated by). With `settle_first`,
     each trial starts from a settled hub and the passes settling it after a trial are that
     scenario's `rollout_row` trials."""
-    out, previous = [], RESTART
+    out: list[Trial] = []
+    previous = RESTART
     for name, act in _actions(fleet, clone, remote, now):
         started, done = time.perf_counter(), list[Trial]()
         for k in range(trials):
@@ -173,12 +176,12 @@ def run_scenarios(
                 out += settle(hub, remote, rollout_row(previous), server)
             act(k)
             done.append(measure(hub, remote, name, server))
+            out.append(done[-1])
             previous = name
             print(
                 f"  {name} trial {k + 1}: {done[-1].seconds:.3f}s {done[-1].outcome}",
                 file=sys.stderr,
             )
-        out += done
     if settle_first:
         out += settle(hub, remote, rollout_row(previous), server)
     return out
