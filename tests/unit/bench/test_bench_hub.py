@@ -1,7 +1,8 @@
-"""The Git scenario benchmark on a tiny fleet: every scenario runs one real Hub pass on a real bare
-repository with the expected outcome, and each of the three checks (incremental == full render,
-same tree id across renders, no-op makes no commit) fails the run when its condition is broken.
-Cold renders run in-process here (the benchmark runs them in fresh processes) to stay fast."""
+"""The Git scenario benchmark on a tiny fleet: every trial runs one real Hub pass on a real bare
+repository with the expected outcome, from a hub settled by the passes before it (rows of their
+own), and each of the three checks (incremental == full render, same tree id across renders,
+no-op makes no commit) fails the run when its condition is broken. Cold renders run in-process
+here (the benchmark runs them in fresh processes) to stay fast."""
 
 from __future__ import annotations
 
