@@ -162,9 +162,8 @@ def run_scenarios(
     out: list[Trial] = []
     previous = RESTART
     for name, act in _actions(fleet, clone, remote, now):
-        started, done = time.perf_counter(), list[Trial]()
+        started, last = time.perf_counter(), 0.0
         for k in range(trials):
-            last = done[-1].seconds if done else 0.0
             if k and budget and time.perf_counter() - started + last > budget:
                 break
             if (
@@ -175,13 +174,10 @@ def run_scenarios(
             if settle_first:
                 out += settle(hub, remote, rollout_row(previous), server)
             act(k)
-            done.append(measure(hub, remote, name, server))
-            out.append(done[-1])
-            previous = name
-            print(
-                f"  {name} trial {k + 1}: {done[-1].seconds:.3f}s {done[-1].outcome}",
-                file=sys.stderr,
-            )
+            trial = measure(hub, remote, name, server)
+            out.append(trial)
+            last, previous = trial.seconds, name
+            print(f"  {name} trial {k + 1}: {trial.seconds:.3f}s {trial.outcome}", file=sys.stderr)
     if settle_first:
         out += settle(hub, remote, rollout_row(previous), server)
     return out
@@ -191,12 +187,12 @@ def settle(hub: Any, remote: Path, row: str, server: GitDaemon | None = None) ->
     """Passes until one commits nothing (no input changes meanwhile: a rollout goes on until it
     ends or waits); the ones that committed, as trials of `row`. CheckFailed past
     `SETTLE_LIMIT` passes."""
-    steps_: list[Trial] = []
+    committed: list[Trial] = []
     for _ in range(SETTLE_LIMIT):
         trial = measure(hub, remote, row, server)
         if trial.outcome != "committed":
-            return steps_
-        steps_.append(trial)
+            return committed
+        committed.append(trial)
     raise CheckFailed(f"the hub still commits after {SETTLE_LIMIT} passes without input ({row})")
 
 

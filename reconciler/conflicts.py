@@ -133,27 +133,24 @@ def _producers(manifests: Mapping[str, Sequence[Any] | None]) -> _Producers:
 def _kept_idents(
     held: Mapping[str, dict[str, dict[str, Any]]],
 ) -> dict[str, dict[str, list[Ident]]]:
-    """Per held placement and cluster: the idents of the objects its kept entry lists (read
-    once per objects list: most clusters of a placement share one; and remembered by the
-    list across passes, `_IDENTS`)."""
+    """Per held placement and cluster: the idents of the objects its kept entry lists, read
+    once per objects list (most clusters of a placement share one) and remembered by the list
+    across passes (`_IDENTS`)."""
     _IDENTS.next_round()
-    made: dict[int, tuple[object, list[Ident]]] = {}
     out: dict[str, dict[str, list[Ident]]] = {}
     for key, per_cluster in held.items():
         mine = out[key] = {}
         for cluster, entry in per_cluster.items():
-            objects = entry.get("objects") or []
-            found = made.get(id(objects))
-            if found is None:  # the entry holds the list: its id stays its own
-                idents = _IDENTS.get(objects)
-                if idents is None:
-                    idents = [ident_key(o) for o in objects]
-                    _IDENTS.put(objects, idents)
-                found = made[id(objects)] = (objects, idents)
-            mine[cluster] = found[1]
+            objects = entry.get("objects") or _NO_OBJECTS
+            idents = _IDENTS.get(objects)  # the memo holds the list: its id stays its own
+            if idents is None:
+                idents = [ident_key(o) for o in objects]
+                _IDENTS.put(objects, idents)
+            mine[cluster] = idents
     return out
 
 
+_NO_OBJECTS: list[Any] = []
 _IDENTS: IdentityMemo[list[Ident]] = IdentityMemo()
 """A kept entry's objects list -> their idents, for the last two passes: the clusters a
 rollout has not reached keep last pass's very entries (`assembleheld.rollout_kept`), so a
