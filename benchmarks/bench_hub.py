@@ -110,6 +110,7 @@ def fresh_render(source: Path, commit: str, work: Path, now: str) -> dict[str, A
         "files": changed_files(remote, None, out),
         "bytesAdded": repo_bytes(remote) - size,
         "errors": len(report.errors),
+        "stage_cpu": list(report.stage_cpu_timings),
     }
 
 

@@ -3,8 +3,9 @@
 `summarise` turns one scenario's trial dicts into medians, minima and maxima; `render_markdown`
 prints the table: the hub's CPU, the same without its fetch and push steps (`pass_cpu`: what the
 pass, its reading and its commit cost; issue 18 measures the push apart), and the remote Git
-server's CPU when `bench_hub.py --git-daemon` measured it (`gitDaemon` in the summary). Called by
-`benchmarks/bench_hub.py` and `benchmarks/compare.py`.
+server's CPU when `bench_hub.py --git-daemon` measured it (`gitDaemon` in the summary), then
+where the pass step of each scenario goes, stage by stage (`render_stages`, from the hub's
+`PassReport.stage_cpu_timings`). Called by `benchmarks/bench_hub.py` and `benchmarks/compare.py`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,37 @@ def summarise(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "bytesAdded": _stat([r["bytesAdded"] for r in rows]),
         "maxRssMiB": max(r["maxRssMiB"] for r in rows),
         "outcomes": sorted({r["outcome"] for r in rows}),
+        "stageCpuSeconds": stage_medians(rows),
     }
+
+
+def stage_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Median CPU seconds of each stage of the pure pass over the trials that ran one (their
+    `stage_cpu`, in the pass's order; {} when none did)."""
+    timed = [dict(r["stage_cpu"]) for r in rows if r.get("stage_cpu")]
+    order = dict.fromkeys(name for t in timed for name in t)
+    return {name: statistics.median(t.get(name, 0.0) for t in timed) for name in order}
+
+
+def render_stages(summary: dict[str, Any]) -> list[str]:
+    """Where the pass step goes: each scenario's median CPU ms per stage (rows that ran a
+    pass), and the stages' sum."""
+    rows = [s for s in summary["scenarios"] if s.get("stageCpuSeconds")]
+    if not rows:
+        return []
+    names = list(dict.fromkeys(n for s in rows for n in s["stageCpuSeconds"]))
+    lines = [
+        "",
+        "where the pass step goes (median CPU ms per stage, `reconciler.pass_.STAGES`):",
+        "",
+        "| scenario | " + " | ".join(names) + " | sum |",
+        "|---|" + "---|" * (len(names) + 1),
+    ]
+    for s in rows:
+        ms = [s["stageCpuSeconds"].get(n, 0.0) * 1000 for n in names]
+        cells = " | ".join(f"{x:.1f}" for x in [*ms, sum(ms)])
+        lines.append(f"| {s['scenario']} | {cells} |")
+    return lines
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
@@ -60,6 +91,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
             + " | ".join(f"{x['median']:.3f}" for x in steps)
             + f" | {s['files']['median']:.0f} | {s['bytesAdded']['median'] / 1024:.0f} | {s['maxRssMiB']:.0f} | {', '.join(s['outcomes'])} |"
         )
+    lines += render_stages(summary)
     c = summary["checks"]
     if "failed" in c:
         return "\n".join([*lines, "", f"**CHECK FAILED, the run does not count**: {c['failed']}"])

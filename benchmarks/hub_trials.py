@@ -103,6 +103,9 @@ class Trial:
     """CPU of the remote's git daemon and its children during the pass (`--git-daemon`)."""
     transport_cpu_seconds: float = 0.0
     """Of `cpu_seconds`, the hub's fetch and push steps (its git client processes included)."""
+    stage_cpu: tuple[tuple[str, float], ...] = ()
+    """CPU seconds of each stage of the pass step (`PassReport.stage_cpu_timings`; none when
+    the pass was skipped)."""
 
 
 def push_source(clone: Path, message: str) -> None:
@@ -139,6 +142,7 @@ def measure(hub: Any, remote: Path, name: str, server: GitDaemon | None = None) 
         timed["pushSeconds"],
         served,
         timed["transportCpuSeconds"],
+        tuple(getattr(report, "stage_cpu_timings", ())),
     )
 
 

@@ -56,3 +56,7 @@ class PassReport:
     cpu_timings: tuple[tuple[str, float], ...] = ()
     """CPU seconds of the same steps: the hub process and the git processes it waited for
     (`reconciler.steptimer`)."""
+    stage_timings: tuple[tuple[str, float], ...] = ()
+    """Seconds per stage of the pass step (`reconciler.pass_.STAGES`), when the attempt ran one."""
+    stage_cpu_timings: tuple[tuple[str, float], ...] = ()
+    """CPU seconds of the same stages."""

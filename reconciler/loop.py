@@ -268,6 +268,7 @@ class Hub:
             history = self.older.history(fleet, prior)
             result = reconcile(fleet, prior, None, self._clock(), reports, history=history)
             self._steps.lap("pass")
+            self._steps.stages = (result.stage_timings, result.stage_cpu_timings)
             listing, maybe = self._output.changes(output, result.files)
             summary = describe_changes(prior_tree, result.files, listing=listing, candidates=maybe)
             self._steps.lap("diff")
@@ -348,6 +349,8 @@ class Hub:
                 attempts=attempt,
                 timings=tuple(steps.timings),
                 cpu_timings=tuple(steps.cpu_timings),
+                stage_timings=steps.stages[0],
+                stage_cpu_timings=steps.stages[1],
             )
         return PassReport(
             "rejected",

@@ -7,8 +7,9 @@ whose own work raised (`reconciler.isolate`: that placement's error, never the p
 replica distribution -> Secrets encrypted per cluster (`reconciler.sealing`; age encryption is
 the pass's one source of randomness, and it reuses the previous ciphertext whenever it can) ->
 rollout -> resolve conflicts between placements -> per-cluster files and index -> status and
-state files. No clock, disk or network in here. Called by the CLI (`render`, `validate`) and
-the hub loop.
+state files. No clock, disk or network in here; the one exception is `PassResult.stage_timings`,
+each stage's wall and CPU seconds (`reconciler.steptimer`), diagnostics that reach no output and
+no comparison of results. Called by the CLI (`render`, `validate`) and the hub loop.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from reconciler.sealing import seal_secrets
 from reconciler.select import build_index
 from reconciler.state import PlacementState, Snapshot, State, canonical_state, state_files
 from reconciler.statusdocs import placement_status_files
+from reconciler.steptimer import StepTimer
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,30 @@ class PassResult:
     """The placements' plans after the rollout (CLI summaries: held placements, waits)."""
     deletion_holds: tuple[DeletionHold, ...] = ()
     """Placements the mass-deletion guard holds (deleted placements included), by key."""
+    stage_timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+    """Wall seconds of each stage of the pass, in order (`STAGES`; diagnostics only)."""
+    stage_cpu_timings: tuple[tuple[str, float], ...] = field(default=(), compare=False)
+    """CPU seconds of the same stages (this process: the pass runs no other)."""
+
+
+STAGES = (
+    "prepare",
+    "plan",
+    "distribute",
+    "seal",
+    "rollout",
+    "assemble",
+    "decisions",
+    "placement status",
+    "cluster status",
+    "state",
+    "finish",
+)
+"""The stages `reconcile` times, in order: cluster views, tenancy and overlays; each placement's
+selection, scheduling, overrides and manifests; held and deleted placements and replica
+distribution; Secret sealing; the rollout; per-cluster files and indexes; sync records and
+decisions; placement status; cluster status, profiles and held placements' status; state;
+errors and the result."""
 
 
 def _eligibility(fleet: FleetSnapshot, has_status: bool) -> EligibilityPolicy:
@@ -224,6 +250,7 @@ def reconcile(
     rollout. `drivers` move External placements (`reconciler.rollout.drivers`). `history`:
     older resource snapshots read at their recorded commits (`reconciler.history`: the shell
     fills it for `needed_snapshots(fleet, prior)`), for rollbacks and pins."""
+    laps = StepTimer()
     overlay = overlay_entries(fleet, prior.output)  # ClusterGroupUpgrade label/annotation actions
     fleet = with_label_overlay(fleet, prior.output)
     fleet, tenancy = govern_fleet(fleet)
@@ -233,13 +260,17 @@ def reconcile(
     views = build_cluster_views(
         fleet.clusters, statuses or {}, _eligibility(fleet, statuses is not None), now
     )
+    laps.lap("prepare")
     plans, origins, errors, override_snapshots = _plan_all(fleet, prior, views, tenancy, history)
+    laps.lap("plan")
     kept = _kept_states(fleet, prior, plans)
     deleted = deleted_holds(fleet, prior.placements, plans, views)
     kept |= {key: prior.placements[key] for key in deleted}
     distributed = apply_distributions(fleet, plans, views, prior.output, now)
     errors += distributed.errors
+    laps.lap("distribute")
     seal_secrets(plans, fleet, views, prior.output)  # after every manifest change, before rollout
+    laps.lap("seal")
     prior_index = read_prior_index(prior.output) if prior.output else {}
     rollout = roll_out(
         plans,
@@ -253,8 +284,10 @@ def reconcile(
         assume_ready=assume_ready,
     )
     errors += rollout.errors
+    laps.lap("rollout")
     assembled = assemble_clusters(plans, kept, prior, views, prior_index, fleet.fleet.limits())
     files = OutputFiles.of_assembly(assembled.files, assembled.since)  # the assembly: a base
+    laps.lap("assemble")
     record_sync(plans, now)  # a conflict lost now makes the binding failed for the next pass
     files.add(rollout.files)
     files.add(distributed.files)
@@ -263,7 +296,9 @@ def reconcile(
     for plan in plans.values():  # unchanged states become last pass's objects (stage memos)
         plan.state = canonical_state(plan.state)
     files.add(decision_files(plans, prior))  # before status: it may hold a placement
+    laps.lap("decisions")
     files.add(placement_status_files(plans, prior, reports or {}, now))
+    laps.lap("placement status")
     files.add(profile_files(views))
     files.add(
         cluster_status_files(
@@ -286,7 +321,9 @@ def reconcile(
         if data is not None:
             files.add({path: data})
     state = State(placements=states, overrides=override_snapshots)
+    laps.lap("cluster status")
     files.add(state_files(state, files, assembled.indexed, (assembled.files, assembled.since)))
+    laps.lap("state")
     files.follow(assembled.files, assembled.since)
     errors += _plan_errors(plans, origins)
     for key, ps in sorted(kept.items()):
@@ -302,6 +339,7 @@ def reconcile(
         )
     all_errors = tuple(sorted(set(fleet.errors) | set(errors)))
     holds = {k: p.deletion_hold for k, p in plans.items() if p.deletion_hold} | deleted
+    laps.lap("finish")
     return PassResult(
         files=files,
         state=State(states, files, override_snapshots),
@@ -311,4 +349,6 @@ def reconcile(
         trailers=rollout.trailers + tuple((HELD_TRAILER, key) for key in sorted(holds)),
         plans=plans,
         deletion_holds=tuple(h for _, h in sorted(holds.items()) if h is not None),
+        stage_timings=tuple(laps.timings),
+        stage_cpu_timings=tuple(laps.cpu_timings),
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -322,11 +322,22 @@ def _print_pass(report: PassReport, fmt: str = "text") -> None:
 
 
 def _steps(report: PassReport) -> list[dict[str, object]]:
-    """The pass's steps in order, each with its wall and CPU seconds (ms resolution)."""
-    cpu = dict(report.cpu_timings)
+    """The pass's steps in order, each with its wall and CPU seconds (ms resolution); the
+    `pass` step also with its stages (`reconciler.pass_.STAGES`)."""
+    steps = _timed("step", report.timings, report.cpu_timings)
+    for step in steps:
+        if step["step"] == "pass" and report.stage_timings:
+            step["stages"] = _timed("stage", report.stage_timings, report.stage_cpu_timings)
+    return steps
+
+
+def _timed(
+    kind: str, timings: Sequence[tuple[str, float]], cpu_timings: Sequence[tuple[str, float]]
+) -> list[dict[str, object]]:
+    cpu = dict(cpu_timings)
     return [
-        {"step": step, "seconds": round(seconds, 3), "cpuSeconds": round(cpu.get(step, 0.0), 3)}
-        for step, seconds in report.timings
+        {kind: name, "seconds": round(seconds, 3), "cpuSeconds": round(cpu.get(name, 0.0), 3)}
+        for name, seconds in timings
     ]
 
 

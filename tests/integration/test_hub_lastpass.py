@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from reconciler.pass_ import STAGES
 from tests.helpers.fleetfiles import write_tree
 from tests.helpers.gitrepo import commit_all, git
 from tests.helpers.hubs import Clock
@@ -39,6 +40,7 @@ def test_a_readme_commit_makes_no_pass_and_reports_what_the_pass_would(tmp_path:
     assert skipped.outcome == "unchanged" and skipped.message == "no pass input changed"
     assert "pass" not in steps(skipped)
     assert skipped.errors == first.errors and skipped.output == first.output
+    assert skipped.stage_timings == skipped.stage_cpu_timings == ()  # no pass: no stages
     fresh = world.hub("fresh", clock).run_once()  # a new hub runs the pass on the same inputs
     assert "pass" in steps(fresh)
     assert (fresh.outcome, fresh.errors, fresh.output) == ("unchanged", first.errors, first.output)
@@ -47,6 +49,9 @@ def test_a_readme_commit_makes_no_pass_and_reports_what_the_pass_would(tmp_path:
     assert edited.outcome == "committed" and "pass" in steps(edited)
     cpu = dict(edited.cpu_timings)  # the same steps, each with its CPU seconds
     assert list(cpu) == steps(edited) and all(seconds >= 0 for seconds in cpu.values())
+    stages = dict(edited.stage_timings)  # the pass step, stage by stage
+    assert list(stages) == [name for name, _ in edited.stage_cpu_timings] == list(STAGES)
+    assert sum(stages.values()) <= dict(edited.timings)["pass"]
 
 
 def test_an_empty_commit_with_a_trailer_still_runs_the_pass(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from benchmarks.hub_report import render_markdown
 from benchmarks.hub_scenarios import scenarios
 from benchmarks.hub_trials import SETTLE_LIMIT, rollout_row, settle
 from gitfleet.repo.gitwrite import Identity, commit_files
+from reconciler.pass_ import STAGES
 
 TINY = FleetSize(clusters=4, placements=4, resources=8, overrides=4)
 EXPECTED = {
@@ -265,3 +266,27 @@ def test_without_settling_the_trials_run_back_to_back(tmp_path: Path) -> None:
     measured = measure_all(fleet, tmp_path, args, in_process)
     assert [t.scenario for t in measured.trials] == scenario_names(fleet)
     enforce_checks(measured)
+
+
+def test_each_pass_is_split_into_the_stages_of_the_pure_pass(run: Run) -> None:
+    """A trial that ran a pass carries its stages' CPU in the pass's order; one that skipped
+    (no-op) none; the summary's medians and the stage table come from them."""
+    trials = {t.scenario: t for t in run.measured.trials}
+    edit = trials["edit one resource"]
+    assert [name for name, _ in edit.stage_cpu] == list(STAGES)
+    assert all(cpu >= 0 for _, cpu in edit.stage_cpu)
+    assert trials["no-op"].stage_cpu == ()
+    rows = {r["scenario"]: r for r in run.result["scenarios"]}
+    assert list(rows["cold full pass (fresh process)"]["stageCpuSeconds"]) == list(STAGES)
+    assert rows["no-op"]["stageCpuSeconds"] == {}
+    ran = [t for t in run.measured.trials if t.scenario == "edit one resource"]
+    want = statistics.median(dict(t.stage_cpu)["plan"] for t in ran)
+    assert rows["edit one resource"]["stageCpuSeconds"]["plan"] == pytest.approx(want)
+    table = render_markdown({"size": "tiny", "seed": 1, "fleet": "tiny", **run.result})
+    head = "| scenario | " + " | ".join(STAGES) + " | sum |"
+    assert head in table
+    stage_rows = table.split(head)[1].splitlines()
+    line = next(x for x in stage_rows if x.startswith("| edit one resource | "))
+    cells = [float(c) for c in line.strip("|").split("|")[1:]]
+    assert len(cells) == len(STAGES) + 1 and cells[-1] == pytest.approx(sum(cells[:-1]), abs=0.6)
+    assert not any(x.startswith("| no-op | ") for x in stage_rows)
