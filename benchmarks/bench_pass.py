@@ -9,7 +9,7 @@ its passes (`HeapKeeper` on, as in `gitfleet reconcile`). It reports per scenari
 min and max CPU seconds of the pass (`time.process_time`), the files whose bytes changed, and
 the peak RSS of the process. Each trial first settles the previous change (two passes), so a
 scenario measures its own change only. With `--stages`, the CPU seconds of each stage of the
-pass are added (the stage functions `reconciler.pass_` calls, wrapped for the run).
+pass are added (`PassResult.stage_cpu_timings`: `reconciler.pass_.STAGES`).
 
 Unlike `bench_hub.py` it leaves out loading, the commit, the push and the hub's listing of its
 output, so it isolates the pass; compare its figures only with runs of the same size.
@@ -18,7 +18,6 @@ output, so it isolates the pass; compare its figures only with runs of the same 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import resource
 import shutil
@@ -26,8 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,26 +43,12 @@ from benchmarks.generate import (
 from benchmarks.hub_scenarios import Edit, scenarios
 from gitfleet.api import parse_time
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import pass_
 from reconciler.heap import HeapKeeper
-from reconciler.pass_ import PassResult
+from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State, read_state
 from renderers import load_fleet
 
 NOW = "2026-01-01T00:00:00Z"
-STAGES = (
-    "_plan_all",
-    "apply_distributions",
-    "seal_secrets",
-    "read_prior_index",
-    "roll_out",
-    "assemble_clusters",
-    "record_sync",
-    "decision_files",
-    "placement_status_files",
-    "cluster_status_files",
-    "state_files",
-)
 
 
 @dataclass
@@ -75,35 +59,6 @@ class Scenario:
     cpu: list[float] = field(default_factory=list)
     changed: list[int] = field(default_factory=list)
     stages: list[dict[str, float]] = field(default_factory=list)
-
-
-@contextmanager
-def stage_timer(enabled: bool) -> Iterator[dict[str, float]]:
-    """CPU seconds per stage of the pass while enabled (the stage functions are wrapped)."""
-    spent: dict[str, float] = {}
-    if not enabled:
-        yield spent
-        return
-    saved = {name: getattr(pass_, name) for name in STAGES}
-
-    def timed(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(real)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            started = time.process_time()
-            try:
-                return real(*args, **kwargs)
-            finally:
-                spent[name] = spent.get(name, 0.0) + time.process_time() - started
-
-        return call
-
-    for name, real in saved.items():
-        setattr(pass_, name, timed(name, real))
-    try:
-        yield spent
-    finally:
-        for name, real in saved.items():
-            setattr(pass_, name, real)
 
 
 class Chain:
@@ -117,12 +72,12 @@ class Chain:
 
     def _pass(self, prior: State) -> tuple[PassResult, float, dict[str, float]]:
         fleet = load_fleet(WorkdirTree(self.root))
-        with stage_timer(self.stages) as spent:
-            started = time.process_time()
-            result = pass_.reconcile(fleet, prior, None, self.now, {})
-            cpu = time.process_time() - started
+        started = time.process_time()
+        result = reconcile(fleet, prior, None, self.now, {})
+        cpu = time.process_time() - started
         self.heap.after_pass()
-        return result, cpu, dict(spent)
+        stages = getattr(result, "stage_cpu_timings", ())  # none before 2026-11-29
+        return result, cpu, dict(stages) if self.stages else {}
 
     def step(self) -> tuple[float, int, dict[str, float]]:
         """One pass on the current files: CPU seconds, files whose bytes changed, stages."""
@@ -168,7 +123,7 @@ def summary(results: list[Scenario]) -> list[dict[str, Any]]:
             "changed_median": statistics.median(s.changed),
         }
         if any(s.stages):
-            names = sorted({n for spent in s.stages for n in spent})
+            names = list(dict.fromkeys(n for spent in s.stages for n in spent))
             row["stages"] = {n: statistics.median(t.get(n, 0.0) for t in s.stages) for n in names}
         rows.append(row)
     return rows

@@ -13,6 +13,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from reconciler.pass_ import STAGES
+
 
 def _stat(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
@@ -56,7 +58,8 @@ def render_stages(summary: dict[str, Any]) -> list[str]:
     rows = [s for s in summary["scenarios"] if s.get("stageCpuSeconds")]
     if not rows:
         return []
-    names = list(dict.fromkeys(n for s in rows for n in s["stageCpuSeconds"]))
+    found = {n for s in rows for n in s["stageCpuSeconds"]}  # a JSON round trip sorts keys
+    names = sorted(found, key=lambda n: (STAGES.index(n) if n in STAGES else len(STAGES), n))
     lines = [
         "",
         "where the pass step goes (median CPU ms per stage, `reconciler.pass_.STAGES`):",

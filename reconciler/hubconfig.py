@@ -51,8 +51,9 @@ class PassReport:
     message: str = ""
     attempts: int = 1
     timings: tuple[tuple[str, float], ...] = ()
-    """Seconds per step of the last attempt, in order: fetch, load, pass, diff, commit, push,
-    maintain (the steps it reached)."""
+    """Seconds per step of the last attempt, in order: fetch, load, prior (the last output's
+    state, the agents' reports and older snapshots read), pass, diff, commit, push, maintain (the
+    steps it reached)."""
     cpu_timings: tuple[tuple[str, float], ...] = ()
     """CPU seconds of the same steps: the hub process and the git processes it waited for
     (`reconciler.steptimer`)."""

@@ -266,6 +266,7 @@ class Hub:
             prior, _problems = read_state(prior_files)
             reports, report_errors = self._read_reports(fleet.clusters, refs)
             history = self.older.history(fleet, prior)
+            self._steps.lap("prior")
             result = reconcile(fleet, prior, None, self._clock(), reports, history=history)
             self._steps.lap("pass")
             self._steps.stages = (result.stage_timings, result.stage_cpu_timings)

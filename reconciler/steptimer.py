@@ -1,6 +1,6 @@
-"""Wall and CPU seconds per step of one hub pass (fetch, load, pass, diff, commit, push,
-maintain), for `PassReport.timings` and `PassReport.cpu_timings`, and per stage of the pure pass
-(`reconciler.pass_.STAGES`, for `PassResult.stage_timings`).
+"""Wall and CPU seconds per step of one hub pass (fetch, load, prior, pass, diff, commit,
+push, maintain), for `PassReport.timings` and `PassReport.cpu_timings`, and per stage of the
+pure pass (`reconciler.pass_.STAGES`, for `PassResult.stage_timings`).
 
 CPU is this process's (every thread) plus the children it waited for: the git processes a step
 ran. The mirror's long-running `git cat-file` processes are not waited for, so their CPU is in

@@ -49,6 +49,7 @@ def test_a_readme_commit_makes_no_pass_and_reports_what_the_pass_would(tmp_path:
     assert edited.outcome == "committed" and "pass" in steps(edited)
     cpu = dict(edited.cpu_timings)  # the same steps, each with its CPU seconds
     assert list(cpu) == steps(edited) and all(seconds >= 0 for seconds in cpu.values())
+    assert steps(edited)[:4] == ["fetch", "load", "prior", "pass"]  # the prior read apart
     stages = dict(edited.stage_timings)  # the pass step, stage by stage
     assert list(stages) == [name for name, _ in edited.stage_cpu_timings] == list(STAGES)
     assert sum(stages.values()) <= dict(edited.timings)["pass"]
