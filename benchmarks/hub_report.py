@@ -58,8 +58,8 @@ def render_stages(summary: dict[str, Any]) -> list[str]:
     rows = [s for s in summary["scenarios"] if s.get("stageCpuSeconds")]
     if not rows:
         return []
-    found = {n for s in rows for n in s["stageCpuSeconds"]}  # a JSON round trip sorts keys
-    names = sorted(found, key=lambda n: (STAGES.index(n) if n in STAGES else len(STAGES), n))
+    found = {n for s in rows for n in s["stageCpuSeconds"]}
+    names = [n for n in STAGES if n in found]  # the pass's order (a JSON round trip sorts keys)
     lines = [
         "",
         "where the pass step goes (median CPU ms per stage, `reconciler.pass_.STAGES`):",
