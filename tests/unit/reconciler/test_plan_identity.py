@@ -14,7 +14,7 @@ import pytest
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.repo.workdir import WorkdirTree
-from reconciler import pass_, placememo
+from reconciler import passstages, placememo
 from reconciler.override import build_override_index
 from reconciler.pass_ import reconcile
 from reconciler.state import Snapshot, State, read_state
@@ -33,14 +33,14 @@ def test_unchanged_placements_keep_their_states_and_parts(
 ) -> None:
     fleet = _fleet(tmp_path)
     states: list[dict[str, Any]] = []
-    real = pass_._plan_all
+    real = passstages._plan_all
 
     def planning(*args: Any) -> Any:
         made = real(*args)
         states.append({key: plan.state for key, plan in made[0].items()})
         return made
 
-    monkeypatch.setattr(pass_, "_plan_all", planning)
+    monkeypatch.setattr(passstages, "_plan_all", planning)
     prior = State()
     parts = []
     for _ in range(3):
