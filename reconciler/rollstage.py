@@ -1,13 +1,14 @@
 """The pass's rollout stage: which scheduled clusters get each placement's latest content now.
 
-After scheduling and overrides (`placement.place`), `roll_out`:
-1. computes every targeted cluster's desired content hash and records, per binding, the agent's
-   Applied/Available/DiffReported - only from a report naming the exact content the hub gave that
-   cluster - timed by the hub's own `now` (a dry run without any status source assumes them);
-2. calls the external drivers (`reconciler.rollout.drivers`) with a `PlacementView` of every
-   placement, and processes evictions (`reconciler.rollout.eviction`);
-3. moves bindings: RollingUpdate placements through `rolling.pick_bindings` (§2.3-2.4), External
-   placements only where a driver's `ExternalUpdate` says so.
+After scheduling and overrides (`placement.place`), `roll_out` runs three steps:
+1. observe (`_observe_all`): every targeted cluster's desired content hash and, per binding, the
+   agent's Applied/Available/DiffReported - only from a report naming the exact content the hub
+   gave that cluster - timed by the hub's own `now` (a dry run without any status source assumes
+   them); a settled placement whose inputs did not change takes last pass's rollout (`rollmemo`);
+2. drive (`reconciler.rolldrive`): the rollout drivers (`reconciler.rollout.drivers`) and the
+   evictions (`reconciler.rollout.eviction`) on a `PlacementView` of every placement;
+3. roll (`_roll_all`): RollingUpdate placements move bindings through `rolling.pick_bindings`
+   (§2.3-2.4), External placements only where a driver's `ExternalUpdate` says so.
 Clusters not moved keep their previous files (`assemble`). A placement whose bindings changed
 by a few clusters reads only those bindings where it can: their names, classes and whether they
 already carry RolloutStarted are remembered per placement by position (`reconciler.rollsplice`,
@@ -16,7 +17,7 @@ already carry RolloutStarted are remembered per placement by position (`reconcil
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -32,6 +33,7 @@ from reconciler.output import placement_key
 from reconciler.placement import PlacementPlan
 from reconciler.rollclass import classify_placement
 from reconciler.rolldelete import begin, blocked, settle
+from reconciler.rolldrive import drive
 from reconciler.rollexternal import external_into
 from reconciler.rollmemo import (
     bound_names,
@@ -44,14 +46,11 @@ from reconciler.rollmemo import (
     same_manifests,
 )
 from reconciler.rollmove import moved, with_started
-from reconciler.rollout.drivers import OUTPUTS, Driver
-from reconciler.rollout.eviction import EvictionOutcome, process_evictions
-from reconciler.rollout.guard import driver_fault, kept_under
+from reconciler.rollout.drivers import Driver
 from reconciler.rollout.model import (
     UNSCHEDULED,
     DriverResult,
     PlacementView,
-    RolloutInputs,
 )
 from reconciler.rollout.rolling import RollingDecision, pick_bindings
 from reconciler.rollsplice import Column
@@ -80,27 +79,6 @@ class RolloutOutcome:
     errors: tuple[FleetError, ...] = ()
     wakeup: datetime | None = None
     trailers: tuple[tuple[str, str], ...] = ()
-
-
-class ClusterLabels(Mapping[str, Mapping[str, str]]):
-    """Every declared cluster's labels as the drivers read them, each copied when first read:
-    most passes have no staged run or cluster group upgrade, so none is."""
-
-    def __init__(self, fleet: FleetSnapshot) -> None:
-        self._clusters = fleet.clusters
-        self._made: dict[str, dict[str, str]] = {}
-
-    def __getitem__(self, name: str) -> Mapping[str, str]:
-        found = self._made.get(name)
-        if found is None:
-            found = self._made[name] = dict(self._clusters[name].metadata.labels or {})
-        return found
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._clusters)
-
-    def __len__(self) -> int:
-        return len(self._clusters)
 
 
 _NO_TIME = datetime(1970, 1, 1, tzinfo=UTC)
@@ -292,25 +270,15 @@ def _roll_into(
         wakeups.append(due)
 
 
-def _run_drivers(
-    drivers: Sequence[Driver],
-    fleet: FleetSnapshot,
-    inputs: RolloutInputs,
-    prior_output: Mapping[str, bytes],
-) -> list[DriverResult]:
-    """Every driver's result; a driver that raises (outside the per-run guard each driver keeps,
-    `reconciler.rollout.guard`) keeps its previous documents and becomes an error."""
-    results = []
-    for driver in drivers:
-        try:
-            results.append(driver(fleet, inputs, prior_output))
-        except Exception as exc:  # one driver's fault fails it alone
-            name = getattr(driver, "__name__", type(driver).__name__)
-            files = kept_under(prior_output, OUTPUTS.get(driver, ()))
-            results.append(
-                DriverResult(files=files, errors=(("", None, "", driver_fault(name, exc)),))
-            )
-    return results
+@dataclass
+class _Observed:
+    """The placements observed this pass (by key: their plans, the state each had before, with
+    the rollout inputs read, and the state observing made), and every placement's view."""
+
+    live: dict[str, PlacementPlan] = field(default_factory=dict)
+    before: dict[str, tuple[tuple[Any, ...] | None, PlacementState]] = field(default_factory=dict)
+    made: dict[str, PlacementState] = field(default_factory=dict)
+    views: dict[str, PlacementView] = field(default_factory=dict)
 
 
 def roll_out(
@@ -325,14 +293,40 @@ def roll_out(
     drivers: Sequence[Driver] = (),
     assume_ready: frozenset[str] = frozenset(),
 ) -> RolloutOutcome:
-    """The rollout stage over every placement (plans are updated in place). A placement whose
-    own rollout work raises is held (`reconciler.isolate`); the others roll out."""
-    live: dict[str, PlacementPlan] = {}
-    views: dict[str, PlacementView] = {}
-    made: dict[str, PlacementState] = {}
+    """The rollout stage over every placement (plans are updated in place): observe each one
+    (or take its settled rollout as it was), run the drivers and evictions on every
+    placement's view (`rolldrive`), then move each observed placement's bindings. A placement
+    whose own rollout work raises is held (`reconciler.isolate`); the others roll out."""
     seen = (prior_index, clusters, assume_ready, index_token(prior_index))
+    observed = _observe_all(plans, fleet, reports, now, seen)
+    driven = drive(drivers, fleet, observed.views, prior_output, now)
+    files: dict[str, bytes] = dict(driven.evicted.files)
+    errors = [FleetError(*e) for r in driven.results for e in r.errors]
+    for key, gone in driven.evicted.deleted.items():
+        begin(observed.live[key], gone, prior_index, assume_ready)
+    wakeups = [r.wakeup for r in driven.results if r.wakeup is not None]
+    wakeups += _roll_all(observed, driven.results, now, prior_index, assume_ready, errors)
+    for r in driven.results:
+        files.update(r.files)
+    return RolloutOutcome(
+        files=files,
+        errors=tuple(errors),
+        wakeup=min(wakeups) if wakeups else None,
+        trailers=tuple(t for r in driven.results for t in r.trailers),
+    )
+
+
+def _observe_all(
+    plans: Mapping[str, PlacementPlan],
+    fleet: FleetSnapshot,
+    reports: Mapping[str, AgentReport],
+    now: datetime,
+    seen: tuple[PriorIndex, frozenset[str], frozenset[str], int],
+) -> _Observed:
+    """Every placement that is not held, observed (`_observe`) or, settled and unchanged, last
+    pass's rollout (`rollmemo.reuse`). `seen`: prior index, clusters, assumed ready, token."""
+    out = _Observed()
     entries = report_entries(reports)
-    before: dict[str, tuple[tuple[Any, ...] | None, PlacementState]] = {}
     evicting = {placement_key(e.spec.placement_name) for e in fleet.evictions.values()}
     for key, plan in sorted(plans.items()):
         if plan.held:
@@ -341,49 +335,42 @@ def roll_out(
         known = None if key in evicting else rollout_inputs(plan, entries, *seen)
         view = reuse(plan, known)
         if view is not None:  # settled and unchanged: last pass's rollout (`rollmemo`)
-            views[key] = view
+            out.views[key] = view
             continue
-        before[key] = (known, plan.state)
+        out.before[key] = (known, plan.state)
         work = partial(
             _observe,
-            *(plan, reports, entries, now, prior_index, clusters, assume_ready, views, made),
+            *(plan, reports, entries, now, *seen[:3], out.views, out.made),
             seen[3],
             known,
         )
         if guarded(plan, "observing the rollout of", work):
-            live[key] = plan
-    inputs = RolloutInputs(placements=views, cluster_labels=ClusterLabels(fleet), now=now)
-    results = _run_drivers(drivers, fleet, inputs, prior_output)
-    evicted: EvictionOutcome = process_evictions(fleet, views, prior_output, now)
-    files: dict[str, bytes] = dict(evicted.files)
-    errors = [FleetError(*e) for r in results for e in r.errors]
-    for key, gone in evicted.deleted.items():
-        begin(live[key], gone, prior_index, assume_ready)
-    wakeups = [r.wakeup for r in results if r.wakeup is not None]
-    for key, plan in live.items():
+            out.live[key] = plan
+    return out
+
+
+def _roll_all(
+    observed: _Observed,
+    results: Sequence[DriverResult],
+    now: datetime,
+    prior_index: PriorIndex,
+    assume_ready: frozenset[str],
+    errors: list[FleetError],
+) -> list[datetime]:
+    """Each observed placement's bindings moved: External ones as the drivers' updates say,
+    the others by their rolling update (remembered when settled: `rollmemo.keep`); the
+    wakeups they ask for."""
+    wakeups: list[datetime] = []
+    for key, plan in observed.live.items():
         if plan.strategy_type == "External":
             updates = [u for r in results for u in r.updates if u.placement == key]
-            guarded(
-                plan,
-                "rolling out",
-                partial(external_into, plan, updates, now, prior_index, assume_ready, errors),
-            )
-        else:
-            due: list[datetime] = []
-            guarded(
-                plan,
-                "rolling out",
-                partial(
-                    _roll_into, plan, now, assume_ready, prior_index, due, (made[key], views[key])
-                ),
-            )
-            wakeups += due
-            keep(plan, *before[key], min(due, default=None), views[key])
-    for r in results:
-        files.update(r.files)
-    return RolloutOutcome(
-        files=files,
-        errors=tuple(errors),
-        wakeup=min(wakeups) if wakeups else None,
-        trailers=tuple(t for r in results for t in r.trailers),
-    )
+            external = partial(external_into, plan, updates, now, prior_index, assume_ready, errors)
+            guarded(plan, "rolling out", external)
+            continue
+        due: list[datetime] = []
+        seen = (observed.made[key], observed.views[key])
+        work = partial(_roll_into, plan, now, assume_ready, prior_index, due, seen)
+        guarded(plan, "rolling out", work)
+        wakeups += due
+        keep(plan, *observed.before[key], min(due, default=None), observed.views[key])
+    return wakeups
