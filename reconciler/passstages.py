@@ -8,8 +8,9 @@ distribution) -> seal (Secrets encrypted per cluster) -> roll (the rollout) -> a
 (per-cluster files and indexes) -> decide (sync records, kept decisions, PlacementDecisions) ->
 placement status -> cluster status (profiles, cluster status, overlay status, held
 placements' status) -> state -> finish (errors). A stage reads only what earlier stages set,
-and adds its own; a placement's plan is the one value several stages update (seal, roll,
-decide: `PlacementPlan` is the pass's working record of a placement). Called by `pass_`.
+and sets its own. Three values are shared: later stages add to `errors` and to `files` (the
+output tree), and update the placements' plans in place (seal, roll, decide: `PlacementPlan` is
+the pass's working record of a placement). Called by `pass_`.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ from reconciler.statusdocs import placement_status_files
 
 class PassRun:
     """One pass: its inputs, then the values each stage of `PIPELINE` sets, in that order (a
-    stage reads only those of the stages before it)."""
+    stage reads only those of the stages before it; `errors`, `files` and the plans in `plans`
+    are added to or updated by later stages too)."""
 
     # set by `prepare`
     overlay: dict[str, list[dict[str, Any]]]
@@ -287,6 +289,7 @@ def _kept_decisions(kept: Mapping[str, PlacementState], prior: State) -> dict[st
 
 
 def write_placement_status(run: PassRun) -> None:
+    """Every placement's status file (`statusdocs`)."""
     run.files.add(placement_status_files(run.plans, run.prior, run.reports or {}, run.now))
 
 
