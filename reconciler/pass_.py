@@ -97,7 +97,7 @@ def reconcile(
         next_wakeup=run.rollout.wakeup,
         trailers=run.rollout.trailers + tuple((HELD_TRAILER, key) for key in sorted(run.holds)),
         plans=run.plans,
-        deletion_holds=tuple(h for _, h in sorted(run.holds.items()) if h is not None),
+        deletion_holds=tuple(h for _, h in sorted(run.holds.items())),
         stage_timings=tuple(laps.timings),
         stage_cpu_timings=tuple(laps.cpu_timings),
     )

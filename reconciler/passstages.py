@@ -36,8 +36,8 @@ from reconciler.govern.deletion import (
     deleted_holds,
     held_status_file,
 )
-from reconciler.govern.tenancy import NO_TENANCY, Tenancy, govern_fleet
-from reconciler.history import NO_HISTORY, HistoricalSources
+from reconciler.govern.tenancy import Tenancy, govern_fleet
+from reconciler.history import HistoricalSources
 from reconciler.isolate import failed_plan
 from reconciler.output import OutputFiles, placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
@@ -88,7 +88,7 @@ class PassRun:
     states: dict[str, PlacementState]
     # set by `finish`
     all_errors: tuple[FleetError, ...]
-    holds: dict[str, DeletionHold | None]
+    holds: dict[str, DeletionHold]
 
     def __init__(
         self,
@@ -164,8 +164,8 @@ def _plan_all(
     fleet: FleetSnapshot,
     prior: State,
     views: Mapping[str, ClusterView],
-    tenancy: Tenancy = NO_TENANCY,
-    history: HistoricalSources = NO_HISTORY,
+    tenancy: Tenancy,
+    history: HistoricalSources,
 ) -> tuple[
     dict[str, PlacementPlan],
     dict[str, Origin | None],
@@ -329,7 +329,7 @@ def finish(run: PassRun) -> None:
             message = f"placement {key} keeps its previous output until its file loads again"
             run.errors.append(FleetError(ps.origin_file, None, "", message))
     run.all_errors = tuple(sorted(set(run.fleet.errors) | set(run.errors)))
-    holds = {k: p.deletion_hold for k, p in run.plans.items() if p.deletion_hold}
+    holds = {k: h for k, p in run.plans.items() if (h := p.deletion_hold) is not None}
     run.holds = {**holds, **run.deleted}
 
 
