@@ -4,12 +4,19 @@
 (`benchmarks.generate`), runs a cold pass, then in the same process for every hub scenario
 (`benchmarks.hub_scenarios`: no change, an unrelated file, one resource, a fleet-wide resource,
 an override, a placement, a relabelled, added and removed cluster) changes the source files,
-reloads the fleet and runs one pass with the previous result as prior - the way the hub chains
-its passes (`HeapKeeper` on, as in `gitfleet reconcile`). It reports per scenario the median,
-min and max CPU seconds of the pass (`time.process_time`), the files whose bytes changed, and
-the peak RSS of the process. Each trial first settles the previous change (two passes), so a
-scenario measures its own change only. With `--stages`, the CPU seconds of each stage of the
-pass are added (`PassResult.stage_cpu_timings`: `reconciler.pass_.STAGES`).
+reloads the fleet as the hub does (`renderers.hubload.FleetLoader`, each file named by its blob
+id: unchanged files keep their objects) and runs one pass with the previous result as prior -
+the way the hub chains its passes (`HeapKeeper` on, as in `gitfleet reconcile`). It reports per
+scenario the median, min and max CPU seconds of the pass (`time.process_time`), the files whose
+bytes changed, and the peak RSS of the process. Each trial first settles the previous change
+(passes until one changes no file, as `bench_hub.py` settles the hub), so a scenario measures
+its own change only. With `--stages`, the CPU seconds of each stage of the pass are added
+(`PassResult.stage_cpu_timings`: `reconciler.pass_.STAGES`).
+
+Before 2026-11-29 (session 33) each pass got a fleet loaded afresh (`load_fleet`: new objects
+for every file, so the pass's identity checks missed where the hub's hit: relabel 0.3 s of pass
+CPU against the hub's 0.07) and a trial settled with two passes (a fleet-wide edit's rollout
+waves then ran in the next scenario's trial).
 
 Unlike `bench_hub.py` it leaves out loading, the commit, the push and the hub's listing of its
 output, so it isolates the pass; compare its figures only with runs of the same size.
@@ -18,6 +25,7 @@ output, so it isolates the pass; compare its figures only with runs of the same 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import resource
 import shutil
@@ -46,9 +54,12 @@ from gitfleet.repo.workdir import WorkdirTree
 from reconciler.heap import HeapKeeper
 from reconciler.pass_ import PassResult, reconcile
 from reconciler.state import State, read_state
-from renderers import load_fleet
+from renderers.hubload import FleetLoader
 
 NOW = "2026-01-01T00:00:00Z"
+SETTLE_LIMIT = 40
+"""Passes `Chain.settle` runs at most (`bench_hub.py`'s limit; kept here so the file can be
+copied into an older checkout)."""
 
 
 @dataclass
@@ -61,23 +72,43 @@ class Scenario:
     stages: list[dict[str, float]] = field(default_factory=list)
 
 
+class BlobTree(WorkdirTree):
+    """A work directory whose files name their git blob ids (hashed from their bytes), as a
+    source commit's do: the hub's `FleetLoader` then patches the last snapshot with the
+    changed files only, so the pass gets the very objects of unchanged files, as the hub's."""
+
+    def oid(self, path: str) -> str:
+        data = self.read(path)
+        return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
 class Chain:
-    """Passes chained as the hub chains them: each takes the previous result as prior."""
+    """Passes chained as the hub chains them: each takes the previous result as prior, and a
+    fleet loaded as the hub loads it (`FleetLoader`: unchanged files keep their objects)."""
 
     def __init__(self, root: Path, stages: bool) -> None:
         self.root, self.stages = root, stages
         self.now = parse_time(NOW)
         self.heap = HeapKeeper()
+        self.loader = FleetLoader()
         self.result = self._pass(State())[0]
 
     def _pass(self, prior: State) -> tuple[PassResult, float, dict[str, float]]:
-        fleet = load_fleet(WorkdirTree(self.root))
+        fleet = self.loader.load(BlobTree(self.root))
         started = time.process_time()
         result = reconcile(fleet, prior, None, self.now, {})
         cpu = time.process_time() - started
         self.heap.after_pass()
         stages = getattr(result, "stage_cpu_timings", ())  # none before 2026-11-29
         return result, cpu, dict(stages) if self.stages else {}
+
+    def settle(self) -> int:
+        """Passes until one changes no file (as `bench_hub.py` settles the hub before a
+        trial); how many ran. RuntimeError past `SETTLE_LIMIT` passes."""
+        for done in range(1, SETTLE_LIMIT + 1):
+            if not self.step()[1]:
+                return done
+        raise RuntimeError(f"the pass still changes files after {SETTLE_LIMIT} passes")
 
     def step(self) -> tuple[float, int, dict[str, float]]:
         """One pass on the current files: CPU seconds, files whose bytes changed, stages."""
@@ -100,8 +131,7 @@ def run(
     out = [Scenario(name) for name, _ in listed]
     for k in range(trials):
         for scenario, (_, edit) in zip(out, listed, strict=True):
-            chain.step()
-            chain.step()  # settle what the last change started (rollout waves, condition times)
+            chain.settle()  # what the last change started (rollout waves, condition times)
             if edit is not None:
                 edit(root, k)
             cpu, changed, spent = chain.step()
