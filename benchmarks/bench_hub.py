@@ -43,7 +43,6 @@ from benchmarks.generate import (
     add_size_options,
     build_fleet,
     resolve_size,
-    write_fleet,
 )
 from benchmarks.gitserver import GitDaemon
 from benchmarks.hub_checks import (
@@ -64,6 +63,7 @@ from benchmarks.hub_trials import (
     Trial,
     cpu_seconds,
     measure,
+    new_source,
     push_source,
     rollout_row,
     run_scenarios,
@@ -177,11 +177,7 @@ def measure_all(
     """Set up the repositories, run the cold trials, the scenarios and the final renders."""
     budget = args.max_minutes * 60
     clone, source = work / "clone", work / "source.git"
-    write_fleet(fleet, clone)
-    git(source, "init", "--bare", "--quiet")
-    git(clone, "init", "--quiet", "-b", "main", bare=False)
-    git(clone, "remote", "add", "origin", str(source), bare=False)
-    push_source(clone, "generated fleet")
+    new_source(fleet, clone, source)
     first = git(clone, "rev-parse", "HEAD", bare=False).strip()
     cold = cold_trials(source, first, work, args.now, args.trials, budget, render)
     remote = Path(cold[0]["remote"])

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.generate import GeneratedFleet
+from benchmarks.generate import GeneratedFleet, write_fleet
 from benchmarks.gitserver import TICKS, GitDaemon
 from benchmarks.hub_checks import OUTPUT_REF, CheckFailed, changed_files, git, repo_bytes, resolve
 from benchmarks.hub_reports import ReportEdit, report_scenarios
@@ -106,6 +106,16 @@ class Trial:
     stage_cpu: tuple[tuple[str, float], ...] = ()
     """CPU seconds of each stage of the pass step (`PassReport.stage_cpu_timings`; none when
     the pass was skipped)."""
+
+
+def new_source(fleet: GeneratedFleet, clone: Path, bare: Path) -> None:
+    """The generated fleet written to `clone`, a work clone of the new bare repository `bare`,
+    committed and pushed to its `main`."""
+    write_fleet(fleet, clone)
+    git(bare, "init", "--bare", "--quiet")
+    git(clone, "init", "--quiet", "-b", "main", bare=False)
+    git(clone, "remote", "add", "origin", str(bare), bare=False)
+    push_source(clone, "generated fleet")
 
 
 def push_source(clone: Path, message: str) -> None:

@@ -41,10 +41,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.generate import add_size_options, build_fleet, resolve_size, write_fleet
+from benchmarks.generate import add_size_options, build_fleet, resolve_size
 from benchmarks.hub_checks import OUTPUT_REF, git
 from benchmarks.hub_scenarios import scenarios
-from benchmarks.hub_trials import DEFAULT_NOW, push_source
+from benchmarks.hub_trials import DEFAULT_NOW, new_source, push_source
 
 CLUSTER_REFS = "refs/heads/gitfleet/clusters/"
 REST_REF = "refs/heads/gitfleet/rest"
@@ -194,11 +194,7 @@ def scenario_output(args: argparse.Namespace, work: Path) -> Path:
 
     fleet = build_fleet(resolve_size(args), args.seed)
     clone, remote = work / "clone", work / "remote.git"
-    write_fleet(fleet, clone)
-    git(remote, "init", "--bare", "--quiet")
-    git(clone, "init", "--quiet", "-b", "main", bare=False)
-    git(clone, "remote", "add", "origin", str(remote), bare=False)
-    push_source(clone, "generated fleet")
+    new_source(fleet, clone, remote)
     hub = make_hub(remote, work / "cache", DEFAULT_NOW)
     for _ in range(30):  # the cold pass, then until a pass commits nothing
         if hub.run_once().outcome != "committed":
