@@ -13,7 +13,7 @@ bytes changed, and the peak RSS of the process. Each trial first settles the pre
 its own change only. With `--stages`, the CPU seconds of each stage of the pass are added
 (`PassResult.stage_cpu_timings`: `reconciler.pass_.STAGES`).
 
-Before 2026-11-29 (session 33) each pass got a fleet loaded afresh (`load_fleet`: new objects
+Until session 33 (2026-11-29) each pass got a fleet loaded afresh (`load_fleet`: new objects
 for every file, so the pass's identity checks missed where the hub's hit: relabel 0.3 s of pass
 CPU against the hub's 0.07) and a trial settled with two passes (a fleet-wide edit's rollout
 waves then ran in the next scenario's trial).
