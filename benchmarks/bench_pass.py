@@ -147,6 +147,7 @@ def summary(results: list[Scenario]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {
             "scenario": s.name,
             "trials": len(s.cpu),
+            "cpu": list(s.cpu),
             "cpu_median": statistics.median(s.cpu),
             "cpu_min": min(s.cpu),
             "cpu_max": max(s.cpu),

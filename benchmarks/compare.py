@@ -14,6 +14,13 @@ less the fetch and push steps (`hub_report.pass_cpu`; "-" for a revision that do
 them). `--json DIR` keeps each run's JSON (`<n>-<side>.json`, its printed table `.md`) and the
 table; `--table BASE.json... --vs HEAD.json...` only pools runs made before. Everything after
 `--` goes to the benchmark (default: `--size fleet-1k --trials 3`).
+
+`--bench pass` compares the warm pure pass instead (`benchmarks/bench_pass.py`: no git, one
+process a run, the pass's CPU per scenario): the bench_pass.py of this checkout is copied into
+both exported trees, so both revisions' code runs under the same harness (an older revision's
+own bench_pass loaded its fleet afresh for every pass, which the hub does not do). Its trials
+vary less than the hub's (no git processes, no transport), so it can settle a change of a few
+per cent of the pass that the Git scenarios cannot.
 Called by people measuring a change (README "Performance").
 """
 
@@ -22,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,11 +45,13 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 from benchmarks.hub_checks import git
 from benchmarks.hub_report import pass_cpu
 
-BENCH = "benchmarks/bench_hub.py"
+BENCHES = {"hub": "benchmarks/bench_hub.py", "pass": "benchmarks/bench_pass.py"}
+PASS_SCRIPT = Path(__file__).resolve().parent / "bench_pass.py"
+"""The pure-pass harness `--bench pass` runs on both revisions' code."""
 DEFAULT_ARGS = ("--size", "fleet-1k", "--trials", "3")
 COLD = "cold full pass (fresh process)"
 Run = Mapping[str, Any]
-"""One bench_hub `--json` document."""
+"""One bench_hub `--json` document (or bench_pass's: its `rows`)."""
 
 
 def run_order(rounds: int) -> list[str]:
@@ -83,7 +93,11 @@ def run_bench(tree: Path, bench: str, args: Sequence[str], out: Path) -> Run:
 def cpu_trials(run: Run, scenario: str, measure: str = "hub") -> list[float]:
     """The hub CPU seconds of each trial of `scenario` in one run (the cold pass: per process);
     `measure` "pass": less the fetch and push steps (`hub_report.pass_cpu`; none from a revision
-    that does not time its steps' CPU)."""
+    that does not time its steps' CPU). A bench_pass run: the pass CPU of each trial."""
+    if "rows" in run:
+        return [
+            float(x) for r in run["rows"] if r["scenario"] == scenario for x in r.get("cpu", [])
+        ]
     if scenario == COLD:
         rows = list(run.get("cold", []))
     else:
@@ -101,7 +115,7 @@ def scenario_names(runs: Sequence[Run]) -> list[str]:
     """Every scenario of the runs, in the order of the first run that has it."""
     names: list[str] = []
     for run in runs:
-        for entry in run.get("scenarios", []):
+        for entry in run.get("scenarios", run.get("rows", [])):
             if entry["scenario"] not in names:
                 names.append(entry["scenario"])
     return names
@@ -131,6 +145,10 @@ def checks(order: Sequence[str], runs: Sequence[Run]) -> str:
     """One line per run: its side and what its three checks said, and its cold peak RSS."""
     out = []
     for n, (side, run) in enumerate(zip(order, runs, strict=True), 1):
+        if "rows" in run:
+            rss = run.get("peak_rss_mib", 0)
+            out.append(f"- run {n} ({side}): the pure pass (bench_pass), peak RSS {rss:,.0f} MiB")
+            continue
         found = run.get("checks", {})
         rss = max((c.get("maxRssMiB", 0) for c in run.get("cold", [])), default=0)
         out.append(
@@ -167,25 +185,38 @@ def _seconds(x: float) -> str:
 
 
 def compare(
-    repo: Path, revs: Mapping[str, str], rounds: int, bench_args: Sequence[str], keep: Path | None
+    repo: Path,
+    revs: Mapping[str, str],
+    rounds: int,
+    bench_args: Sequence[str],
+    keep: Path | None,
+    bench: str = "hub",
+    pass_script: Path = PASS_SCRIPT,
 ) -> str:
-    """Run the benchmark of both revisions `rounds` times in alternating order; the report: hub
-    CPU, then the same without the fetch and push steps."""
+    """Run the benchmark (`bench`: hub or pass) of both revisions `rounds` times in
+    alternating order; the report: hub CPU, then the same without the fetch and push steps (the
+    pure pass: its CPU, `pass_script` run on both revisions' code)."""
     order = run_order(rounds)
     with tempfile.TemporaryDirectory(prefix="gitfleet-compare-") as tmp:
         trees = {side: Path(tmp) / side for side in revs}
         commits = {side: export_tree(repo, rev, trees[side]) for side, rev in revs.items()}
+        if bench == "pass":
+            for tree in trees.values():
+                shutil.copyfile(pass_script, tree / BENCHES["pass"])
         out_dir = keep if keep is not None else Path(tmp) / "json"
         out_dir.mkdir(parents=True, exist_ok=True)
         runs = []
         for n, side in enumerate(order, 1):
             print(f"run {n}/{len(order)}: {side} {commits[side][:12]}", file=sys.stderr, flush=True)
-            runs.append(run_bench(trees[side], BENCH, bench_args, out_dir / f"{n}-{side}.json"))
+            out = out_dir / f"{n}-{side}.json"
+            runs.append(run_bench(trees[side], BENCHES[bench], bench_args, out))
+    what = "hub CPU" if bench == "hub" else "pure pass CPU (bench_pass)"
     head = f"base {commits['base'][:12]} ({revs['base']}), head {commits['head'][:12]} "
-    head += f"({revs['head']}); order {', '.join(order)}; hub CPU, median of all trials\n\n"
+    head += f"({revs['head']}); order {', '.join(order)}; {what}, median of all trials\n\n"
     report = head + table(order, runs) + "\n" + checks(order, runs)
-    report += "\nWithout the fetch and push steps (the pass, its reading and its commit):\n\n"
-    report += table(order, runs, "pass")
+    if bench == "hub":
+        report += "\nWithout the fetch and push steps (the pass, its reading and its commit):\n\n"
+        report += table(order, runs, "pass")
     if keep is not None:
         (keep / "compare.md").write_text(report)
     return report
@@ -201,6 +232,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=2, help="pairs of runs (2: base head head base)")
     p.add_argument("--repo", type=Path, default=Path("."), help="the gitfleet repository")
     p.add_argument("--json", type=Path, help="keep each run's JSON and the table in this dir")
+    p.add_argument(
+        "--bench",
+        choices=sorted(BENCHES),
+        default="hub",
+        help="hub: the Git scenarios (bench_hub); pass: the warm pure pass (bench_pass)",
+    )
     p.add_argument("--table", type=Path, nargs="+", help="pool these base runs (no new run)")
     p.add_argument("--vs", type=Path, nargs="+", help="... against these head runs")
     a = p.parse_args(mine)
@@ -215,7 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not a.base or a.rounds < 1:
         p.error("--base REV is needed, and --rounds at least 1")
         return 2
-    print(compare(a.repo, {"base": a.base, "head": a.head}, a.rounds, bench_args, a.json), end="")
+    revs = {"base": a.base, "head": a.head}
+    print(compare(a.repo, revs, a.rounds, bench_args, a.json, a.bench), end="")
     return 0
 
 

@@ -1,6 +1,7 @@
 """benchmarks/compare.py: the alternating run order, pooling of runs into one table, and a real
 comparison of two commits of a real Git repository, each run by a benchmark script of its own tree
-in its own process (a stand-in bench_hub that reports the CPU figure written in its tree)."""
+in its own process (a stand-in bench_hub that reports the CPU figure written in its tree); with
+`--bench pass`, one stand-in bench_pass run on both trees' code."""
 
 from __future__ import annotations
 
@@ -28,6 +29,16 @@ json.dump({"cold": [{"cpuSeconds": CPU * 10, "maxRssMiB": 100}],
                          {"scenario": "edit one resource"}],
            "trials": trials, "checks": {"incremental": "identical", "treeIds": "identical",
            "noop": "ok", "args": extra}}, open(out, "w"))
+"""
+
+
+FAKE_PASS = """\
+import json, sys
+from marker import CPU  # the tree's code; this script is the checkout's, copied into both
+out = sys.argv[sys.argv.index("--json") + 1]
+rows = [{"scenario": "edit one resource", "trials": 2, "cpu": [CPU, CPU + 0.01]}]
+print("pass table of marker", CPU)
+json.dump({"rows": rows, "peak_rss_mib": 900}, open(out, "w"))
 """
 
 
@@ -131,6 +142,22 @@ def test_two_commits_compared_by_their_own_code(repo: Path, tmp_path: Path) -> N
     assert json.loads((keep / "2-head.json").read_text())["checks"]["args"] == ["--size", "x"]
     assert (keep / "compare.md").read_text() == report
     assert report.count("| edit one resource | - | - | - | - / - | B -, H -, H -, B - |") == 1
+
+
+def test_the_pure_pass_runs_one_harness_on_both_revisions(repo: Path, tmp_path: Path) -> None:
+    (repo / "benchmarks" / "bench_pass.py").write_text("raise SystemExit(5)\n")  # the tree's own
+    base = _commit(repo, 0.5)
+    _commit(repo, 0.25)
+    script = tmp_path / "bench_pass.py"
+    script.write_text(FAKE_PASS)
+    keep = tmp_path / "keep"
+    report = compare(repo, {"base": base, "head": "HEAD"}, 1, [], keep, "pass", script)
+    assert "; pure pass CPU (bench_pass), median of all trials" in report
+    edit = "| edit one resource | 0.51 | 0.26 | 1.98x | 0.50-0.51 / 0.25-0.26 | B 0.51, H 0.26 |"
+    assert edit in report
+    assert "- run 2 (head): the pure pass (bench_pass), peak RSS 900 MiB" in report
+    assert "Without the fetch and push steps" not in report
+    assert (keep / "1-base.md").read_text() == "pass table of marker 0.5\n"
 
 
 def test_a_failed_run_does_not_count(repo: Path) -> None:
