@@ -18,9 +18,9 @@ table; `--table BASE.json... --vs HEAD.json...` only pools runs made before. Eve
 `--bench pass` compares the warm pure pass instead (`benchmarks/bench_pass.py`: no git, one
 process a run, the pass's CPU per scenario): the bench_pass.py of this checkout is copied into
 both exported trees, so both revisions' code runs under the same harness (an older revision's
-own bench_pass loaded its fleet afresh for every pass, which the hub does not do). Its trials
-vary less than the hub's (no git processes, no transport), so it can settle a change of a few
-per cent of the pass that the Git scenarios cannot.
+own bench_pass loaded its fleet afresh for every pass, which the hub does not do). A run takes
+~1.5 minutes at fleet-1k, so more rounds are cheap; they are needed as much (an A/A run, the
+same pass code on both sides, read 0.94x-1.15x with every row overlapping: benchmarks/README.md).
 Called by people measuring a change (README "Performance").
 """
 
@@ -247,7 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         loaded = [json.loads(f.read_text()) for f in (*a.table, *a.vs)]
         order = ["base"] * len(a.table) + ["head"] * len(a.vs)
         print(table(order, loaded) + "\n" + checks(order, loaded), end="")
-        print("\nWithout the fetch and push steps:\n\n" + table(order, loaded, "pass"), end="")
+        if not all("rows" in run for run in loaded):  # the pure pass has no fetch or push
+            print("\nWithout the fetch and push steps:\n\n" + table(order, loaded, "pass"), end="")
         return 0
     if not a.base or a.rounds < 1:
         p.error("--base REV is needed, and --rounds at least 1")

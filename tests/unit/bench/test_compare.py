@@ -185,6 +185,21 @@ def test_table_mode_pools_runs_made_before(
     assert "- run 2 (head): incremental identical" in out
 
 
+def test_table_mode_pools_pure_pass_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = []
+    for n, cpu in enumerate((0.4, 0.2)):
+        files.append(tmp_path / f"{n}.json")
+        rows = [{"scenario": "edit", "cpu": [cpu, cpu + 0.02]}]
+        files[-1].write_text(json.dumps({"rows": rows, "peak_rss_mib": 900}))
+    assert main(["--table", str(files[0]), "--vs", str(files[1])]) == 0
+    out = capsys.readouterr().out
+    assert "| edit | 0.41 | 0.21 | 1.95x | 0.40-0.42 / 0.20-0.22 | B 0.41, H 0.21 |" in out
+    assert "- run 1 (base): the pure pass (bench_pass), peak RSS 900 MiB" in out
+    assert "Without the fetch and push steps" not in out
+
+
 def test_the_script_runs_from_a_checkout(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[3]
     done = subprocess.run(
