@@ -172,14 +172,18 @@ def test_an_unknown_revision_is_named(repo: Path) -> None:
         compare(repo, {"base": "no-such-rev", "head": "HEAD"}, 1, [], None)
 
 
+def _tabled(tmp_path: Path, base: dict[str, Any], head: dict[str, Any]) -> int:
+    """`main --table` of two runs written to files."""
+    files = [tmp_path / "0.json", tmp_path / "1.json"]
+    for file, run in zip(files, (base, head), strict=True):
+        file.write_text(json.dumps(run))
+    return main(["--table", str(files[0]), "--vs", str(files[1])])
+
+
 def test_table_mode_pools_runs_made_before(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    files = []
-    for n, cpu in enumerate((0.4, 0.2)):
-        files.append(tmp_path / f"{n}.json")
-        files[-1].write_text(json.dumps(_run("edit", cpu)))
-    assert main(["--table", str(files[0]), "--vs", str(files[1])]) == 0
+    assert _tabled(tmp_path, _run("edit", 0.4), _run("edit", 0.2)) == 0
     out = capsys.readouterr().out
     assert "| edit | 0.40 | 0.20 | 2.00x | 0.40-0.40 / 0.20-0.20 | B 0.40, H 0.20 |" in out
     assert "- run 2 (head): incremental identical" in out
@@ -188,12 +192,11 @@ def test_table_mode_pools_runs_made_before(
 def test_table_mode_pools_pure_pass_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    files = []
-    for n, cpu in enumerate((0.4, 0.2)):
-        files.append(tmp_path / f"{n}.json")
-        rows = [{"scenario": "edit", "cpu": [cpu, cpu + 0.02]}]
-        files[-1].write_text(json.dumps({"rows": rows, "peak_rss_mib": 900}))
-    assert main(["--table", str(files[0]), "--vs", str(files[1])]) == 0
+    runs = [
+        {"rows": [{"scenario": "edit", "cpu": [cpu, cpu + 0.02]}], "peak_rss_mib": 900}
+        for cpu in (0.4, 0.2)
+    ]
+    assert _tabled(tmp_path, *runs) == 0
     out = capsys.readouterr().out
     assert "| edit | 0.41 | 0.21 | 1.95x | 0.40-0.42 / 0.20-0.22 | B 0.41, H 0.21 |" in out
     assert "- run 1 (base): the pure pass (bench_pass), peak RSS 900 MiB" in out
