@@ -166,22 +166,22 @@ def measure_layouts(bare: Path, work: Path, trials: int) -> dict[str, object]:
     figures: list[Figures] = []
     counts: dict[str, int] = {}
     for layout, make in (("one branch", one_branch), ("per-cluster refs", per_cluster)):
-        for graph in (False, True):
-            repo = work / f"{layout.replace(' ', '-')}-{int(graph)}.git"
-            shutil.copytree(bare, repo, symlinks=True)
-            tips = make(repo, new, old)
+        repo = work / f"{layout.replace(' ', '-')}.git"
+        shutil.copytree(bare, repo, symlinks=True)
+        tips = make(repo, new, old)
+        refs = len(git(repo, "for-each-ref", "--format=%(refname)").splitlines())
+        if layout != "one branch":
+            olds = [ln.split()[0] for ln in git(repo, "show-ref").splitlines()]
+            same_content(repo, new, old, tips, olds)
+            counts["changedClusters"] = len(tips) - 1
+        for graph in (False, True):  # the same refs, then with a commit-graph of them
             if graph:
                 git(repo, "commit-graph", "write", "--reachable")
-            refs = len(git(repo, "for-each-ref", "--format=%(refname)").splitlines())
-            if layout != "one branch" and not graph:
-                olds = [ln.split()[0] for ln in git(repo, "show-ref").splitlines()]
-                same_content(repo, new, old, tips, olds)
-                counts["changedClusters"] = len(tips) - 1
             ms = check_ms(repo, tips, trials)
             figures.append(
                 Figures(layout, graph, statistics.median(ms), min(ms), max(ms), len(tips), refs)
             )
-            shutil.rmtree(repo)
+        shutil.rmtree(repo)
     counts["clusters"] = len(cluster_trees(bare, new))
     counts["entries"] = len(git(bare, "ls-tree", "-r", "--name-only", old).splitlines())
     return {"figures": [asdict(f) for f in figures], **counts}
