@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import replace
 from typing import Any
@@ -43,7 +43,7 @@ from reconciler.manifests import Manifest
 from reconciler.placement import PlacementPlan
 from reconciler.rollkept import frozen, thawed
 from reconciler.schedule.clusters import ClusterView
-from reconciler.stagememo import IdentityMemo, StageMemo
+from reconciler.stagememo import IdentityMemo, StageMemo, changed_keys
 
 API_VERSION = "gitfleet.io/v1alpha1"
 MAX_VERIFIED = 200_000
@@ -193,21 +193,34 @@ def _holds_secret(manifests: tuple[Manifest, ...]) -> bool:
 def _any_secret(plan: PlacementPlan) -> bool:
     """Whether any manifest tuple of the plan holds a Secret, remembered per placement while
     its manifests and per-cluster results are the same (compared as mappings: no walk over
-    the clusters in Python)."""
+    the clusters in Python). When they are not, but the placement held none last time with
+    the same manifests, only the clusters whose results are other objects are looked at (a
+    cluster added to a placement of 1,000: one tuple, not 1,000)."""
     inputs = (plan.manifests, frozen(plan.per_cluster))  # a reused plan's: no copy
     found = _ANY_SECRET.get(plan.key, inputs)
     if found is None:
-        found = _looked_at(plan)
+        found = _looked_at(plan, _ANY_SECRET.last(plan.key))
         _ANY_SECRET.put(plan.key, inputs, found)
     return found
 
 
-def _looked_at(plan: PlacementPlan) -> bool:
-    """`_any_secret` the long way: each distinct manifest tuple looked at once."""
+def _looked_at(plan: PlacementPlan, last: tuple[tuple[Any, ...], bool] | None) -> bool:
+    """`_any_secret` the long way: each distinct manifest tuple looked at once; only those of
+    the clusters that changed when `last` (the placement's last inputs and result) held no
+    Secret in equal manifests (a placement scheduled again makes them anew: equal tuples, the
+    elements mostly the same objects)."""
+    per_cluster = plan.per_cluster
+    if last is not None and not last[1] and last[0][0] == plan.manifests:
+        clusters: Iterable[str] = changed_keys(last[0][1], per_cluster)
+    else:
+        clusters = per_cluster
+        if _holds_secret(plan.manifests):
+            return True
     seen: set[int] = set()
-    tuples = [plan.manifests, *(c.manifests for c in plan.per_cluster.values() if c.manifests)]
-    for manifests in tuples:
-        if id(manifests) not in seen:
+    for cluster in clusters:
+        result = per_cluster.get(cluster)
+        manifests = result.manifests if result is not None else ()
+        if manifests and id(manifests) not in seen:
             seen.add(id(manifests))
             if _holds_secret(manifests):
                 return True

@@ -231,6 +231,37 @@ def test_any_secret_follows_the_per_cluster_manifests() -> None:
     assert sealing._any_secret(plan)
 
 
+def test_any_secret_looks_only_at_the_clusters_that_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A placement that held no Secret gains a cluster, its manifests made anew (equal): only
+    the new cluster's manifests are looked at, and a Secret there is found; a Secret in the
+    placement's own manifests is found however few clusters changed."""
+    plan = PlacementPlan("gains", PlacementState("gains"), Cond("Scheduled", "True", "", ""))
+    plan.manifests = (_manifest("a", "ConfigMap"),)
+    plan.per_cluster = {
+        f"c{i}": ClusterManifests(("o-0",), (), (_manifest(f"m{i}", "ConfigMap"),))
+        for i in range(50)
+    }
+    assert not sealing._any_secret(plan)
+    looked: list[Manifest] = []
+    check = sealing._is_secret_manifest
+    monkeypatch.setattr(sealing, "_is_secret_manifest", lambda m: looked.append(m) or check(m))
+    plan.manifests = (_manifest("a", "ConfigMap"),)  # equal, not the same tuple
+    new = ClusterManifests(("o-0",), (), (_manifest("new", "ConfigMap"),))
+    plan.per_cluster = {**plan.per_cluster, "c50": new}
+    assert not sealing._any_secret(plan)
+    assert [m.identity["name"] for m in looked] == ["new"]
+    secret = ClusterManifests(("o-0",), (), (_manifest("s", "Secret"),))
+    plan.per_cluster = {**plan.per_cluster, "c51": secret}
+    assert sealing._any_secret(plan)
+    plan.per_cluster = {k: v for k, v in plan.per_cluster.items() if k != "c51"}
+    assert not sealing._any_secret(plan)  # after True: looked at whole
+    plan.manifests = (_manifest("a", "ConfigMap"), _manifest("t", "Secret"))
+    plan.per_cluster = {**plan.per_cluster, "c52": new}
+    assert sealing._any_secret(plan)
+
+
 def test_a_stage_memo_hit_keeps_the_newest_equal_inputs() -> None:
     memo: StageMemo[str] = StageMemo()
     old, new = ("a", [1, 2]), ("a", [1, 2])
