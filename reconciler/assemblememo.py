@@ -19,7 +19,8 @@ T = TypeVar("T")
 
 class ThreeRounds(Generic[T]):
     """key -> value, for the current round and the two before (`next_round()` once a pass):
-    what three passes did not use is dropped. Cleared with the other memos
+    what three passes that used it did not use is dropped (a pass that used nothing is no
+    round). Cleared with the other memos
     (`stagememo.forget_stages`: its generations live in a StageMemo)."""
 
     def __init__(self) -> None:
@@ -50,4 +51,5 @@ class ThreeRounds(Generic[T]):
 
     def next_round(self) -> None:
         now, last, _ = self._rounds()
-        self._gens.put("", (), ({}, now, last))
+        if now:  # else the round used nothing: no round (`stagememo.IdentityMemo`)
+            self._gens.put("", (), ({}, now, last))

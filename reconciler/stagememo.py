@@ -8,8 +8,8 @@ placement states one object. Comparing a stage's inputs as a tuple is then mostl
 (Python's containers compare identical elements without calling `__eq__`); unequal inputs only
 cost the stage's own work. Process-wide and bounded, like the other caches of the pass; `forget`
 clears every StageMemo (tests compare passes with and without reuse). `IdentityMemo` remembers
-values derived from objects for the last two passes only, `RoundMemo` values by a key that
-determines them for the last two passes. `ClusterMemo` keeps, per placement, one result per
+values derived from objects for the last two passes that used it only, `RoundMemo` values by a
+key that determines them likewise. `ClusterMemo` keeps, per placement, one result per
 cluster with the object it was made from (compared by identity, safe because the entry holds it)
 and the other facts it read (compared by value): a placement recomputed because one cluster was
 added, removed or changed redoes that cluster's part only; a round (`start` ... `end`) rebuilds
@@ -146,7 +146,10 @@ def forget_stages() -> None:
 class IdentityMemo(Generic[T]):
     """Values derived from objects, remembered by the object's identity for the current round
     and the one before (`next_round()` starts a round, once per pass): what the last two passes
-    did not use is dropped, so the memo never holds more than the objects of two passes."""
+    that used the memo did not use is dropped, so the memo never holds more than the objects of
+    two passes. A pass that used nothing of it (its callers took their results from a memo
+    above, as in a pass after a change) is no round: a placement recomputed after some quiet
+    passes finds the values of its unchanged objects still here."""
 
     def __init__(self) -> None:
         self._now: dict[int, tuple[Any, T]] = {}
@@ -166,7 +169,8 @@ class IdentityMemo(Generic[T]):
         self._now[id(obj)] = (obj, value)
 
     def next_round(self) -> None:
-        self._last, self._now = self._now, {}
+        if self._now:  # else the round used nothing: no round
+            self._last, self._now = self._now, {}
 
     def clear(self) -> None:
         self._last, self._now = {}, {}
@@ -174,7 +178,8 @@ class IdentityMemo(Generic[T]):
 
 class RoundMemo(Generic[T]):
     """Values by a key that determines them, remembered for the current round and the one
-    before (`next_round()` once per pass), like `IdentityMemo` but by value."""
+    before (`next_round()` once per pass; a pass that used nothing is no round), like
+    `IdentityMemo` but by value."""
 
     def __init__(self) -> None:
         self._now: dict[Hashable, T] = {}
@@ -192,7 +197,8 @@ class RoundMemo(Generic[T]):
             return value
 
     def next_round(self) -> None:
-        self._last, self._now = self._now, {}
+        if self._now:  # else the round used nothing: no round
+            self._last, self._now = self._now, {}
 
     def clear(self) -> None:
         self._last, self._now = {}, {}

@@ -26,10 +26,11 @@ from gitfleet.repo.gitwrite import blob_id
 from gitfleet.repo.treefiles import BlobIdMemo, WrittenOutput
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import indexfiles, placememo, publish, rollstage, statusdocs
+from reconciler.assemblememo import ThreeRounds
 from reconciler.commitmsg import describe_changes
 from reconciler.output import OutputFiles, yaml_bytes
 from reconciler.pass_ import reconcile
-from reconciler.stagememo import IdentityMemo
+from reconciler.stagememo import IdentityMemo, RoundMemo
 from reconciler.state import State, read_state
 from renderers import load_fleet
 from tests.helpers.outputs import next_output
@@ -234,6 +235,31 @@ def test_identity_memo_keeps_what_the_last_two_rounds_used() -> None:
     assert memo.get(a) == "A"  # used in this round: kept for the next
     memo.next_round()
     assert memo.get(a) == "A" and memo.get(b) is None  # b went unused for a whole round
+
+
+def test_a_round_that_used_nothing_is_no_round() -> None:
+    """Passes whose callers took their results from a memo above (quiet passes) keep what the
+    last pass that used the memo held: the next change finds its unchanged objects' values."""
+    memo: IdentityMemo[str] = IdentityMemo()
+    by_key: RoundMemo[str] = RoundMemo()
+    three: ThreeRounds[str] = ThreeRounds()
+    a, b = ["a"], ["b"]
+    memo.put(a, "A")
+    memo.put(b, "B")
+    by_key.get("k", lambda: "made")
+    three.put("k", "kept")
+    for _ in range(5):  # quiet passes: no memo is used
+        memo.next_round()
+        by_key.next_round()
+        three.next_round()
+    assert memo.get(a) == "A" and memo.get(b) == "B"
+    assert by_key.get("k", lambda: "again") == "made"
+    assert three.get("k") == "kept"
+    memo.next_round()  # a round that used `a` and `b` (just above)
+    assert memo.get(a) == "A"
+    memo.next_round()  # a round that used `a` only
+    memo.next_round()
+    assert memo.get(a) == "A" and memo.get(b) is None
 
 
 def test_the_written_output_reads_back_from_memory() -> None:
