@@ -1,7 +1,9 @@
 """Git helpers and check 1 of the Git scenario benchmark (`benchmarks/bench_hub.py`).
 
-`git`/`resolve`/`repo_bytes`/`changed_files` read the bare repositories the benchmark creates
-(object bytes from `git count-objects -v`, changed files from `git diff --name-only`);
+`git`/`resolve`/`repo_bytes`/`changed_files`/`written_bytes` read the bare repositories the
+benchmark creates (object bytes from `git count-objects -v`, changed files from `git diff
+--name-only`, the new objects of an output commit by part of the output tree from `git rev-list
+--objects`);
 `check_incremental` compares the `clusters/` subtree of the incremental output with a fresh
 full render of the same source: identical tree ids, or differences only in the snapshot
 counters of a cluster's `clusters/<c>/index.yaml` (they count history, so an incremental run and
@@ -59,6 +61,48 @@ def changed_files(repo: Path, before: str | None, after: str | None) -> int:
     if before is None:
         return len(git(repo, "ls-tree", "-r", "--name-only", after).splitlines())
     return len(git(repo, "diff", "--name-only", before, after).splitlines())
+
+
+PARTS = (
+    "objects",
+    "cluster index",
+    "placement index",
+    "status",
+    "state",
+    "decisions",
+    "other",
+    "trees",
+)
+"""The parts of the output tree `written_bytes` sums (`output_part`), and its trees."""
+
+
+def output_part(path: str) -> str:
+    """The part of the output tree (`gitfleet.api.output`) a file of it is in."""
+    top, _, rest = path.partition("/")
+    if top == "clusters":
+        if not rest.endswith("/index.yaml"):
+            return "objects"  # an object file's name always holds a '_', never index.yaml
+        return "cluster index" if rest.count("/") == 1 else "placement index"
+    return top if top in ("status", "state", "decisions") else "other"
+
+
+def written_bytes(repo: Path, before: str, after: str) -> dict[str, int]:
+    """What the output commit `after` adds to its parent `before`: the bytes of its new
+    objects (each once, as git stores them before compression: the work of the commit and of
+    the push), blobs by `output_part` of a path that names them, trees apart."""
+    listed = git(repo, "rev-list", "--objects", after, "--not", before)
+    named = [line for line in listed.splitlines() if " " in line]  # commits name no path
+    found = git(
+        repo,
+        "cat-file",
+        "--batch-check=%(objecttype) %(objectsize) %(rest)",
+        stdin="".join(f"{line}\n" for line in named).encode(),
+    )
+    parts = dict.fromkeys(PARTS, 0)
+    for line in found.splitlines():
+        kind, size, *path = line.split(" ", 2)  # the root tree names no path
+        parts["trees" if kind == "tree" else output_part(path[0])] += int(size)
+    return parts
 
 
 def _history_only(remote: Path, ours: str, theirs: str) -> list[str]:

@@ -5,7 +5,9 @@ prints the table: the hub's CPU, the same without its fetch and push steps (`pas
 pass, its reading and its commit cost; issue 18 measures the push apart), and the remote Git
 server's CPU when `bench_hub.py --git-daemon` measured it (`gitDaemon` in the summary), then
 where the pass step of each scenario goes, stage by stage (`render_stages`, from the hub's
-`PassReport.stage_cpu_timings`). Called by `benchmarks/bench_hub.py` and `benchmarks/compare.py`.
+`PassReport.stage_cpu_timings`), and what each scenario's commit writes, by part of the output
+tree (`render_written`, from `hub_checks.written_bytes`). Called by `benchmarks/bench_hub.py`
+and `benchmarks/compare.py`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from benchmarks.hub_checks import PARTS
 from reconciler.pass_ import STAGES
 
 
@@ -41,7 +44,40 @@ def summarise(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "maxRssMiB": max(r["maxRssMiB"] for r in rows),
         "outcomes": sorted({r["outcome"] for r in rows}),
         "stageCpuSeconds": stage_medians(rows),
+        "writtenBytes": written_medians(rows),
     }
+
+
+def written_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Median bytes of each part of the output the trials' commits added (their `written`;
+    {} when none committed, or for the cold pass, which writes everything)."""
+    made = [dict(r["written"]) for r in rows if r.get("written")]
+    order = dict.fromkeys(name for w in made for name in w)
+    return {name: statistics.median(w.get(name, 0) for w in made) for name in order}
+
+
+def render_written(summary: dict[str, Any]) -> list[str]:
+    """What each scenario's commit writes: the median KiB of its new objects by part of the
+    output tree (before compression: what `git fast-import` hashes and deflates, and the push
+    sends), and their sum."""
+    rows = [s for s in summary["scenarios"] if s.get("writtenBytes")]
+    if not rows:
+        return []
+    found = {n for s in rows for n in s["writtenBytes"]}
+    names = [n for n in PARTS if n in found]
+    lines = [
+        "",
+        "what each commit writes (new objects, median KiB by part of the output tree):",
+        "",
+        "| scenario | " + " | ".join(names) + " | sum |",
+        "|---|" + "---|" * (len(names) + 1),
+    ]
+    for s in rows:
+        kib = [s["writtenBytes"].get(n, 0) / 1024 for n in names]
+        lines.append(
+            f"| {s['scenario']} | " + " | ".join(f"{x:.0f}" for x in [*kib, sum(kib)]) + " |"
+        )
+    return lines
 
 
 def stage_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -95,6 +131,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
             + f" | {s['files']['median']:.0f} | {s['bytesAdded']['median'] / 1024:.0f} | {s['maxRssMiB']:.0f} | {', '.join(s['outcomes'])} |"
         )
     lines += render_stages(summary)
+    lines += render_written(summary)
     c = summary["checks"]
     if "failed" in c:
         return "\n".join([*lines, "", f"**CHECK FAILED, the run does not count**: {c['failed']}"])

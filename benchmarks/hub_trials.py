@@ -26,7 +26,15 @@ from typing import Any
 
 from benchmarks.generate import GeneratedFleet, write_fleet
 from benchmarks.gitserver import TICKS, GitDaemon
-from benchmarks.hub_checks import OUTPUT_REF, CheckFailed, changed_files, git, repo_bytes, resolve
+from benchmarks.hub_checks import (
+    OUTPUT_REF,
+    CheckFailed,
+    changed_files,
+    git,
+    repo_bytes,
+    resolve,
+    written_bytes,
+)
 from benchmarks.hub_reports import ReportEdit, report_scenarios
 from benchmarks.hub_scenarios import Edit, scenarios
 from reconciler.steptimer import process_cpu
@@ -106,6 +114,9 @@ class Trial:
     stage_cpu: tuple[tuple[str, float], ...] = ()
     """CPU seconds of each stage of the pass step (`PassReport.stage_cpu_timings`; none when
     the pass was skipped)."""
+    written: tuple[tuple[str, int], ...] = ()
+    """The new objects' bytes of the commit, by part of the output tree (`written_bytes`;
+    none when nothing was committed)."""
 
 
 def new_source(fleet: GeneratedFleet, clone: Path, bare: Path) -> None:
@@ -153,6 +164,9 @@ def measure(hub: Any, remote: Path, name: str, server: GitDaemon | None = None) 
         served,
         timed["transportCpuSeconds"],
         tuple(getattr(report, "stage_cpu_timings", ())),
+        tuple(written_bytes(remote, before, after).items())
+        if before and after not in (None, before)
+        else (),
     )
 
 

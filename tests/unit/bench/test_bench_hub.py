@@ -28,7 +28,7 @@ from benchmarks.bench_hub import (
     summarise_all,
 )
 from benchmarks.generate import FleetSize, GeneratedFleet, build_fleet
-from benchmarks.hub_checks import CheckFailed, git
+from benchmarks.hub_checks import PARTS, CheckFailed, git, output_part, written_bytes
 from benchmarks.hub_report import render_markdown
 from benchmarks.hub_scenarios import scenarios
 from benchmarks.hub_trials import SETTLE_LIMIT, rollout_row, settle
@@ -293,3 +293,70 @@ def test_each_pass_is_split_into_the_stages_of_the_pure_pass(run: Run) -> None:
     cells = [float(c) for c in line.strip("|").split("|")[1:]]
     assert len(cells) == len(STAGES) + 1 and cells[-1] == pytest.approx(sum(cells[:-1]), abs=0.6)
     assert not any(x.startswith("| no-op | ") for x in stage_rows)
+
+
+@pytest.mark.parametrize(
+    ("path", "part"),
+    [
+        ("clusters/c1/index.yaml", "cluster index"),
+        ("clusters/c1/web/index.yaml", "placement index"),
+        ("clusters/c1/web/v1.ConfigMap_app_index.yaml", "objects"),
+        ("clusters/c1/ns/web/Deployment.apps_app_web.yaml", "objects"),
+        ("status/placements/web.yaml", "status"),
+        ("state/bindings/web/3.yaml", "state"),
+        ("decisions/web-0.yaml", "decisions"),
+        ("clusterprofiles/c1.yaml", "other"),
+    ],
+)
+def test_each_output_path_has_its_part(path: str, part: str) -> None:
+    assert output_part(path) == part
+
+
+def test_written_bytes_counts_each_new_object_once_by_part(tmp_path: Path) -> None:
+    """Objects the parent already has (anywhere) are not written again; a blob two new paths
+    share is written once; trees are apart."""
+    repo = tmp_path / "out"
+    git(tmp_path, "init", "--quiet", str(repo), bare=False)
+
+    def commit(files: dict[str, bytes]) -> str:
+        for name, data in files.items():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_bytes(data)
+        git(repo, "add", "-A", bare=False)
+        git(repo, "commit", "--quiet", "-m", "x", bare=False)
+        return git(repo, "rev-parse", "HEAD", bare=False).strip()
+
+    before = commit({"clusters/c1/web/a_x.yaml": b"old\n", "status/placements/web.yaml": b"s\n"})
+    after = commit(
+        {
+            "clusters/c1/web/a_x.yaml": b"new-object\n",  # 11 bytes
+            "clusters/c2/web/a_x.yaml": b"new-object\n",  # the same blob: once
+            "clusters/c2/index.yaml": b"old\n",  # the parent has this blob: not written
+            "status/placements/web.yaml": b"status!\n",  # 8 bytes
+        }
+    )
+    written = written_bytes(repo / ".git", before, after)
+    assert {k: v for k, v in written.items() if v and k != "trees"} == {
+        "objects": 11,
+        "status": 8,
+    }
+    assert written["trees"] > 0 and set(written) == set(PARTS)
+
+
+def test_each_commit_reports_what_it_wrote(run: Run) -> None:
+    """Trials that committed carry the bytes they wrote by part; the summary and the table
+    show their medians; skipped passes and the cold pass none."""
+    trials = {t.scenario: t for t in run.measured.trials}
+    assert dict(trials["edit one resource"].written)["objects"] > 0
+    assert trials["no-op"].written == ()
+    rows = {r["scenario"]: r for r in run.result["scenarios"]}
+    assert rows["cold full pass (fresh process)"]["writtenBytes"] == {}
+    ran = [dict(t.written) for t in run.measured.trials if t.scenario == "add a cluster"]
+    want = statistics.median(w["objects"] for w in ran)
+    assert rows["add a cluster"]["writtenBytes"]["objects"] == want > 0
+    saved = json.loads(json.dumps(run.result, sort_keys=True, default=list))  # as --json writes
+    table = render_markdown({"size": "tiny", "seed": 1, "fleet": "tiny", **saved})
+    written_rows = table.split("what each commit writes")[1].splitlines()
+    line = next(x for x in written_rows if x.startswith("| add a cluster | "))
+    cells = [float(c) for c in line.strip("|").split("|")[1:]]
+    assert cells[-1] == pytest.approx(sum(cells[:-1]), abs=len(cells) / 2) and cells[-1] > 0
