@@ -86,16 +86,29 @@ def test_a_tuple_is_checked_once_per_limits() -> None:
     assert checked_once(other, Limits()) is not first  # another content hash
 
 
+OTHER = (Manifest("configmap_a.yaml", b"kind: ConfigMap\n", IDENT, "sha256:9"),)
+
+
 def test_a_check_by_content_lasts_three_passes() -> None:
     first = checked_once(MINE, Limits())
     for _ in range(2):  # a cluster laid out every other pass: kept in between
         next_round()
+        checked_once(tuple(list(OTHER)), Limits())  # a pass that checked other manifests
         next_round()
         again = tuple(list(MINE))  # new manifest objects of the same content
         assert checked_once(again, Limits()) is first
-    for _ in range(3):
+    for _ in range(3):  # three passes that checked other manifests only
         next_round()
+        checked_once(tuple(list(OTHER)), Limits())
     assert checked_once(tuple(list(MINE)), Limits()) is not first
+
+
+def test_passes_that_check_nothing_keep_the_checks() -> None:
+    """A pass whose placements were all reused checks no tuple: no round (`ThreeRounds`)."""
+    first = checked_once(MINE, Limits())
+    for _ in range(5):
+        next_round()
+    assert checked_once(tuple(list(MINE)), Limits()) is first
 
 
 def test_a_layout_is_the_very_one_made_from_the_very_check_for_three_passes() -> None:
@@ -114,8 +127,9 @@ def test_a_layout_is_the_very_one_made_from_the_very_check_for_three_passes() ->
     assert moved[0]["applyStrategy"] == strategy
     again = Checked(None, *CLEAN)
     assert clean_layout("p", "eu", MINE, header, strategy, again)[0]["contentHash"] == "sha256:c"
-    for _ in range(3):
+    for _ in range(3):  # three passes that laid out another cluster only
         next_round()
+        clean_layout("p", "us", MINE, header, strategy, again)
     assert clean_layout("p", "eu", MINE, header, strategy, again) is not moved
 
 
