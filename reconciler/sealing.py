@@ -193,8 +193,8 @@ def _holds_secret(manifests: tuple[Manifest, ...]) -> bool:
 def _any_secret(plan: PlacementPlan) -> bool:
     """Whether any manifest tuple of the plan holds a Secret, remembered per placement while
     its manifests and per-cluster results are the same (compared as mappings: no walk over
-    the clusters in Python). When they are not, but the placement held none last time with
-    the same manifests, only the clusters whose results are other objects are looked at (a
+    the clusters in Python). When they are not, but the placement held none last time in
+    equal manifests, only the clusters whose results are other objects are looked at (a
     cluster added to a placement of 1,000: one tuple, not 1,000)."""
     inputs = (plan.manifests, frozen(plan.per_cluster))  # a reused plan's: no copy
     found = _ANY_SECRET.get(plan.key, inputs)

@@ -148,8 +148,8 @@ class IdentityMemo(Generic[T]):
     and the one before (`next_round()` starts a round, once per pass): what the last two passes
     that used the memo did not use is dropped, so the memo never holds more than the objects of
     two passes. A pass that used nothing of it (its callers took their results from a memo
-    above, as in a pass after a change) is no round: a placement recomputed after some quiet
-    passes finds the values of its unchanged objects still here."""
+    above, as the quiet passes after a change do) is no round: a placement recomputed after
+    some quiet passes finds the values of its unchanged objects still here."""
 
     def __init__(self) -> None:
         self._now: dict[int, tuple[Any, T]] = {}
