@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from benchmarks.bench_shape import category
+
 OUTPUT_REF = "refs/heads/gitfleet/rendered"
 IDENTITY = ("-c", "user.name=bench", "-c", "user.email=bench@example.invalid")
 HISTORY_FIELDS = ("resourceSnapshotIndex", "policySnapshotIndex")
@@ -64,32 +66,24 @@ def changed_files(repo: Path, before: str | None, after: str | None) -> int:
 
 
 PARTS = (
-    "objects",
-    "cluster index",
-    "placement index",
+    "manifests",
+    "clusterIndex",
+    "placementIndex",
+    "placementStatus",
     "status",
     "state",
     "decisions",
-    "other",
     "trees",
 )
-"""The parts of the output tree `written_bytes` sums (`output_part`), and its trees."""
-
-
-def output_part(path: str) -> str:
-    """The part of the output tree (`gitfleet.api.output`) a file of it is in."""
-    top, _, rest = path.partition("/")
-    if top == "clusters":
-        if not rest.endswith("/index.yaml"):
-            return "objects"  # an object file's name always holds a '_', never index.yaml
-        return "cluster index" if rest.count("/") == 1 else "placement index"
-    return top if top in ("status", "state", "decisions") else "other"
+"""The parts of the output tree `written_bytes` sums, in table order (`bench_shape.category`
+names them; any other top-level directory is a part of its own), and its trees."""
 
 
 def written_bytes(repo: Path, before: str, after: str) -> dict[str, int]:
     """What the output commit `after` adds to its parent `before`: the bytes of its new
     objects (each once, as git stores them before compression: the work of the commit and of
-    the push), blobs by `output_part` of a path that names them, trees apart."""
+    the push), blobs by part of the output tree of a path that names them
+    (`bench_shape.category`), trees apart."""
     listed = git(repo, "rev-list", "--objects", after, "--not", before)
     named = [line for line in listed.splitlines() if " " in line]  # commits name no path
     found = git(
@@ -98,10 +92,11 @@ def written_bytes(repo: Path, before: str, after: str) -> dict[str, int]:
         "--batch-check=%(objecttype) %(objectsize) %(rest)",
         stdin="".join(f"{line}\n" for line in named).encode(),
     )
-    parts = dict.fromkeys(PARTS, 0)
+    parts: dict[str, int] = {}
     for line in found.splitlines():
         kind, size, *path = line.split(" ", 2)  # the root tree names no path
-        parts["trees" if kind == "tree" else output_part(path[0])] += int(size)
+        part = "trees" if kind == "tree" else category(path[0])
+        parts[part] = parts.get(part, 0) + int(size)
     return parts
 
 

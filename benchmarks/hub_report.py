@@ -48,66 +48,64 @@ def summarise(name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _part_medians(rows: list[dict[str, Any]], field: str) -> dict[str, float]:
+    """Median of each part of the trials' `field` ((name, value) pairs), over the trials that
+    have one, the parts in the order the trials give them ({} when none has)."""
+    made = [dict(r[field]) for r in rows if r.get(field)]
+    order = dict.fromkeys(name for m in made for name in m)
+    return {name: statistics.median(m.get(name, 0) for m in made) for name in order}
+
+
 def written_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Median bytes of each part of the output the trials' commits added (their `written`;
     {} when none committed, or for the cold pass, which writes everything)."""
-    made = [dict(r["written"]) for r in rows if r.get("written")]
-    order = dict.fromkeys(name for w in made for name in w)
-    return {name: statistics.median(w.get(name, 0) for w in made) for name in order}
+    return _part_medians(rows, "written")
+
+
+def stage_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Median CPU seconds of each stage of the pure pass over the trials that ran one (their
+    `stage_cpu`, in the pass's order; {} when none did)."""
+    return _part_medians(rows, "stage_cpu")
+
+
+def _parts_table(
+    summary: dict[str, Any], key: str, order: tuple[str, ...], title: str, scale: float, digits: int
+) -> list[str]:
+    """A table of each scenario's `key` (a mapping of parts to medians), its columns the parts
+    any row has, in `order` (a JSON round trip sorts keys) and then by name, each value times
+    `scale`, and their sum; rows without one are left out ([] when none has one)."""
+    rows = [s for s in summary["scenarios"] if s.get(key)]
+    if not rows:
+        return []
+    found = {n for s in rows for n in s[key]}
+    names = [n for n in order if n in found] + sorted(found.difference(order))
+    lines = [
+        "",
+        title,
+        "",
+        "| scenario | " + " | ".join(names) + " | sum |",
+        "|---|" + "---|" * (len(names) + 1),
+    ]
+    for s in rows:
+        values = [s[key].get(n, 0) * scale for n in names]
+        cells = " | ".join(f"{x:.{digits}f}" for x in [*values, sum(values)])
+        lines.append(f"| {s['scenario']} | {cells} |")
+    return lines
+
+
+def render_stages(summary: dict[str, Any]) -> list[str]:
+    """Where the pass step goes: each scenario's median CPU ms per stage (rows that ran a
+    pass), and the stages' sum."""
+    title = "where the pass step goes (median CPU ms per stage, `reconciler.pass_.STAGES`):"
+    return _parts_table(summary, "stageCpuSeconds", STAGES, title, 1000, 1)
 
 
 def render_written(summary: dict[str, Any]) -> list[str]:
     """What each scenario's commit writes: the median KiB of its new objects by part of the
     output tree (before compression: what `git fast-import` hashes and deflates, and the push
     sends), and their sum."""
-    rows = [s for s in summary["scenarios"] if s.get("writtenBytes")]
-    if not rows:
-        return []
-    found = {n for s in rows for n in s["writtenBytes"]}
-    names = [n for n in PARTS if n in found]
-    lines = [
-        "",
-        "what each commit writes (new objects, median KiB by part of the output tree):",
-        "",
-        "| scenario | " + " | ".join(names) + " | sum |",
-        "|---|" + "---|" * (len(names) + 1),
-    ]
-    for s in rows:
-        kib = [s["writtenBytes"].get(n, 0) / 1024 for n in names]
-        lines.append(
-            f"| {s['scenario']} | " + " | ".join(f"{x:.0f}" for x in [*kib, sum(kib)]) + " |"
-        )
-    return lines
-
-
-def stage_medians(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Median CPU seconds of each stage of the pure pass over the trials that ran one (their
-    `stage_cpu`, in the pass's order; {} when none did)."""
-    timed = [dict(r["stage_cpu"]) for r in rows if r.get("stage_cpu")]
-    order = dict.fromkeys(name for t in timed for name in t)
-    return {name: statistics.median(t.get(name, 0.0) for t in timed) for name in order}
-
-
-def render_stages(summary: dict[str, Any]) -> list[str]:
-    """Where the pass step goes: each scenario's median CPU ms per stage (rows that ran a
-    pass), and the stages' sum."""
-    rows = [s for s in summary["scenarios"] if s.get("stageCpuSeconds")]
-    if not rows:
-        return []
-    found = {n for s in rows for n in s["stageCpuSeconds"]}
-    names = [n for n in STAGES if n in found]  # the pass's order (a JSON round trip sorts keys)
-    lines = [
-        "",
-        "where the pass step goes (median CPU ms per stage, `reconciler.pass_.STAGES`):",
-        "",
-        "| scenario | " + " | ".join(names) + " | sum |",
-        "|---|" + "---|" * (len(names) + 1),
-    ]
-    for s in rows:
-        ms = [s["stageCpuSeconds"].get(n, 0.0) * 1000 for n in names]
-        cells = " | ".join(f"{x:.1f}" for x in [*ms, sum(ms)])
-        lines.append(f"| {s['scenario']} | {cells} |")
-    return lines
+    title = "what each commit writes (new objects, median KiB by part of the output tree):"
+    return _parts_table(summary, "writtenBytes", PARTS, title, 1 / 1024, 0)
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
