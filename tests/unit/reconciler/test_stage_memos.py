@@ -255,10 +255,10 @@ def test_a_round_that_used_nothing_is_no_round() -> None:
     assert memo.get(a) == "A" and memo.get(b) == "B"
     assert by_key.get("k", lambda: "again") == "made"
     assert three.get("k") == "kept"
-    memo.next_round()  # a round that used `a` and `b` (just above)
+    memo.next_round()  # the round above used `a` and `b`
     assert memo.get(a) == "A"
-    memo.next_round()  # a round that used `a` only
-    memo.next_round()
+    memo.next_round()  # this round used `a` only: `b` is dropped
+    memo.next_round()  # a round that used nothing: `a` stays
     assert memo.get(a) == "A" and memo.get(b) is None
 
 
