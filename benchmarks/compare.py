@@ -90,11 +90,16 @@ def run_bench(tree: Path, bench: str, args: Sequence[str], out: Path) -> Run:
     return loaded
 
 
+def is_pass_run(run: Run) -> bool:
+    """A bench_pass document (its scenarios in `rows`, no Git checks), not a bench_hub one."""
+    return "rows" in run
+
+
 def cpu_trials(run: Run, scenario: str, measure: str = "hub") -> list[float]:
     """The hub CPU seconds of each trial of `scenario` in one run (the cold pass: per process);
     `measure` "pass": less the fetch and push steps (`hub_report.pass_cpu`; none from a revision
     that does not time its steps' CPU). A bench_pass run: the pass CPU of each trial."""
-    if "rows" in run:
+    if is_pass_run(run):
         return [
             float(x) for r in run["rows"] if r["scenario"] == scenario for x in r.get("cpu", [])
         ]
@@ -115,7 +120,7 @@ def scenario_names(runs: Sequence[Run]) -> list[str]:
     """Every scenario of the runs, in the order of the first run that has it."""
     names: list[str] = []
     for run in runs:
-        for entry in run.get("scenarios", run.get("rows", [])):
+        for entry in run["rows"] if is_pass_run(run) else run.get("scenarios", []):
             if entry["scenario"] not in names:
                 names.append(entry["scenario"])
     return names
@@ -145,7 +150,7 @@ def checks(order: Sequence[str], runs: Sequence[Run]) -> str:
     """One line per run: its side and what its three checks said, and its cold peak RSS."""
     out = []
     for n, (side, run) in enumerate(zip(order, runs, strict=True), 1):
-        if "rows" in run:
+        if is_pass_run(run):
             rss = run.get("peak_rss_mib", 0)
             out.append(f"- run {n} ({side}): the pure pass (bench_pass), peak RSS {rss:,.0f} MiB")
             continue
@@ -247,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         loaded = [json.loads(f.read_text()) for f in (*a.table, *a.vs)]
         order = ["base"] * len(a.table) + ["head"] * len(a.vs)
         print(table(order, loaded) + "\n" + checks(order, loaded), end="")
-        if not all("rows" in run for run in loaded):  # the pure pass has no fetch or push
+        if not all(is_pass_run(run) for run in loaded):  # the pure pass has no fetch or push
             print("\nWithout the fetch and push steps:\n\n" + table(order, loaded, "pass"), end="")
         return 0
     if not a.base or a.rounds < 1:
