@@ -1,10 +1,11 @@
-"""A document's per-cluster rows grouped as `gitfleet.api.output.group_named` groups them, kept
+"""A document's per-cluster rows grouped as `gitfleet.api.grouping.group_named` groups them, kept
 from pass to pass and patched where a cluster's source changed.
 
 A state or status document lists one row per cluster: rows identical but for the cluster's name
-form a group (`{<names>: [...], <the row without its name>}`), the others stay single, sorted
-by name. Made afresh, that walks every row of the document; `KeptGroups.update` is handed each
-cluster's source object (a binding, a status entry) and redoes only the clusters whose source
+(and a `Member` field, its values kept in a list beside the names, in their order) form a group
+(`{<names>: [...], <the row without its name>}`), the others stay single, sorted by name. Made
+afresh, that walks every row of the document; `KeptGroups.update` is handed each cluster's
+source object (a binding, a status entry) and redoes only the clusters whose source
 is another object than last time (`stagememo.changed_keys`), inserting and removing names in
 the kept ordered lists (bisect). Every row, group key and text is kept with its cluster, so
 `parts` gives the document's lists with each list's text ready for `yamlparts.Spliced`: the
@@ -23,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gitfleet.api.output import group_body, group_key
+from gitfleet.api.grouping import Member, group_body, group_key, one_value
 from reconciler.stagememo import changed_keys
 from reconciler.yamlparts import Spliced, item_text, padded
 
@@ -51,6 +52,15 @@ class Names:
         del self.names[at], self.lined[1][at]
         return at
 
+    def put(self, at: int, value: Any) -> None:
+        """Put `value` at index `at` (a list kept beside another one's order)."""
+        self.names.insert(at, value)
+        self.lined[1].insert(at, _name_line(value, self.lined[0]))
+
+    def drop(self, at: int) -> None:
+        """Take the value at index `at` out."""
+        del self.names[at], self.lined[1][at]
+
     def block(self, indent: int) -> str | None:
         """The list's text at `indent` (for `Spliced.part`; None: a name cannot be padded)."""
         if indent != self.lined[0]:
@@ -63,13 +73,18 @@ class Names:
 
 @dataclass
 class _Group(Names):
-    """Rows sharing a group key: their names, and the group's entry without its names (None:
-    made again from the first name's row)."""
+    """Rows sharing a group key: their names, the group's entry without its names (None:
+    made again from the first name's row), and its members' values of the `Member` field in
+    the names' order (None: the rows have no such field)."""
 
     body: dict[str, Any] | None = None
+    values: Names | None = None
 
     def copy(self) -> _Group:
-        return _Group(list(self.names), (self.lined[0], list(self.lined[1])), self.body)
+        values = self.values
+        if values is not None:
+            values = Names(list(values.names), (values.lined[0], list(values.lined[1])))
+        return _Group(list(self.names), (self.lined[0], list(self.lined[1])), self.body, values)
 
 
 @dataclass(frozen=True)
@@ -80,6 +95,7 @@ class KeptGroups:
     name_field: str
     names_field: str
     single: Callable[[Row], bool]
+    member: Member | None = None
     sources: Mapping[str, object] = field(default_factory=dict)
     items: dict[str, tuple[Row, str | None]] = field(default_factory=dict)
     groups: dict[str, _Group] = field(default_factory=dict)
@@ -107,7 +123,14 @@ class KeptGroups:
             (g for g in self.groups.values() if len(g.names) > 1), key=lambda g: g.names[0]
         ):
             body = group.body if group.body is not None else self._body(group)
-            groups.append({self.names_field: spliced.part(group.names, group.block), **body})
+            made = {self.names_field: spliced.part(group.names, group.block), **body}
+            if group.values is not None and self.member is not None:
+                values = group.values.names
+                if one_value(values):
+                    made[self.member[0]] = values[0]
+                else:
+                    made[self.member[1]] = spliced.part(values, group.values.block)
+            groups.append(made)
         return singles, groups
 
     def _singles_block(self, indent: int) -> str | None:
@@ -117,7 +140,7 @@ class KeptGroups:
         return "".join(texts) if not indent else "".join(padded(t, indent) for t in texts)
 
     def _body(self, group: _Group) -> dict[str, Any]:
-        group.body = group_body(self.items[group.names[0]][0], self.name_field)
+        group.body = group_body(self.items[group.names[0]][0], self.name_field, self.member)
         return group.body
 
 
@@ -155,6 +178,8 @@ class _Update:
             return
         group = self._group(key)
         at = group.remove(name)
+        if group.values is not None:
+            group.values.drop(at)
         if not group.names:
             del self.groups[key]
             return
@@ -165,18 +190,23 @@ class _Update:
 
     def add(self, name: str, row: Row) -> None:
         kept = self.kept
-        key = group_key(row, kept.name_field, kept.single)
+        key = group_key(row, kept.name_field, kept.single, member=kept.member)
         self.items[name] = (row, key)
         if key is None:
             self._single(name)
             return
+        field = kept.member[0] if kept.member is not None else None
         if key not in self.groups:
-            self.groups[key] = _Group([], (0, []))
+            valued = field is not None and field in row
+            self.groups[key] = _Group([], (0, []), values=Names([], (0, [])) if valued else None)
             self.copied.add(key)
         group = self._group(key)
         if len(group.names) == 1:
             self._unsingle(group.names[0])
-        if group.insert(name) == 0:
+        at = group.insert(name)
+        if group.values is not None:
+            group.values.put(at, row[field])  # type: ignore[index]
+        if at == 0:
             group.body = None
         if len(group.names) == 1:
             self._single(name)

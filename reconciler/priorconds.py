@@ -5,7 +5,7 @@ entries expanded, entries without a cluster name numbered in order). `conditions
 their compact record in `state/prior/<key>.yaml` (`reconciler.priorstate`): `placement` (the
 placement's conditions), `perCluster` (clusters whose conditions no other cluster shares,
 entries without a name last, in order) and `perClusterGroups` (clusters whose conditions are
-identical once the quoted cluster name is written as `gitfleet.api.output.NAME_TOKEN`), and
+identical once the quoted cluster name is written as `gitfleet.api.grouping.NAME_TOKEN`), and
 `parse_conditions_section` reads it back to the very values `placement_conditions_of` gives.
 Grouping and expanding work on the conditions themselves (one validation per group), not on
 documents. Called by `priorstate` and `statusdocs`.
@@ -18,7 +18,8 @@ from operator import attrgetter
 from typing import Any
 
 from gitfleet.api import Condition
-from gitfleet.api.output import NAME_TOKEN, expand_cluster_statuses
+from gitfleet.api.grouping import NAME_TOKEN
+from gitfleet.api.output import expand_cluster_statuses
 from reconciler.priorparse import freeze, shared
 from reconciler.stagememo import StageMemo
 

@@ -28,7 +28,8 @@ from typing import Any
 
 import yaml
 
-from gitfleet.api.output import OUTPUT_API_VERSION, binding_shard_path, expand_named, group_named
+from gitfleet.api.grouping import CONTENTS, expand_named, group_named
+from gitfleet.api.output import OUTPUT_API_VERSION, binding_shard_path
 from gitfleet.api.shards import shard_count
 from gitfleet.load.yamlemit import Pieces
 from gitfleet.load.yamlio import dump_yaml
@@ -62,8 +63,9 @@ changed in one binding re-makes and re-emits that binding's entry only."""
 
 def bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) -> dict[str, Any]:
     """`bindings` (and `bindingGroups`: clusters whose bindings are identical but for the
-    cluster name, `group_named`). Grouping needs the scheduler's (cluster, state) order without
-    repeats, so that reading restores the exact tuple. Each kept entry's slot goes in `pieces`."""
+    cluster name and content hash, `group_named`: a group lists differing hashes in
+    `contents`). Grouping needs the scheduler's (cluster, state) order without repeats, so
+    that reading restores the exact tuple. Each kept entry's slot goes in `pieces`."""
     last = _ROWS.last(key)
     before: dict[Binding, _Row] = last[1] if last is not None else {}
     made: dict[Binding, _Row] = {}
@@ -81,7 +83,7 @@ def bindings_to_yaml(key: str, bindings: tuple[Binding, ...], pieces: Pieces) ->
     keys = [(b.cluster, b.state) for b in bindings]
     if keys != sorted(set(keys)):
         return {"bindings": rows}
-    singles, groups = group_named(rows, "cluster", "clusters", texts=texts)
+    singles, groups = group_named(rows, "cluster", "clusters", texts=texts, member=CONTENTS)
     return {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
 
 
@@ -118,7 +120,7 @@ def grouped_parts(kept: KeptGroups, spliced: Spliced) -> dict[str, Any]:
 
 def new_groups() -> KeptGroups:
     """Kept rows and groups of no binding yet."""
-    return KeptGroups("cluster", "clusters", _never)
+    return KeptGroups("cluster", "clusters", _never, CONTENTS)
 
 
 def _never(_row: Mapping[str, Any]) -> bool:
@@ -191,7 +193,8 @@ def read_binding_rows(doc: Mapping[str, Any]) -> tuple[Binding, ...]:
     order: grouping is only done to bindings in that order)."""
     if "bindingGroups" not in doc:
         return read_bindings(doc.get("bindings"))
-    rows = expand_named(doc.get("bindings"), doc.get("bindingGroups"), "cluster", "clusters")
+    groups = doc.get("bindingGroups")
+    rows = expand_named(doc.get("bindings"), groups, "cluster", "clusters", CONTENTS)
     return tuple(sorted(read_bindings(rows), key=lambda b: (b.cluster, b.state)))
 
 

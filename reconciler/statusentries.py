@@ -69,7 +69,7 @@ class Entries(NamedTuple):
 
     entries: list[dict[str, Any]]
     texts: list[list[Any]]
-    """Each entry's grouping-text slot (`gitfleet.api.output.group_named`), kept with it."""
+    """Each entry's grouping-text slot (`gitfleet.api.grouping.group_named`), kept with it."""
     summaries: Counter[Summary]
     """How many selected clusters have each `status.condition_summary`."""
     by_name: dict[str, tuple[Condition, ...]]

@@ -21,12 +21,8 @@ from operator import eq, is_, methodcaller
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
-from gitfleet.api.output import (
-    REPORTED_FIELDS,
-    group_body,
-    group_cluster_statuses,
-    group_key,
-)
+from gitfleet.api.grouping import group_body, group_key
+from gitfleet.api.output import REPORTED_FIELDS, group_cluster_statuses
 
 NAME = "clusterName"
 NAMES = "clusterNames"

@@ -25,7 +25,9 @@ state/placements/<key>.yaml, state/overrides.yaml   the hub's own memory; a plac
 state/bindings/<key>/<i>.yaml             PlacementBindings: the bindings of the clusters whose
                                           name hashes to shard i (`gitfleet.api.shards`), every
                                           shard written (an empty one too), so one cluster joining
-                                          or leaving rewrites one shard
+                                          or leaving rewrites one shard; bindings identical but
+                                          for cluster and content are grouped, a group's
+                                          differing contents listed (`gitfleet.api.grouping`)
 state/prior/<key>.yaml                    PlacementPrior: the placement's ClusterIndex rows (most
                                           as the cluster name alone: the row its binding implies)
                                           and its status conditions, so a restarted hub reads
@@ -44,15 +46,14 @@ a message that says so. Called by the reconciler, the agent and the CLI services
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field
 
 from gitfleet.api.base import KubeModel
-from gitfleet.api.canonical import canonical_json
+from gitfleet.api.grouping import expand_named, group_named
 from gitfleet.api.indexrow import written_row
 from gitfleet.api.placement import ApplyStrategy
 
@@ -72,8 +73,6 @@ GROUPS_FIELD = "perClusterPlacementStatusGroups"
 REPORTED_FIELDS = ("failedPlacements", "driftedPlacements", "diffedPlacements")
 """Per-cluster status fields that keep a cluster's entry out of any group."""
 IDENTITY_FIELDS = ("apiVersion", "kind", "namespace", "name", "file")
-NAME_TOKEN = '"${clusterName}"'
-"""Stands for the quoted cluster name in the condition messages of a status group."""
 
 KEY_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)?$"
 FILE_PATTERN = r"^[a-z0-9][a-z0-9._-]*\.yaml$"
@@ -237,128 +236,6 @@ def shape_problem(doc: Mapping[str, Any], kind: str) -> str | None:
             f"{OUTPUT_API_VERSION}): upgrade the agent to the hub's version"
         )
     return None
-
-
-def _renamed(value: Any, old: str, new: str) -> Any:
-    """`value` with `old` replaced by `new` in every string inside it."""
-    if isinstance(value, str):
-        return value.replace(old, new)
-    if isinstance(value, Mapping):
-        return {k: _renamed(v, old, new) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_renamed(v, old, new) for v in value]
-    return value
-
-
-_ESCAPED_TOKEN = canonical_json(NAME_TOKEN)[1:-1]
-"""NAME_TOKEN as it shows inside canonical JSON (its quotes escaped)."""
-
-
-def group_named(
-    entries: Sequence[Mapping[str, Any]],
-    name_field: str,
-    names_field: str,
-    single: Callable[[Mapping[str, Any]], bool] = lambda _entry: False,
-    texts: Sequence[list[Any]] | None = None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(single entries, groups) of per-cluster entries. Entries identical once the quoted
-    cluster name inside their strings (`in "<cluster>"`) is written as `NAME_TOKEN` form one
-    group `{<names_field>: [...], <entry>}` (in order of first appearance). An entry `single`
-    picks, one without a name, one that already holds the token and one no other cluster
-    shares stay single, sorted by name (stable), unnamed ones last. `texts`: one slot per entry
-    that keeps the entry's grouping text (`_group_key`) once made, for callers that hand over
-    the same entries pass after pass (a slot belongs to one entry and one `single`)."""
-    singles: list[dict[str, Any]] = []
-    groups: dict[str, tuple[list[Any], Mapping[str, Any]]] = {}
-    for i, entry in enumerate(entries):
-        slot = texts[i] if texts is not None else []
-        key = slot[0] if slot else _group_key(entry, name_field, single, slot)
-        if key is None:
-            singles.append(_own(entry))
-        else:
-            groups.setdefault(key, ([], entry))[0].append(entry[name_field])
-    out: list[dict[str, Any]] = []
-    for names, first in groups.values():
-        if len(names) == 1:
-            singles.append(_own(first))
-            continue
-        out.append({names_field: names, **group_body(first, name_field)})
-    named = sorted((e for e in singles if name_field in e), key=lambda e: str(e[name_field]))
-    return named + [e for e in singles if name_field not in e], out
-
-
-def group_key(
-    entry: Mapping[str, Any],
-    name_field: str,
-    single: Callable[[Mapping[str, Any]], bool] = lambda _entry: False,
-    dumps: Callable[[Mapping[str, Any]], str] = canonical_json,
-) -> str | None:
-    """The text `group_named` groups `entry` by (None: it stays single). `dumps`: how the
-    entry without its name is written (`canonical_json`, or a caller's equal and quicker way)."""
-    return _group_key(entry, name_field, single, [], dumps)
-
-
-def group_body(first: Mapping[str, Any], name_field: str) -> dict[str, Any]:
-    """A group's entry without its names: its first entry (by name) without the name, the
-    quoted name written as `NAME_TOKEN` (what `group_named` writes)."""
-    rest = {k: v for k, v in first.items() if k != name_field}
-    renamed: dict[str, Any] = _renamed(rest, f'"{first[name_field]}"', NAME_TOKEN)
-    return renamed
-
-
-def _escaped(name: str) -> str:
-    """`name` as it shows inside canonical JSON (without its quotes): itself unless it holds a
-    quote, a backslash or a character JSON escapes."""
-    if '"' in name or "\\" in name or not name.isprintable():
-        return canonical_json(name)[1:-1]
-    return name
-
-
-def _own(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A single entry as given when it is a dict (callers that keep entries from pass to pass
-    find their very objects in the result), else a dict copy."""
-    return entry if type(entry) is dict else dict(entry)
-
-
-def _group_key(
-    entry: Mapping[str, Any],
-    name_field: str,
-    single: Callable[[Mapping[str, Any]], bool],
-    slot: list[str | None],
-    dumps: Callable[[Mapping[str, Any]], str] = canonical_json,
-) -> str | None:
-    """The entry's grouping text (its canonical JSON without the name, the quoted name
-    written as the token), None when it stays single; kept in `slot`."""
-    name = entry.get(name_field)
-    key = None
-    if name is not None and not single(entry) and NAME_TOKEN not in str(name):
-        text = dumps({k: v for k, v in entry.items() if k != name_field})
-        # JSON escapes character by character, so renaming inside the JSON text is renaming
-        # inside every string of the entry (its keys are field names, never a quoted name).
-        if _ESCAPED_TOKEN not in text:
-            # Interned: the entries of one group (most of a placement's clusters) keep one text.
-            key = sys.intern(text.replace(f'\\"{_escaped(str(name))}\\"', _ESCAPED_TOKEN))
-    slot.append(key)
-    return key
-
-
-def expand_named(
-    singles: Any, groups: Any, name_field: str, names_field: str
-) -> list[dict[str, Any]]:
-    """The inverse of `group_named`: one entry a cluster, sorted by name (stable), entries
-    without a name last. Malformed parts (not mappings) are skipped."""
-    named: list[dict[str, Any]] = []
-    unnamed: list[dict[str, Any]] = []
-    for entry in singles if isinstance(singles, list) else []:
-        if isinstance(entry, Mapping):
-            (named if entry.get(name_field) is not None else unnamed).append(dict(entry))
-    for group in groups if isinstance(groups, list) else []:
-        if not isinstance(group, Mapping):
-            continue
-        rest = {k: v for k, v in group.items() if k != names_field}
-        for name in group.get(names_field) or []:
-            named.append({name_field: name, **_renamed(rest, NAME_TOKEN, f'"{name}"')})
-    return sorted(named, key=lambda e: str(e[name_field])) + unnamed
 
 
 def group_cluster_statuses(

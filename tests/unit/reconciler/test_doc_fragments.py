@@ -18,7 +18,8 @@ import yaml
 
 from benchmarks.generate import FleetSize, GeneratedFleet, build_fleet, write_fleet
 from benchmarks.hub_scenarios import _edit_placement
-from gitfleet.api.output import group_cluster_statuses, group_named
+from gitfleet.api.grouping import group_named
+from gitfleet.api.output import group_cluster_statuses
 from gitfleet.api.report import AgentReport
 from gitfleet.load.model import FleetSnapshot
 from gitfleet.load.yamlio import dump_yaml

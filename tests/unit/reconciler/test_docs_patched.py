@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from gitfleet.api.output import group_named, placement_index_path
+from gitfleet.api.grouping import CONTENTS, group_named
+from gitfleet.api.output import placement_index_path
 from gitfleet.load.yamlio import dump_yaml, pyyaml_dump
 from reconciler import priorindex, priorsection, priorstate, publish, state
 from reconciler.binding import BindingDecision, binding_to_yaml
@@ -297,7 +298,8 @@ def _state_binding(rng: random.Random, cluster: str) -> Binding:
     """A binding whose entry groups with others (the same but for the quoted name), or not."""
     kind = rng.randrange(4)
     reason = f'picked "{cluster}"' if kind < 2 else f"picked {kind}"
-    content = f"sha256:{(kind == 3) * rng.randrange(2):064d}"
+    # One content a cluster, some shared, some none: a group lists its members' `contents`.
+    content = f"sha256:{(kind == 3) * rng.randrange(3):064d}" if rng.random() < 0.9 else ""
     decision = BindingDecision(reason, 0 if kind else None, 0 if kind else None)
     return Binding(cluster, "Bound", 0, 1, decision=decision, content=content)
 
@@ -308,7 +310,7 @@ def _reference_state(ps: PlacementState) -> str:
     keys = [(b.cluster, b.state) for b in ps.bindings]
     if keys != sorted(set(keys)):
         return pyyaml_dump(state.placement_state_doc(ps, grouped={"bindings": rows}))
-    singles, groups = group_named(rows, "cluster", "clusters")
+    singles, groups = group_named(rows, "cluster", "clusters", member=CONTENTS)
     grouped = {"bindings": singles, "bindingGroups": groups} if groups else {"bindings": singles}
     return pyyaml_dump(state.placement_state_doc(ps, grouped=grouped))
 
@@ -336,7 +338,8 @@ def test_patched_state_files_equal_whole_ones(seed: int) -> None:
 def test_an_update_leaves_the_kept_groups_it_started_from_unchanged() -> None:
     rng = random.Random(7)
     bindings = {c: _state_binding(rng, c) for c in NAMES}
-    kept = KeptGroups("cluster", "clusters", lambda _row: False).update(bindings, binding_to_yaml)
+    kept = KeptGroups("cluster", "clusters", lambda _row: False, CONTENTS)
+    kept = kept.update(bindings, binding_to_yaml)
 
     def text(groups: KeptGroups) -> str:
         spliced = Spliced()

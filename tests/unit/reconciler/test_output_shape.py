@@ -14,14 +14,12 @@ import pytest
 import yaml
 
 from gitfleet.api.canonical import content_hash
+from gitfleet.api.grouping import NAME_TOKEN, expand_named, group_named
 from gitfleet.api.output import (
     GROUPS_FIELD,
-    NAME_TOKEN,
     PER_CLUSTER_FIELD,
     expand_cluster_statuses,
-    expand_named,
     group_cluster_statuses,
-    group_named,
     split_cluster_path,
 )
 from gitfleet.load.yamlio import dump_yaml

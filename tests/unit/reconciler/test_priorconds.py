@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from gitfleet.api import Condition
-from gitfleet.api.output import NAME_TOKEN
+from gitfleet.api.grouping import NAME_TOKEN
 from gitfleet.load.yamlio import dump_yaml
 from reconciler import priorconds
 from reconciler.priorconds import (

@@ -153,6 +153,7 @@ def test_one_binding_added_changed_or_removed_rewrites_one_shard(seed: int) -> N
         ("missing", "binding shard 5 of 16 is missing"),
         ("garbage", "unreadable binding shard (YAMLError)"),
         ("kind", "unreadable binding shard (ValueError)"),
+        ("a content short", "unreadable binding shard (ValueError)"),
         ("other shard", "holds shard 6 of 'web', not 5 of 'web'"),
         ("other placement", "holds shard 5 of 'api', not 5 of 'web'"),
     ],
@@ -168,6 +169,10 @@ def test_a_missing_or_unreadable_shard_is_a_problem_naming_it(fault: str, says: 
         files[path] = b"bindings: [\n"
     elif fault == "kind":
         files[path] = files[path].replace(b"kind: PlacementBindings", b"kind: Nope")
+    elif fault == "a content short":  # a group's `contents` one value short of its clusters
+        head, listed, tail = files[path].partition(b"  contents:\n")
+        assert listed
+        files[path] = head + listed + tail.split(b"\n", 1)[1]
     elif fault == "other shard":
         files[path] = files[binding_shard_path("web", 6)]
     else:

@@ -20,7 +20,7 @@ import yaml
 
 from gitfleet.api import Condition
 from gitfleet.api.canonical import canonical_json, placement_content_hash
-from gitfleet.api.output import NAME_TOKEN, _renamed, group_named
+from gitfleet.api.grouping import NAME_TOKEN, group_named, renamed
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import heap
 from reconciler.heap import HeapKeeper
@@ -49,7 +49,7 @@ def _reference(
         if name is None or single(entry) or token in canonical_json(entry):
             singles.append(dict(entry))
             continue
-        rest = _renamed({k: v for k, v in entry.items() if k != "name"}, f'"{name}"', NAME_TOKEN)
+        rest = renamed({k: v for k, v in entry.items() if k != "name"}, f'"{name}"', NAME_TOKEN)
         group = groups.setdefault(canonical_json(rest), {"names": [], **rest})
         group["names"].append(name)
     out: list[dict[str, Any]] = []
@@ -58,7 +58,7 @@ def _reference(
             out.append(group)
             continue
         name = group.pop("names")[0]
-        singles.append({"name": name, **_renamed(group, NAME_TOKEN, f'"{name}"')})
+        singles.append({"name": name, **renamed(group, NAME_TOKEN, f'"{name}"')})
     named = sorted((e for e in singles if "name" in e), key=lambda e: str(e["name"]))
     return named + [e for e in singles if "name" not in e], out
 

@@ -12,7 +12,8 @@ from typing import Any
 import yaml
 
 from gitfleet.api import format_time
-from gitfleet.api.output import expand_named, expanded_status
+from gitfleet.api.grouping import expand_named
+from gitfleet.api.output import expanded_status
 from gitfleet.api.report import AgentReport
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler.pass_ import PassResult, reconcile

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from gitfleet.api.grouping import expand_named
 from gitfleet.api.indexrow import read_row
-from gitfleet.api.output import expand_named
 from reconciler.rollout.model import BindingView, DriverResult, ExternalUpdate, RolloutInputs
 from reconciler.rollsync import with_sync
 from reconciler.state import Binding, BindingCondition
