@@ -195,17 +195,17 @@ class _Update:
         if key is None:
             self._single(name)
             return
-        field = kept.member[0] if kept.member is not None else None
+        member = kept.member
         if key not in self.groups:
-            valued = field is not None and field in row
+            valued = member is not None and member[0] in row  # a group's rows all have it or not
             self.groups[key] = _Group([], (0, []), values=Names([], (0, [])) if valued else None)
             self.copied.add(key)
         group = self._group(key)
         if len(group.names) == 1:
             self._unsingle(group.names[0])
         at = group.insert(name)
-        if group.values is not None:
-            group.values.put(at, row[field])  # type: ignore[index]
+        if group.values is not None and member is not None:
+            group.values.put(at, row[member[0]])
         if at == 0:
             group.body = None
         if len(group.names) == 1:

@@ -188,15 +188,15 @@ def expand_named(
 def _expanded(
     group: Mapping[str, Any], name_field: str, names_field: str, member: Member | None
 ) -> list[dict[str, Any]]:
-    listed = member[1] if member is not None else None
-    rest = {k: v for k, v in group.items() if k != names_field and k != listed}
     names = group.get(names_field) or []
-    if listed is None or listed not in group:
+    if member is None or member[1] not in group:
+        rest = {k: v for k, v in group.items() if k != names_field}
         return [{name_field: name, **renamed(rest, NAME_TOKEN, f'"{name}"')} for name in names]
+    field, listed = member
+    rest = {k: v for k, v in group.items() if k != names_field and k != listed}
     values = group[listed]
     if not isinstance(values, list) or len(values) != len(names):
         raise ValueError(f"{listed}: must list one value for each of the group's {names_field}")
-    field = member[0]  # type: ignore[index]
     return [
         {name_field: name, **renamed(rest, NAME_TOKEN, f'"{name}"'), field: value}
         for name, value in zip(names, values, strict=True)
