@@ -210,15 +210,15 @@ def _looked_at(plan: PlacementPlan, last: tuple[tuple[Any, ...], bool] | None) -
     Secret in equal manifests (a placement scheduled again makes them anew: equal tuples, the
     elements mostly the same objects)."""
     per_cluster = plan.per_cluster
+    results: Iterable[Any]
     if last is not None and not last[1] and last[0][0] == plan.manifests:
-        clusters: Iterable[str] = changed_keys(last[0][1], per_cluster)
+        results = map(per_cluster.get, changed_keys(last[0][1], per_cluster))
+    elif _holds_secret(plan.manifests):
+        return True
     else:
-        clusters = per_cluster
-        if _holds_secret(plan.manifests):
-            return True
-    seen: set[int] = set()
-    for cluster in clusters:
-        result = per_cluster.get(cluster)
+        results = per_cluster.values()
+    seen = {id(plan.manifests)}  # none in it: the clusters that share it are not asked again
+    for result in results:
         manifests = result.manifests if result is not None else ()
         if manifests and id(manifests) not in seen:
             seen.add(id(manifests))
