@@ -22,9 +22,10 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
-from gitfleet.api.grouping import Member, group_body, group_key, one_value
+from gitfleet.api.grouping import Member, group_body, group_key, member_part
 from reconciler.stagememo import changed_keys
 from reconciler.yamlparts import Spliced, item_text, padded
 
@@ -51,6 +52,10 @@ class Names:
         at = bisect_left(self.names, name)
         del self.names[at], self.lined[1][at]
         return at
+
+    def copy(self) -> Names:
+        """Another list with the same names and lines (this one's own lists left as they are)."""
+        return Names(list(self.names), (self.lined[0], list(self.lined[1])))
 
     def put(self, at: int, value: Any) -> None:
         """Put `value` at index `at` (a list kept beside another one's order)."""
@@ -81,10 +86,8 @@ class _Group(Names):
     values: Names | None = None
 
     def copy(self) -> _Group:
-        values = self.values
-        if values is not None:
-            values = Names(list(values.names), (values.lined[0], list(values.lined[1])))
-        return _Group(list(self.names), (self.lined[0], list(self.lined[1])), self.body, values)
+        names, values = Names.copy(self), self.values
+        return _Group(names.names, names.lined, self.body, values.copy() if values else None)
 
 
 @dataclass(frozen=True)
@@ -125,11 +128,9 @@ class KeptGroups:
             body = group.body if group.body is not None else self._body(group)
             made = {self.names_field: spliced.part(group.names, group.block), **body}
             if group.values is not None and self.member is not None:
-                values = group.values.names
-                if one_value(values):
-                    made[self.member[0]] = values[0]
-                else:
-                    made[self.member[1]] = spliced.part(values, group.values.block)
+                values = group.values
+                listed = partial(spliced.part, values.names, values.block)  # a part only if used
+                made |= member_part(self.member, values.names, listed)
             groups.append(made)
         return singles, groups
 

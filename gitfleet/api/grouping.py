@@ -61,7 +61,6 @@ def group_named(
     same entries pass after pass (a slot belongs to one entry, one `single` and one `member`)."""
     singles: list[dict[str, Any]] = []
     groups: dict[str, tuple[list[Any], list[Any], Mapping[str, Any]]] = {}
-    field = member[0] if member is not None else None
     for i, entry in enumerate(entries):
         slot = texts[i] if texts is not None else []
         key = slot[0] if slot else _group_key(entry, name_field, single, slot, member=member)
@@ -70,7 +69,8 @@ def group_named(
             continue
         names, values, _ = groups.setdefault(key, ([], [], entry))
         names.append(entry[name_field])
-        values.append(entry.get(field) if field is not None else None)
+        if member is not None:
+            values.append(entry.get(member[0]))
     out: list[dict[str, Any]] = []
     for names, values, first in groups.values():
         if len(names) == 1:
@@ -91,17 +91,17 @@ def _group(
 ) -> dict[str, Any]:
     group = {names_field: names, **group_body(first, name_field, member)}
     if member is not None and member[0] in first:
-        if one_value(values):
-            group[member[0]] = values[0]
-        else:
-            group[member[1]] = values
+        group |= member_part(member, values, lambda: values)
     return group
 
 
-def one_value(values: list[Any]) -> bool:
-    """Whether `values` (one or more) are all equal: the group then writes the member field
-    once in its entry, as if it were grouped by it (the shape before `Member`s)."""
-    return values.count(values[0]) == len(values)
+def member_part(member: Member, values: list[Any], listed: Callable[[], Any]) -> dict[str, Any]:
+    """A group's member field: once, when its members' `values` (one or more) are all equal
+    (as if it were grouped by it: the shape before `Member`s), else `listed()` (the values, or
+    a caller's stand-in that writes them, made only then) under the member's list field."""
+    if values.count(values[0]) == len(values):
+        return {member[0]: values[0]}
+    return {member[1]: listed()}
 
 
 def group_key(
