@@ -1,5 +1,5 @@
 """`python -m gitfleet`: the same as the `gitfleet` console script."""
 
-from gitfleet.cli import main
+from gitfleet.cli import run
 
-main()
+run()
