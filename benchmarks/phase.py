@@ -1,8 +1,9 @@
 """One benchmark phase in a fresh process, as a user running the CLI would pay for it.
 
 `python benchmarks/phase.py {load|pass|write} FLEET [--out DIR] [--now T]` imports gitfleet,
-loads FLEET (`renderers.load_fleet` on a `WorkdirTree`) under the collector policy of the CLI's
-one-pass commands (`reconciler.heap.one_pass_heap`), then for `pass` and `write` runs the
+loads FLEET (`renderers.load_fleet` on a `WorkdirTree`) as the CLI's one-pass commands do (the
+collector policy of `reconciler.heap.one_pass_heap`, stage memos that keep nothing:
+`reconciler.stagememo.single_pass`), then for `pass` and `write` runs the
 pure pass (`reconciler.pass_.reconcile` with an empty prior State), and for `write` writes the
 output tree into DIR (`gitfleet.repo.outdir.write_output`). It prints one JSON line with the
 in-process seconds of each step (imports included), the error count and the number of output
@@ -35,9 +36,10 @@ def run_phase(
     result go into `keep` when given (else they are freed on return)."""
     started = time.perf_counter()
     from reconciler.heap import one_pass_heap
+    from reconciler.stagememo import single_pass
 
     timings = {"import": 0.0}
-    with one_pass_heap():
+    with one_pass_heap(), single_pass():
         report = _run_steps(phase, fleet_dir, out_dir, now_text, timings, started, keep)
     report["seconds"] = timings
     return report

@@ -40,6 +40,7 @@ from reconciler.history import (
 )
 from reconciler.loop import HubConfig, PassReport
 from reconciler.pass_ import PassResult, reconcile
+from reconciler.stagememo import single_pass
 from reconciler.state import State
 from renderers import load_fleet
 
@@ -138,8 +139,22 @@ _R = TypeVar("_R")
 
 
 def one_pass(command: Callable[_P, _R]) -> Callable[_P, _R]:
-    """A command that runs a pass and exits, run under the collector policy of one pass
-    (`reconciler.heap.one_pass_heap`: the oldest generation is not walked again and again)."""
+    """A command that runs one pass and exits, run under the collector policy of one pass
+    (`reconciler.heap.one_pass_heap`: the oldest generation is not walked again and again)
+    with stage memos that keep nothing (`reconciler.stagememo.single_pass`: no later pass
+    would read them)."""
+
+    @functools.wraps(command)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with one_pass_heap(), single_pass():
+            return command(*args, **kwargs)
+
+    return run
+
+
+def few_passes(command: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A command that runs some passes and exits (`plan`: the head's pass reuses what the
+    base's pass remembered), under the collector policy of one pass."""
 
     @functools.wraps(command)
     def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:

@@ -20,9 +20,9 @@ from gitfleet.cli.app import (
     _print_pass,
     cache_option,
     checked_branch,
+    few_passes,
     hub_key_option,
     main,
-    one_pass,
     output_branch_option,
     output_option,
 )
@@ -33,6 +33,7 @@ from gitfleet.watch import start_watcher
 from reconciler import planreport
 from reconciler.heap import one_pass_heap
 from reconciler.loop import Hub
+from reconciler.stagememo import single_pass
 
 
 @main.group("reconcile", invoke_without_command=True)
@@ -99,7 +100,7 @@ def reconcile_cmd(
     except (GitError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     if once:
-        with one_pass_heap():
+        with one_pass_heap(), single_pass():
             report = hub.run_once()
         _print_pass(report, fmt)
         failed = report.outcome in (
@@ -153,7 +154,7 @@ def reconcile_cmd(
 )
 @quiet_option
 @hub_key_option
-@one_pass
+@few_passes
 def plan(
     repo: Path,
     base: str,

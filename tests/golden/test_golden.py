@@ -32,8 +32,10 @@ from gitfleet.api import parse_time
 from gitfleet.cli.app import read_reports_dir
 from gitfleet.load.statusdir import read_cluster_statuses
 from gitfleet.repo.workdir import WorkdirTree
+from reconciler import stagememo
 from reconciler.pass_ import reconcile
 from reconciler.priorindex import given_content, read_prior_index
+from reconciler.stagememo import StageMemo, single_pass
 from reconciler.state import State, read_state
 from renderers import load_fleet
 
@@ -160,6 +162,24 @@ def test_golden_steps(case: Path) -> None:
         assert sorted(files) == sorted(expected), f"{step['name']}: the set of files differs"
         for path in sorted(expected):
             assert files[path] == expected[path], f"{case.name} {step['name']}: {path} differs"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
+def test_one_pass_without_stage_memos_gives_the_same_bytes(case: Path) -> None:
+    """`stagememo.single_pass` (`gitfleet validate`, `render`, `explain`): no stage keeps a
+    result, and every pass, each step from the expected tree before it, is byte for byte the
+    expected tree (a stage never reads back in a pass what it put in that pass)."""
+    runs: list[tuple[Mapping[str, Any] | None, Path]] = [(None, case / "expected")]
+    runs += [(s, case / "steps" / s["name"] / "expected") for s in case_spec(case).get("steps", [])]
+    prior = State()
+    for step, expected_dir in runs:
+        expected = read_tree(expected_dir)
+        with single_pass():
+            files = render_case(case, prior, step)
+            kept = [m for m in stagememo._memos if isinstance(m, StageMemo) and m._entries]
+        assert not kept
+        assert files == expected, f"{case.name} {step['name'] if step else 'base'}: differs"
+        prior = next_prior(expected)
 
 
 def test_there_are_at_least_six_golden_fleets() -> None:
