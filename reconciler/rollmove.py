@@ -12,6 +12,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from gitfleet.api.canonical import placement_content_hash
+from reconciler.binding import STARTED_ATTRIBUTE
 from reconciler.placement import PlacementPlan
 from reconciler.rollout.model import BOUND
 from reconciler.rollout.rolling import (
@@ -63,16 +64,9 @@ def moved(plan: PlacementPlan, b: Binding, now: datetime, index: int | None = No
     )
 
 
-_STARTED = "_rollout_started"
-"""The attribute a binding object gets once `with_started` found it already carries exactly
-the RolloutStarted of a status (a fact of its own frozen conditions, so it holds for the
-object's life): the next check of that very object - every binding of a placement each pass
-its rollout is looked at - reads it instead of walking the conditions."""
-
-
 def with_started(b: Binding, status: str, now: datetime) -> Binding:
     """`b` with RolloutStarted `status` (True: started; False: stale, held by the strategy)."""
-    if b.__dict__.get(_STARTED) == status:
+    if b.__dict__.get(STARTED_ATTRIBUTE) == status:
         return b
     reason, message = (
         (STARTED_REASON, STARTED_MESSAGE) if status == "True" else (STALE_REASON, STALE_MESSAGE)
@@ -84,7 +78,7 @@ def with_started(b: Binding, status: str, now: datetime) -> Binding:
         == ("RolloutStarted", status, reason, message)
         and [c.type for c in b.conditions].count("RolloutStarted") == 1
     ):
-        object.__setattr__(b, _STARTED, status)  # frozen: only the memo of a fact of it
+        object.__setattr__(b, STARTED_ATTRIBUTE, status)  # frozen: only the memo of a fact of it
         return b  # what the rebuild below gives (most bindings of a settled rollout, each pass)
     started = timed([("RolloutStarted", status, reason, message)], b.conditions, now)
     rest = [c for c in b.conditions if c.type != "RolloutStarted"]

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 
+from reconciler.binding import SYNCHRONIZED_ATTRIBUTE
 from reconciler.placement import PlacementPlan
 from reconciler.rollkept import Frozen
 from reconciler.rollout.model import BOUND
@@ -27,9 +28,6 @@ from reconciler.state import Binding
 
 _SETTLED: StageMemo[bool] = StageMemo()
 """Placement key -> the inputs `record_sync` read when it last changed nothing."""
-_SYNCHRONIZED = "_work_synchronized"
-"""The attribute a binding object gets once asked whether it has a WorkSynchronized condition
-(a fact of its own frozen conditions, so it holds for the object's life)."""
 
 
 def record_sync(plans: Mapping[str, PlacementPlan], now: datetime) -> None:
@@ -64,10 +62,11 @@ last call's objects (`rollsplice.Column`)."""
 
 def _synchronized(b: Binding) -> bool:
     """`b` has a WorkSynchronized condition (remembered on the object)."""
-    found: bool | None = b.__dict__.get(_SYNCHRONIZED)
+    found: bool | None = b.__dict__.get(SYNCHRONIZED_ATTRIBUTE)
     if found is None:
         found = any(c.type == "WorkSynchronized" for c in b.conditions)
-        object.__setattr__(b, _SYNCHRONIZED, found)  # frozen: only the memo of a fact of it
+        # frozen: only the memo of a fact of it
+        object.__setattr__(b, SYNCHRONIZED_ATTRIBUTE, found)
     return found
 
 
