@@ -4,6 +4,7 @@ and printing its errors. The command modules (`fleet`, `hub`, `agent`) register 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -138,30 +139,27 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-def one_pass(command: Callable[_P, _R]) -> Callable[_P, _R]:
-    """A command that runs one pass and exits, run under the collector policy of one pass
-    (`reconciler.heap.one_pass_heap`: the oldest generation is not walked again and again)
-    with stage memos that keep nothing (`reconciler.stagememo.single_pass`: no later pass
-    would read them)."""
+def _passes(remember: bool) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Run a command under the collector policy of one pass (`reconciler.heap.one_pass_heap`:
+    the oldest generation is not walked again and again); unless it `remember`s, with stage
+    memos that keep nothing (`reconciler.stagememo.single_pass`: no later pass reads them)."""
 
-    @functools.wraps(command)
-    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with one_pass_heap(), single_pass():
-            return command(*args, **kwargs)
+    def decorate(command: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(command)
+        def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            with one_pass_heap(), contextlib.nullcontext() if remember else single_pass():
+                return command(*args, **kwargs)
 
-    return run
+        return run
+
+    return decorate
 
 
-def few_passes(command: Callable[_P, _R]) -> Callable[_P, _R]:
-    """A command that runs some passes and exits (`plan`: the head's pass reuses what the
-    base's pass remembered), under the collector policy of one pass."""
-
-    @functools.wraps(command)
-    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with one_pass_heap():
-            return command(*args, **kwargs)
-
-    return run
+one_pass = _passes(remember=False)
+"""A command that runs one pass and exits (`validate`, `render`, `explain`)."""
+few_passes = _passes(remember=True)
+"""A command that runs some passes and exits (`plan`: the head's pass reuses what the base's
+pass remembered)."""
 
 
 def run_pass(
