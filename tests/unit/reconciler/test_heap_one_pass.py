@@ -1,5 +1,6 @@
 """The collector policy of one-pass commands (`reconciler.heap.one_pass_heap`, `gitfleet.cli.app.one_pass`):
-set for the command's duration, the caller's thresholds back after it, also when it fails."""
+no collection for the command's duration, what it made moved to the oldest generation unwalked
+when it ends, and the caller's collector state back after it, also when it fails."""
 
 from __future__ import annotations
 
@@ -11,43 +12,57 @@ import pytest
 from click.testing import CliRunner
 
 from gitfleet.cli.app import one_pass
-from reconciler.heap import OLD_THRESHOLD, YOUNG_THRESHOLD, one_pass_heap
+from reconciler.heap import one_pass_heap
 
 
-@pytest.fixture
-def thresholds() -> Iterator[tuple[int, int, int]]:
-    before = gc.get_threshold()
-    gc.set_threshold(700, 10, 10)
-    yield gc.get_threshold()
-    gc.set_threshold(*before)
+@pytest.fixture(params=[True, False], ids=["enabled", "disabled"])
+def collecting(request: pytest.FixtureRequest) -> Iterator[bool]:
+    before = gc.isenabled()
+    if request.param:
+        gc.enable()
+    else:
+        gc.disable()
+    yield request.param
+    if before:
+        gc.enable()
+    else:
+        gc.disable()
 
 
-def test_set_during_and_restored_after(thresholds: tuple[int, int, int]) -> None:
+def _ids(generation: int) -> set[int]:
+    return {id(obj) for obj in gc.get_objects(generation)}
+
+
+def test_off_during_and_restored_after(collecting: bool) -> None:
+    thresholds = gc.get_threshold()
     with one_pass_heap():
-        assert gc.get_threshold() == (YOUNG_THRESHOLD, thresholds[1], OLD_THRESHOLD)
+        assert not gc.isenabled()
+        made = [[n] for n in range(1000)]  # tracked containers, young when made
+        collections = [s["collections"] for s in gc.get_stats()]
+    assert gc.isenabled() is collecting
     assert gc.get_threshold() == thresholds
+    assert [s["collections"] for s in gc.get_stats()] == collections  # nothing walked at the end
+    assert id(made) not in _ids(0) | _ids(1) and id(made) in _ids(2)
 
 
 @pytest.mark.parametrize("error", [ValueError("bad"), SystemExit(1)])
-def test_restored_when_the_command_fails_or_exits(
-    thresholds: tuple[int, int, int], error: BaseException
-) -> None:
+def test_restored_when_the_command_fails_or_exits(collecting: bool, error: BaseException) -> None:
     with pytest.raises(type(error)), one_pass_heap():
         raise error
-    assert gc.get_threshold() == thresholds
+    assert gc.isenabled() is collecting
 
 
-def test_a_decorated_command_runs_under_it(thresholds: tuple[int, int, int]) -> None:
-    seen: list[tuple[int, int, int]] = []
+def test_a_decorated_command_runs_under_it(collecting: bool) -> None:
+    seen: list[bool] = []
 
     @click.command()
     @click.option("--code", type=int, default=0)
     @one_pass
     def command(code: int) -> None:
-        seen.append(gc.get_threshold())
+        seen.append(gc.isenabled())
         raise SystemExit(code)
 
     result = CliRunner().invoke(command, ["--code", "3"])
     assert result.exit_code == 3
-    assert seen == [(YOUNG_THRESHOLD, thresholds[1], OLD_THRESHOLD)]
-    assert gc.get_threshold() == thresholds
+    assert seen == [False]
+    assert gc.isenabled() is collecting
