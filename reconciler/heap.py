@@ -87,14 +87,16 @@ def collect_rarely() -> None:
 def one_pass_heap() -> Iterator[None]:
     """No cyclic collection for the duration of a command that runs a pass and exits, and
     what it made goes to the oldest generation unwalked when it ends (`gc.freeze` then
-    `gc.unfreeze`: two list splices); the collector's state before it comes back after."""
-    enabled = gc.isenabled()
+    `gc.unfreeze`: two list splices; not when objects were frozen before, which unfreezing
+    would thaw); the collector's state before it comes back after."""
+    enabled, frozen = gc.isenabled(), gc.get_freeze_count()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
-        gc.unfreeze()
+        if not frozen:
+            gc.freeze()
+            gc.unfreeze()
         if enabled:
             gc.enable()
 

@@ -1,6 +1,7 @@
 """The collector policy of one-pass commands (`reconciler.heap.one_pass_heap`, `gitfleet.cli.app.one_pass`):
 no collection for the command's duration, what it made moved to the oldest generation unwalked
-when it ends, and the caller's collector state back after it, also when it fails."""
+when it ends (what someone else froze stays frozen), and the caller's collector state back
+after it, also when it fails."""
 
 from __future__ import annotations
 
@@ -43,6 +44,20 @@ def test_off_during_and_restored_after(collecting: bool) -> None:
     assert gc.get_threshold() == thresholds
     assert [s["collections"] for s in gc.get_stats()] == collections  # nothing walked at the end
     assert id(made) not in _ids(0) | _ids(1) and id(made) in _ids(2)
+
+
+def test_what_another_froze_stays_frozen(collecting: bool) -> None:
+    kept = [[n] for n in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with one_pass_heap():
+            made = [[n] for n in range(100)]
+        assert gc.get_freeze_count() == frozen  # neither thawed nor grown
+        assert id(kept) not in _ids(2) and made
+        assert gc.isenabled() is collecting
+    finally:
+        gc.unfreeze()
 
 
 @pytest.mark.parametrize("error", [ValueError("bad"), SystemExit(1)])
