@@ -157,13 +157,14 @@ def forget_stages() -> None:
 @contextmanager
 def single_pass() -> Iterator[None]:
     """For its duration StageMemos remember nothing (and hold nothing from before): the
-    process runs one pass, which no later pass follows. Keeping comes back after it."""
+    process runs one pass, which no later pass follows. What it found comes back after it
+    (a `single_pass` inside another keeps nothing either)."""
     forget_stages()
-    StageMemo.keeping = False
+    keeping, StageMemo.keeping = StageMemo.keeping, False
     try:
         yield
     finally:
-        StageMemo.keeping = True
+        StageMemo.keeping = keeping
 
 
 class IdentityMemo(Generic[T]):
