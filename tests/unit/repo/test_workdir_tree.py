@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gitfleet.repo.outdir import MARKER
 from gitfleet.repo.tree import is_contained, relpath_problem
 from gitfleet.repo.workdir import WorkdirTree
 
@@ -94,12 +95,59 @@ def test_link_planted_after_walk_is_not_followed(tmp_path: Path) -> None:
     tree = WorkdirTree(root)
     (root / "clusters/a.yaml").unlink()
     (root / "clusters/a.yaml").symlink_to("/etc/hostname")
-    with pytest.raises(KeyError):  # resolves outside the repository
+    with pytest.raises(OSError):  # O_NOFOLLOW refuses the link, wherever it points
         tree.read("clusters/a.yaml")
     (root / "clusters/a.yaml").unlink()
     (root / "clusters/a.yaml").symlink_to(root / "fleet.yaml")
-    with pytest.raises(OSError):  # inside, but O_NOFOLLOW refuses the link
+    with pytest.raises(OSError):  # inside too
         tree.read("clusters/a.yaml")
+
+
+def test_directory_link_planted_after_walk_is_not_followed(tmp_path: Path) -> None:
+    """A directory on a listed file's path swapped for a link to a copy of itself (outside,
+    then inside the root): the read refuses it rather than reading the copy's file."""
+    root = make_repo(tmp_path / "fleet")
+    tree = WorkdirTree(root)
+    for target in (tmp_path / "outside", root / "elsewhere"):
+        target.mkdir()
+        (target / "cm.yaml").write_bytes(b"not the fleet's\n")
+        app = root / "resources/app"
+        if app.is_symlink():
+            app.unlink()
+        else:
+            (app / "cm.yaml").unlink()
+            app.rmdir()
+        app.symlink_to(target, target_is_directory=True)
+        with pytest.raises(OSError):
+            tree.read("resources/app/cm.yaml")
+    assert tree.read("clusters/a.yaml") == b"a\n"
+
+
+def test_reads_hold_no_descriptor(tmp_path: Path) -> None:
+    """Every descriptor a walk or a read opens is closed again, a failed read's too."""
+    root = make_repo(tmp_path)
+    before = len(os.listdir("/proc/self/fd"))
+    tree = WorkdirTree(root)
+    for _ in range(50):
+        assert tree.read("resources/app/cm.yaml") == b"cm\n"
+    (root / "clusters/a.yaml").unlink()
+    for _ in range(50):
+        with pytest.raises(OSError):
+            tree.read("clusters/a.yaml")
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_output_folder_is_skipped(tmp_path: Path) -> None:
+    """A folder holding the marker of `gitfleet render --out` is output, never input (a marker
+    that is a link counts too)."""
+    root = make_repo(tmp_path)
+    (root / "out/clusters").mkdir(parents=True)
+    (root / "out" / MARKER).write_bytes(b"")
+    (root / "out/clusters/x.yaml").write_bytes(b"x\n")
+    (root / "linked/clusters").mkdir(parents=True)
+    (root / "linked" / MARKER).symlink_to(root / "fleet.yaml")
+    tree = WorkdirTree(root)
+    assert tree.files() == ["clusters/a.yaml", "fleet.yaml", "resources/app/cm.yaml"]
 
 
 @pytest.mark.parametrize(
