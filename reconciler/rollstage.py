@@ -155,12 +155,13 @@ def _roll(
         classes=classify_placement(plan.key, views, now, plan.rolling.period),
     )
     changed = _apply_rolling(plan, decision, now)
+    deleting = set(decision.delete)
     begin(
         plan,
         [
             b.cluster
-            for b in (plan.state.bindings if decision.delete else ())
-            if b.cluster in decision.delete and b.state == UNSCHEDULED
+            for b in (plan.state.bindings if deleting else ())
+            if b.cluster in deleting and b.state == UNSCHEDULED
         ],
         prior_index,
         assume,

@@ -190,11 +190,13 @@ def pick_bindings(
         )
     removable = [*c.remove, *c.update][: max(max_to_remove, 0)]
     added = list(c.bounding[: max(max_to_add, 0)])
-    stale = [n for n in c.update if n not in removable] + [n for n in c.bounding if n not in added]
+    # Membership in sets: a fleet-wide placement lists thousands of clusters in these.
+    removing, adding, removed = set(removable), set(added), set(c.remove)
+    stale = [n for n in c.update if n not in removing] + [n for n in c.bounding if n not in adding]
     decision = RollingDecision(
         *budgets,
-        update=(*c.apply_failed, *(n for n in removable if n not in c.remove), *added),
-        delete=tuple(n for n in removable if n in c.remove),
+        update=(*c.apply_failed, *(n for n in removable if n not in removed), *added),
+        delete=tuple(n for n in removable if n in removed),
         stale=tuple(stale),
         wait_time=_wait_time(c, config.period),
         classes=c,
@@ -204,11 +206,12 @@ def pick_bindings(
 
 def _stale_waits(d: RollingDecision, config: RollingConfig) -> list[Wait]:
     c = d.classes
-    moving = sum(1 for n in d.update if n in c.update) + len(d.delete)
+    updates, bounding = set(c.update), set(c.bounding)
+    moving = sum(1 for n in d.update if n in updates) + len(d.delete)
     updating = c.not_ready + moving
     out = []
     for name in d.stale:
-        if name in c.bounding:
+        if name in bounding:
             message = (
                 f"waiting: maxSurge {d.max_surge} reached, {len(c.can_be_ready)} of "
                 f"{d.target} cluster(s) already placed or updating"
