@@ -35,22 +35,26 @@ Row = Mapping[str, Any]
 @dataclass
 class Names:
     """A list of names in order with (an indent, each name's line at it), set whole once
-    made, so a list shared by two passes stays consistent; `copy` before changing it."""
+    made, so a list shared by two passes stays consistent; `copy` before changing it. A new
+    list (`unlined`) makes its lines when first written, at the indent it is written at: a
+    cold pass then makes each name's line once, not once at indent 0 and again there."""
 
     names: list[str]
     lined: tuple[int, list[str | None]]
+    """(indent, lines); UNLINED as the indent: no line made yet (the list is empty)."""
 
     def insert(self, name: str) -> int:
         """Put `name` in its place (by bisect); its index."""
         at = bisect_left(self.names, name)
         self.names.insert(at, name)
-        self.lined[1].insert(at, _name_line(name, self.lined[0]))
+        if self.lined[0] != UNLINED:
+            self.lined[1].insert(at, _name_line(name, self.lined[0]))
         return at
 
     def remove(self, name: str) -> int:
         """Take `name` (present) out; the index it had."""
         at = bisect_left(self.names, name)
-        del self.names[at], self.lined[1][at]
+        self.drop(at)
         return at
 
     def copy(self) -> Names:
@@ -60,11 +64,14 @@ class Names:
     def put(self, at: int, value: Any) -> None:
         """Put `value` at index `at` (a list kept beside another one's order)."""
         self.names.insert(at, value)
-        self.lined[1].insert(at, _name_line(value, self.lined[0]))
+        if self.lined[0] != UNLINED:
+            self.lined[1].insert(at, _name_line(value, self.lined[0]))
 
     def drop(self, at: int) -> None:
         """Take the value at index `at` out."""
-        del self.names[at], self.lined[1][at]
+        del self.names[at]
+        if self.lined[0] != UNLINED:
+            del self.lined[1][at]
 
     def block(self, indent: int) -> str | None:
         """The list's text at `indent` (for `Spliced.part`; None: a name cannot be padded)."""
@@ -74,6 +81,15 @@ class Names:
         if None in lines:
             return None
         return "".join(lines)  # type: ignore[arg-type]
+
+
+UNLINED = -1
+"""`Names.lined`'s indent while no line is made (never an indent `block` is asked for)."""
+
+
+def unlined() -> tuple[int, list[str | None]]:
+    """The `lined` of a new list: lines made when it is first written."""
+    return (UNLINED, [])
 
 
 @dataclass
@@ -199,7 +215,8 @@ class _Update:
         member = kept.member
         if key not in self.groups:
             valued = member is not None and member[0] in row  # a group's rows all have it or not
-            self.groups[key] = _Group([], (0, []), values=Names([], (0, [])) if valued else None)
+            values = Names([], unlined()) if valued else None
+            self.groups[key] = _Group([], unlined(), values=values)
             self.copied.add(key)
         group = self._group(key)
         if len(group.names) == 1:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from gitfleet.api.canonical import canonical_json
 from gitfleet.load.yamlemit import Pieces
-from reconciler.keptgroups import Names
+from reconciler.keptgroups import Names, unlined
 from reconciler.shardpatch import Keyed, changed_bindings, keyed
 from reconciler.stagememo import StageMemo, changed_keys
 
@@ -163,7 +163,7 @@ def _full_index(
     text = _best(counts)
     header = json.loads(text) if text is not None else None
     cells: dict[str, _Cell] = {}
-    names = Names([], (0, []))
+    names = Names([], unlined())
     entries: dict[str, dict[str, Any]] = {}
     for cluster, row in sorted(rows.items()):
         found = _cell(
