@@ -110,7 +110,8 @@ def _waves(before: PassResult, first: PassResult) -> tuple[str, ...]:
     """Which clusters each placement's change reaches in the first pass (the rollout's wave 1)."""
     out = []
     for key, plan in sorted(first.plans.items()):
-        changing = [c for c in plan.bound_clusters() if c in plan.live_clusters()]
+        live = set(plan.live_clusters())  # a new list each call: asked once, not per cluster
+        changing = [c for c in plan.bound_clusters() if c in live]
         reached = [
             c
             for c in changing
