@@ -82,12 +82,23 @@ def render_revision(
 ) -> PassResult:
     """The pure pass over the fleet as committed at `ref` (read from Git objects). With
     `since` (the base of a change), only the change's own commits approve held deletions."""
+    return render_fleet(repo, load_revision(repo, ref, since), prior, now)
+
+
+def load_revision(repo: Path, ref: str, since: str | None = None) -> FleetSnapshot:
+    """The fleet as committed at `ref`; with `since`, its deletion approvals those of the
+    change's own commits only."""
     with GitTree.open(repo, ref) as tree:
         fleet = load_fleet(tree)
         commit = tree.commit
     if since is not None and commit is not None:
         approved = approved_deletions(repo, since, commit, fleet.approval_files())
         fleet = replace(fleet, allowed_deletions=approved)
+    return fleet
+
+
+def render_fleet(repo: Path, fleet: FleetSnapshot, prior: State, now: datetime) -> PassResult:
+    """The pure pass over a loaded fleet of `repo` (older snapshots read from its history)."""
     return reconcile(fleet, prior, None, now, history=revision_history(repo, fleet, prior))
 
 
@@ -159,15 +170,13 @@ def _plan_from(
     before = render_revision(repo, base, start, now)
     prior, _ = read_state(before.files)
     stage(f"load, schedule and render the head ({head})")
-    base_commit = before_commit(repo, base)
-    first = render_revision(
-        repo, head, State(prior.placements, before.files, prior.overrides), now, base_commit
-    )
+    fleet = load_revision(repo, head, before_commit(repo, base))  # once: every wave reads it
+    first = render_fleet(repo, fleet, State(prior.placements, before.files, prior.overrides), now)
     after = first
     for wave in range(MAX_WAVES):  # assumed-ready dry run: step the rollout to its end
         stage(f"step the rollout of the head (wave {wave + 2})")
         state, _ = read_state(after.files)
-        step = render_revision(repo, head, state, now, base_commit)
+        step = render_fleet(repo, fleet, state, now)
         if step.files == after.files:
             break
         after = step

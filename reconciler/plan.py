@@ -12,14 +12,16 @@ EncryptedSecret's armored payload by a marker saying whether it changed. Pure; t
 from __future__ import annotations
 
 import difflib
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitfleet.api.output import object_path, split_cluster_path
+from gitfleet.api.output import INDEX_FILE, object_path, split_cluster_path
 from reconciler.govern.deletion import DeletionHold
 from reconciler.output import yaml_bytes
-from reconciler.priorparse import load_bounded
+from reconciler.priorparse import derive_own, load_bounded
+from reconciler.priorstate import READ_ERRORS, index_entries
 from reconciler.rollout.stagedreport import RunPreview, run_previews
 
 MAX_DIFF_LINES = 400
@@ -94,27 +96,51 @@ class Plan:
         return out
 
 
-def _bindings(files: Mapping[str, bytes]) -> dict[str, set[str]]:
-    """placement key -> clusters whose index lists it."""
+def _bindings(files: Mapping[str, bytes], parsed: dict[bytes, list[str]]) -> dict[str, set[str]]:
+    """placement key -> clusters whose index lists it. `parsed`: index bytes -> the keys they
+    list, shared by the two trees (a cluster index the change left alone is read once)."""
     out: dict[str, set[str]] = {}
-    for path, data in files.items():
+    for path in filter(_INDEX_SUFFIX, files):  # 1 path in ~470 is a cluster index
         where = split_cluster_path(path)
         if where is None or where.what != "cluster-index":
             continue
-        doc = load_bounded(data) or {}
-        for entry in doc.get("placements") or []:
-            out.setdefault(str(entry.get("key")), set()).add(where.cluster)
+        data = files[path]
+        keys = parsed.get(data)
+        if keys is None:
+            keys = parsed[data] = _listed_keys(files, path)
+        for key in keys:
+            out.setdefault(key, set()).add(where.cluster)
     return out
 
 
-def _objects(files: Mapping[str, bytes]) -> dict[tuple[str, str], dict[str, bytes]]:
-    """(placement key, cluster) -> object file -> bytes (the placement's index is no object)."""
-    out: dict[tuple[str, str], dict[str, bytes]] = {}
-    for path, data in files.items():
+_INDEX_SUFFIX = operator.methodcaller("endswith", "/" + INDEX_FILE)
+
+
+def _listed_keys(files: Mapping[str, bytes], path: str) -> list[str]:
+    """The placement keys the cluster index at `path` lists: from what the pass remembered of
+    the file when it wrote it (`priorparse.remember`; parsed by its blob id otherwise), or
+    read as it is when the file does not read as a cluster index."""
+    try:
+        return list(derive_own(files, path, "cluster-index", index_entries))
+    except READ_ERRORS:
+        doc = load_bounded(files[path]) or {}
+        return [str(e.get("key")) for e in doc.get("placements") or []]
+
+
+def _changed_objects(
+    base: Mapping[str, bytes], head: Mapping[str, bytes]
+) -> dict[tuple[str, str], list[str]]:
+    """(placement key, cluster) -> the object files whose bytes differ between the trees (or
+    that one has only), in name order; the placement's index is no object. Only the paths
+    that differ are looked at: most of an output tree is the same on both sides."""
+    differ = [p for p, data in base.items() if head.get(p) != data]
+    differ += [p for p in head if p not in base]
+    out: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(differ):
         where = split_cluster_path(path)
         if where is not None and where.what == "object":
-            out.setdefault((where.key, where.cluster), {})[where.file] = data
-    return out
+            out.setdefault((where.key, where.cluster), []).append(where.file)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def _secret_values(doc: Any) -> dict[tuple[str, str], Any]:
@@ -152,6 +178,8 @@ def redact_secret(data: bytes, other: bytes | None = None, side: str = "") -> by
     """A Secret manifest with every data/stringData value replaced by a marker. A value that
     differs from the same key in `other` (the other side of the diff) is marked as changed, so a
     reviewer sees which keys changed; no digest or part of any value is ever shown."""
+    if b"Secret" not in data and b"\\" not in data:
+        return data  # neither kind can be spelled without it (not even escaped: no backslash)
     doc: Any = load_bounded(data)
     if _is_encrypted(doc):
         return _mark_ciphertext(doc, other)
@@ -182,15 +210,13 @@ def _diff(path: str, old: bytes | None, new: bytes | None) -> str:
 
 
 def _object_changes(
-    key: str, cluster: str, old: Mapping[str, bytes], new: Mapping[str, bytes]
+    key: str, cluster: str, names: list[str], base: Mapping[str, bytes], head: Mapping[str, bytes]
 ) -> list[ObjectChange]:
     changes = []
-    for name in sorted(set(old) | set(new)):
-        before, after = old.get(name), new.get(name)
-        if before == after:
-            continue
-        kind = "added" if before is None else "removed" if after is None else "changed"
+    for name in names:
         path = object_path(cluster, key, name)
+        before, after = base.get(path), head.get(path)
+        kind = "added" if before is None else "removed" if after is None else "changed"
         changes.append(ObjectChange(name, kind, _diff(path, before, after)))
     return changes
 
@@ -269,19 +295,18 @@ def plan_changes(
     deletions_held: tuple[DeletionHold, ...] = (),
 ) -> Plan:
     """Compare two output trees (path -> bytes)."""
-    base_bind, head_bind = _bindings(base), _bindings(head)
-    base_obj, head_obj = _objects(base), _objects(head)
+    parsed: dict[bytes, list[str]] = {}
+    base_bind, head_bind = _bindings(base, parsed), _bindings(head, parsed)
+    changed = _changed_objects(base, head)
     plans: dict[str, PlacementChanges] = {}
     for key in sorted(set(base_bind) | set(head_bind)):
         plan = PlacementChanges(key)
         before, after = base_bind.get(key, set()), head_bind.get(key, set())
         plan.gained, plan.lost = sorted(after - before), sorted(before - after)
         for cluster in sorted(before | after):
-            old = base_obj.get((key, cluster), {})
-            new = head_obj.get((key, cluster), {})
-            changes = _object_changes(key, cluster, old, new)
-            if changes:
-                plan.clusters[cluster] = changes
+            names = changed.get((key, cluster))
+            if names:
+                plan.clusters[cluster] = _object_changes(key, cluster, names, base, head)
         if plan.gained or plan.lost or plan.clusters:
             plans[key] = plan
     return Plan(

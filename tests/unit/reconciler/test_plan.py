@@ -84,3 +84,28 @@ def test_secret_values_never_appear_in_a_plan() -> None:
     rendered = to_markdown(plan, "a", "b") + to_text(plan, "a", "b") + to_json(plan, "a", "b")
     assert "hunter2" not in rendered and "correct-horse" not in rendered
     assert "password" in rendered and "redacted" in rendered
+
+
+def test_a_secret_spelled_with_escapes_is_still_redacted() -> None:
+    """The Secret check reads a manifest only when it could be one: a kind written with YAML
+    escapes (no literal "Secret" in its bytes) is read and redacted too."""
+    escaped = secret("hunter2").replace(b"kind: Secret", b'kind: "\\x53ecret"')
+    assert b"Secret" not in escaped
+    index = b"apiVersion: gitfleet.io/v1alpha1\nkind: ClusterIndex\nplacements:\n- key: app\n"
+    base = {"clusters/c1/index.yaml": index, "clusters/c1/app/s.yaml": escaped}
+    head = {"clusters/c1/index.yaml": index}
+    plan = plan_changes(base, head)
+    assert "hunter2" not in to_text(plan, "a", "b") and "redacted" in to_text(plan, "a", "b")
+
+
+def test_only_the_objects_that_differ_are_listed() -> None:
+    """Objects equal on both sides are not listed; added, changed and removed ones are, in
+    name order, and a placement's index file is no object."""
+    index = b"apiVersion: gitfleet.io/v1alpha1\nkind: ClusterIndex\nplacements:\n- key: app\n"
+    same = {"clusters/c1/index.yaml": index, "clusters/c1/app/a.yaml": b"a: 1\n"}
+    base = same | {"clusters/c1/app/c.yaml": b"c: 1\n", "clusters/c1/app/index.yaml": b"x: 1\n"}
+    head = same | {"clusters/c1/app/c.yaml": b"c: 2\n", "clusters/c1/app/b.yaml": b"b: 1\n"}
+    base |= {"clusters/c1/app/d.yaml": b"d: 1\n"}
+    [placement] = plan_changes(base, head).placements
+    listed = [(c.file, c.change) for c in placement.clusters["c1"]]
+    assert listed == [("b.yaml", "added"), ("c.yaml", "changed"), ("d.yaml", "removed")]
