@@ -136,11 +136,11 @@ def _changed_objects(
     differ = [p for p, data in base.items() if head.get(p) != data]
     differ += [p for p in head if p not in base]
     out: dict[tuple[str, str], list[str]] = {}
-    for path in sorted(differ):
+    for path in sorted(differ):  # so each placement's files on a cluster come in name order
         where = split_cluster_path(path)
         if where is not None and where.what == "object":
             out.setdefault((where.key, where.cluster), []).append(where.file)
-    return {k: sorted(v) for k, v in out.items()}
+    return out
 
 
 def _secret_values(doc: Any) -> dict[tuple[str, str], Any]:
