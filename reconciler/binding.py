@@ -76,13 +76,15 @@ class Binding:
     def __hash__(self) -> int:
         """Computed once per object: bindings key the per-binding memos of a pass
         (`reconciler.state`), and a placement state's hash is its bindings'."""
-        found: int | None = self.__dict__.get("_hash")
+        found: int | None = self.__dict__.get(HASH_ATTRIBUTE)
         if found is None:
             found = hash(_FIELDS(self))
-            object.__setattr__(self, "_hash", found)
+            object.__setattr__(self, HASH_ATTRIBUTE, found)
         return found
 
 
+HASH_ATTRIBUTE = "_hash"
+"""The binding's hash, computed once (`Binding.__hash__`)."""
 SYNCHRONIZED_ATTRIBUTE = "_work_synchronized"
 """Whether the binding has a WorkSynchronized condition, once `rollsync` asked (a fact of its
 own frozen conditions, so it holds for the object's life)."""
@@ -90,7 +92,7 @@ STARTED_ATTRIBUTE = "_rollout_started"
 """The RolloutStarted status `rollmove.with_started` found the binding already carries exactly
 (likewise a fact of its conditions): the next check of that very binding, every binding of a
 placement each pass its rollout is looked at, reads it instead of walking the conditions."""
-MEMO_ATTRIBUTES = ("_hash", SYNCHRONIZED_ATTRIBUTE, STARTED_ATTRIBUTE)
+MEMO_ATTRIBUTES = (HASH_ATTRIBUTE, SYNCHRONIZED_ATTRIBUTE, STARTED_ATTRIBUTE)
 """Facts of a binding remembered on the object (its hash and the two above), None until
 known. Every binding gets them when made, in this order: CPython's instances then share one
 key table (a key added later, in whatever order, gives the object a dict of its own, ~650

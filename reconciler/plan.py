@@ -96,19 +96,14 @@ class Plan:
         return out
 
 
-def _bindings(files: Mapping[str, bytes], parsed: dict[bytes, list[str]]) -> dict[str, set[str]]:
-    """placement key -> clusters whose index lists it. `parsed`: index bytes -> the keys they
-    list, shared by the two trees (a cluster index the change left alone is read once)."""
+def _bindings(files: Mapping[str, bytes]) -> dict[str, set[str]]:
+    """placement key -> clusters whose index lists it."""
     out: dict[str, set[str]] = {}
     for path in filter(_INDEX_SUFFIX, files):  # 1 path in ~470 is a cluster index
         where = split_cluster_path(path)
         if where is None or where.what != "cluster-index":
             continue
-        data = files[path]
-        keys = parsed.get(data)
-        if keys is None:
-            keys = parsed[data] = _listed_keys(files, path)
-        for key in keys:
+        for key in _listed_keys(files, path):
             out.setdefault(key, set()).add(where.cluster)
     return out
 
@@ -118,8 +113,9 @@ _INDEX_SUFFIX = operator.methodcaller("endswith", "/" + INDEX_FILE)
 
 def _listed_keys(files: Mapping[str, bytes], path: str) -> list[str]:
     """The placement keys the cluster index at `path` lists: from what the pass remembered of
-    the file when it wrote it (`priorparse.remember`; parsed by its blob id otherwise), or
-    read as it is when the file does not read as a cluster index."""
+    the file when it wrote it (`priorparse.remember`; else parsed once per blob id, so an index
+    the change left alone is read once for both trees), or read as it is when the file does not
+    read as a cluster index."""
     try:
         return list(derive_own(files, path, "cluster-index", index_entries))
     except READ_ERRORS:
@@ -295,8 +291,7 @@ def plan_changes(
     deletions_held: tuple[DeletionHold, ...] = (),
 ) -> Plan:
     """Compare two output trees (path -> bytes)."""
-    parsed: dict[bytes, list[str]] = {}
-    base_bind, head_bind = _bindings(base, parsed), _bindings(head, parsed)
+    base_bind, head_bind = _bindings(base), _bindings(head)
     changed = _changed_objects(base, head)
     plans: dict[str, PlacementChanges] = {}
     for key in sorted(set(base_bind) | set(head_bind)):
