@@ -151,14 +151,29 @@ def conditions_section(prior: PriorConditions, placement: str = "") -> dict[str,
     return section
 
 
-def _named(template: tuple[Condition, ...], name: str) -> tuple[Condition, ...]:
-    """A group's conditions for one of its clusters (the token replaced by its quoted name)."""
-    quoted = f'"{name}"'
+def _naming(template: tuple[Condition, ...]) -> list[tuple[int, tuple[str, ...]]]:
+    """Where a group's conditions hold the token: (position, its text fields holding it)."""
     out = []
-    for c in template:
-        update = {f: getattr(c, f).replace(NAME_TOKEN, quoted) for f in TEXT_FIELDS}
-        changed = {f: v for f, v in update.items() if v != getattr(c, f)}
-        out.append(c.model_copy(update=changed) if changed else c)
+    for i, c in enumerate(template):
+        fields = tuple(f for f in TEXT_FIELDS if NAME_TOKEN in getattr(c, f))
+        if fields:
+            out.append((i, fields))
+    return out
+
+
+def _named(
+    template: tuple[Condition, ...], name: str, naming: list[tuple[int, tuple[str, ...]]]
+) -> tuple[Condition, ...]:
+    """A group's conditions for one of its clusters (the token replaced by its quoted name in
+    the fields `naming` lists, `_naming(template)`); a condition without the token is the
+    template's own object, and the template itself when none holds it."""
+    if not naming:
+        return template
+    quoted = f'"{name}"'
+    out = list(template)
+    for i, fields in naming:
+        c = template[i]
+        out[i] = c.model_copy(update={f: getattr(c, f).replace(NAME_TOKEN, quoted) for f in fields})
     return tuple(out)
 
 
@@ -174,8 +189,9 @@ def parse_conditions_section(section: Mapping[str, Any]) -> PriorConditions:
             named[str(entry["cluster"])] = conds
     for group in section.get("perClusterGroups") or []:
         template = conditions_of(group.get("conditions"))
+        naming = _naming(template)
         for name in group.get("clusters") or []:
-            named[str(name)] = _named(template, str(name))
+            named[str(name)] = _named(template, str(name), naming)
     per_cluster = {name: named[name] for name in sorted(named)}
     per_cluster.update({f"{UNNAMED}{i}": conds for i, conds in enumerate(unnamed)})
     return conditions_of(section.get("placement")), per_cluster

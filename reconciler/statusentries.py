@@ -281,9 +281,8 @@ def _entry(
         "conditions": [first, *rest.dumped],
         **failure_details(report),
     }
-    texts: list[Any] = []  # made when the document is grouped (`statusgroups.grouping_texts`)
-    if not prior:  # a new cluster's: from the shared conditions' texts (a cold pass: all)
-        texts.append(entry_text(entry, f"[{dumped_json(scheduled[0])}{rest.text}]"))
+    # from the shared conditions' texts: the document groups every entry it is made with
+    texts: list[Any] = [entry_text(entry, f"[{dumped_json(scheduled[0])}{rest.text}]")]
     return inputs, rest.summary, scheduled + rest.timed, entry, texts, []
 
 

@@ -60,18 +60,18 @@ class Rollout(NamedTuple):
     dumped: tuple[dict[str, Any], ...]
     summary: Summary
     text: str
-    """The canonical JSON of the dumped dicts, each after a comma (`statusgroups.entry_text`);
-    empty with prior conditions (such an entry's grouping text is made when it is grouped)."""
+    """The canonical JSON of the dumped dicts, each after a comma (`statusgroups.entry_text`)."""
 
 
 def rollout(
     conds: tuple[Cond, ...], prior: tuple[Condition, ...], gen: int, now: datetime
 ) -> Rollout:
-    """`Rollout` of `conds`, made once per distinct conditions, generation and clock for the
-    clusters without prior conditions (`_ROLLOUTS`: a cold pass's clusters mostly share them;
-    with prior ones the times depend on the cluster's own)."""
-    key = (conds, gen, now)
-    found = None if prior else _ROLLOUTS.get(key)
+    """`Rollout` of `conds`, made once per distinct conditions, generation, clock and prior
+    conditions read (`_ROLLOUTS`: a placement's clusters mostly share them; the prior ones
+    too, `status.timed` keeps a condition object while it holds)."""
+    read = _read(conds, prior)
+    key = (conds, gen, now, tuple(map(id, read)))
+    found = _ROLLOUTS.get(key)
     if found is None:
         timed_conds = timed(conds, prior, gen, now)
         summary = condition_summary(conds)
@@ -79,18 +79,30 @@ def rollout(
             _SUMMARIES.clear()
         summary = _SUMMARIES.setdefault(summary, summary)
         dicts = tuple(map(dumped, timed_conds))
-        text = "" if prior else "".join(["," + dumped_json(c) for c in timed_conds])
-        found = Rollout(timed_conds, dicts, summary, text)
-        if not prior:
-            if len(_ROLLOUTS) >= 4096:
-                _ROLLOUTS.clear()
-            _ROLLOUTS[key] = found
-    return found
+        text = "".join(["," + dumped_json(c) for c in timed_conds])
+        found = (Rollout(timed_conds, dicts, summary, text), read)
+        if len(_ROLLOUTS) >= 4096:
+            _ROLLOUTS.clear()
+        _ROLLOUTS[key] = found
+    return found[0]
 
 
-_ROLLOUTS: dict[tuple[tuple[Cond, ...], int, datetime], Rollout] = {}
-"""Untimed rollout conditions, generation and clock -> their `Rollout` without prior
-conditions (cleared each pass, `next_round`)."""
+def _read(conds: tuple[Cond, ...], prior: tuple[Condition, ...]) -> tuple[Condition | None, ...]:
+    """The prior conditions `timed(conds, prior, ...)` reads: for each of `conds`, the last
+    prior condition of its type (None: none)."""
+    if not prior:
+        return (None,) * len(conds)
+    by_type = {c.type: c for c in prior}
+    return tuple(map(by_type.get, [c.type for c in conds]))
+
+
+_ROLLOUTS: dict[
+    tuple[tuple[Cond, ...], int, datetime, tuple[int, ...]],
+    tuple[Rollout, tuple[Condition | None, ...]],
+] = {}
+"""Untimed rollout conditions, generation, clock and the ids of the prior conditions read ->
+their `Rollout`, with those prior conditions (held: their ids stay theirs while they key it);
+cleared each pass (`next_round`)."""
 _SUMMARIES: dict[Summary, Summary] = {}
 """Each distinct summary as one object, so that `_counted` counts them by identity."""
 
@@ -103,8 +115,8 @@ def dumped(cond: Condition) -> dict[str, Any]:
 
 
 def dumped_json(cond: Condition) -> str:
-    """The canonical JSON of `dumped(cond)`, made once per condition object likewise, and only
-    when asked: many dumped conditions (those of a restart's prior) never are."""
+    """The canonical JSON of `dumped(cond)`, made once per condition object likewise (an
+    entry's grouping text is made from its conditions' texts: `statusentries`)."""
     found = _dumps(cond)
     if found.text is None:
         found.text = canonical_json(found.data)

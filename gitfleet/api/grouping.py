@@ -34,7 +34,18 @@ or all lack it, so a group with a member list gives each member a value)."""
 
 
 def renamed(value: Any, old: str, new: str) -> Any:
-    """`value` with `old` replaced by `new` in every string inside it."""
+    """`value` with `old` replaced by `new` in every string inside it (new dicts and lists
+    throughout). The parsed documents it mostly gets hold plain dicts, lists and scalars: those
+    are told by their exact type, before the slower checks that take subclasses too."""
+    kind = type(value)
+    if kind is str:
+        return value.replace(old, new)
+    if kind is dict:
+        return {k: renamed(v, old, new) for k, v in value.items()}
+    if kind is list:
+        return [renamed(v, old, new) for v in value]
+    if kind in _SCALARS:
+        return value
     if isinstance(value, str):
         return value.replace(old, new)
     if isinstance(value, Mapping):
@@ -42,6 +53,9 @@ def renamed(value: Any, old: str, new: str) -> Any:
     if isinstance(value, list):
         return [renamed(v, old, new) for v in value]
     return value
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def group_named(

@@ -5,13 +5,14 @@ is an error, not lost values; the shape written before members is still read."""
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
 import pytest
 import yaml
 
-from gitfleet.api.grouping import CONTENTS, expand_named, group_named
+from gitfleet.api.grouping import CONTENTS, NAME_TOKEN, expand_named, group_named, renamed
 from gitfleet.load.yamlio import dump_yaml
 from reconciler.binding import Binding, BindingDecision
 from reconciler.state import PlacementState, parse_placement_state, placement_state_doc
@@ -99,3 +100,23 @@ def test_bindings_differing_only_in_content_are_one_group_in_a_fraction_of_the_b
     assert len(doc["bindingGroups"][0]["contents"]) == 100
     one = dump_yaml(placement_state_doc(PlacementState(key="p", bindings=bindings[:1])))
     assert len(text) < 100 * len(one) / 4
+
+
+def test_renamed_copies_every_container_and_renames_every_string() -> None:
+    """Plain dicts and lists (told by their exact type) and their subclasses, scalars kept."""
+    inner = OrderedDict([("why", 'in "a"'), ("n", 3)])
+    value = {"m": [inner, 'at "a"', 1.5, True, None, ("t", 'in "a"')], "k": {"s": 'x "a"'}}
+    out = renamed(value, '"a"', NAME_TOKEN)
+    assert out == {
+        "m": [
+            {"why": f"in {NAME_TOKEN}", "n": 3},
+            f"at {NAME_TOKEN}",
+            1.5,
+            True,
+            None,
+            ("t", 'in "a"'),  # a tuple is no list: kept as it is, as before
+        ],
+        "k": {"s": f"x {NAME_TOKEN}"},
+    }
+    assert type(out["m"][0]) is dict and out["m"] is not value["m"]
+    assert out["k"] is not value["k"] and value["k"] == {"s": 'x "a"'}  # the input unchanged

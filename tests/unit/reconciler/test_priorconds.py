@@ -95,3 +95,18 @@ def test_equal_conditions_of_other_objects_make_no_group_key_again(
     assert conditions_section(((), equal), "web") == first  # its key made again, the others kept
     assert made == ["c", "c"]
     forget_stages()
+
+
+def test_a_groups_conditions_are_copied_only_where_they_name_the_cluster() -> None:
+    """Read back, a group's clusters share the template's conditions that hold no token (and
+    its whole tuple when none does); only a condition naming the cluster is its own."""
+    named = {n: conds(n) for n in ("a", "b")}
+    plain: dict[str, tuple[Condition, ...]] = {
+        n: (cond("Applied", "all applied"),) for n in ("c", "d")
+    }
+    _, back = roundtrip(((), named | plain))
+    assert back == ((), named | plain)
+    a, b = back[1]["a"], back[1]["b"]
+    assert a[1] is b[1] and a[0] is not b[0]
+    assert (a[0].message, b[0].message) == ('picked "a" (score 1)', 'picked "b" (score 1)')
+    assert back[1]["c"] is back[1]["d"]

@@ -15,6 +15,7 @@ import pytest
 from benchmarks.generate import FleetSize, build_fleet, write_fleet
 from gitfleet.api import Condition
 from gitfleet.api.canonical import canonical_json
+from gitfleet.api.grouping import group_key
 from gitfleet.api.output import group_cluster_statuses
 from gitfleet.repo.workdir import WorkdirTree
 from reconciler import placememo, statusentries, statusrollout
@@ -23,6 +24,7 @@ from reconciler.placement import PlacementPlan
 from reconciler.priorconds import _group_key, conditions_section, dump_conditions
 from reconciler.state import State
 from reconciler.status import Cond, timed
+from reconciler.statusgroups import _single
 from renderers import load_fleet
 
 NOW = datetime(2026, 11, 21, 10, tzinfo=UTC)
@@ -33,8 +35,8 @@ APPLIED = Cond("Applied", "Unknown", "ApplyPending", "pending")
 def test_a_conditions_json_is_made_once_and_only_when_asked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A dumped condition's JSON text is made when the grouping asks for it (a restart dumps
-    every prior condition, and groups few), once per condition object."""
+    """A dumped condition's JSON text is made when an entry's grouping text asks for it, once
+    per condition object."""
     made: list[object] = []
 
     def counted(value: object) -> str:
@@ -115,3 +117,34 @@ def test_a_shared_condition_naming_a_cluster_is_tokenized_for_that_cluster() -> 
     section = conditions_section(((), {"a": (names_b,), "b": (names_b,), "c": (names_b,)}))
     assert [e["cluster"] for e in section["perCluster"]] == ["b"]
     assert [g["clusters"] for g in section["perClusterGroups"]] == [["a", "c"]]
+
+
+def test_clusters_reading_the_same_prior_conditions_share_one_rollout() -> None:
+    """`statusrollout.rollout` with prior conditions is made once per the prior objects it
+    reads (their Scheduled condition, each cluster's own, is not read), and is what `timed`
+    gives, with its JSON text."""
+    statusrollout.next_round()
+    applied = _cond("applied")
+    conds = (Cond("Applied", "True", "Applied", "applied"),)
+    first = statusrollout.rollout(conds, (_cond('in "a"'), applied), 1, LATER)
+    assert statusrollout.rollout(conds, (_cond('in "b"'), applied), 1, LATER) is first
+    assert first.timed == (applied,) == timed(conds, (applied,), 1, LATER)
+    assert first.text == "," + canonical_json(dump_conditions((applied,))[0])
+    other = applied.model_copy()  # equal, another object: made again, to the same value
+    again = statusrollout.rollout(conds, (other,), 1, LATER)
+    assert again is not first and again.timed == (other,) and again.text == first.text
+    changed = statusrollout.rollout(conds, (_cond("stale"),), 1, LATER)
+    assert changed.timed[0].last_transition_time == "2026-11-21T11:00:00Z"
+
+
+def test_entries_with_prior_conditions_get_their_grouping_texts(plan: PlacementPlan) -> None:
+    """As a restarted hub makes them: each entry's text from its conditions' texts, the one
+    `group_key` would make."""
+    placememo.forget()
+    prior = statusentries.cluster_entries(plan, {}, {}, NOW).by_name
+    placememo.forget()
+    statusrollout.next_round()
+    made = statusentries.cluster_entries(plan, dict(prior), {}, LATER)
+    texts = [slot[0] for slot in made.texts]
+    assert len(texts) == len(made.entries) > 3
+    assert texts == [group_key(e, "clusterName", _single) for e in made.entries]
