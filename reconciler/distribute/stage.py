@@ -96,7 +96,8 @@ def _kept(inp: DistributionInput, reason: str, message: str, **extra: Any) -> Di
         name: Subset.model_validate({"name": name, **content})
         for name, content in inp.prior.contents.items()
     }
-    results = {c: r for c, r in inp.prior.clusters.items() if c in inp.placed}
+    placed = set(inp.placed)  # looked up once per prior cluster: not in the sequence
+    results = {c: r for c, r in inp.prior.clusters.items() if c in placed}
     held = {c: message for c in inp.placed if c not in results}
     return DistributionOutcome(_false(reason, message), results, subsets, held, **extra)
 
