@@ -13,13 +13,13 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
-from functools import cached_property
 from operator import attrgetter
 from typing import Any
 
 from gitfleet.api.canonical import content_hash, pairs_content_hash
 from gitfleet.load.identitycache import IdentityCache
 from gitfleet.load.yamlio import dump_yaml
+from reconciler.once import OnceProperty
 from reconciler.output import object_file_name, object_identity
 
 MEMO_BYTES = 256 * 1024 * 1024
@@ -41,7 +41,7 @@ class Manifest:
     identity: Mapping[str, str]
     hash: str
 
-    @cached_property
+    @OnceProperty
     def entry(self) -> dict[str, str]:
         """This object's entry in a cluster's index.yaml."""
         return {**self.identity, "file": self.file, "hash": self.hash}

@@ -30,12 +30,13 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from gitfleet.api.canonical import canonical_json
 from gitfleet.load.yamlio import dump_yaml
 from gitfleet.load.yamlscalars import needs_quotes
+from reconciler.once import OnceProperty
 from reconciler.output import object_file_name, object_identity
 
 _STEM = "zgitfleet" + secrets.token_hex(10)
@@ -77,13 +78,13 @@ class NameTemplate:
     )
     """Label values -> this template with them in place (`instantiate`)."""
 
-    @cached_property
+    @OnceProperty
     def data_parts(self) -> list[str]:
         """`data` split at `TOKEN` (joining them with a name is a replacement without a
         search)."""
         return self.data.split(TOKEN)
 
-    @cached_property
+    @OnceProperty
     def json_parts(self) -> list[str]:
         """`json` split at `TOKEN`."""
         return self.json.split(TOKEN)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import cached_property
 
+from reconciler.once import OnceProperty
 from reconciler.state import BindingCondition
 
 SCHEDULED = "Scheduled"
@@ -62,7 +62,7 @@ class BindingView:
     def condition(self, type_: str) -> ObservedCondition | None:
         return next((c for c in self.conditions if c.type == type_), None)
 
-    @cached_property
+    @OnceProperty
     def failed(self) -> bool:
         """§2.3 HasBindingFailed: a failure condition False with a reason outside the list
         (computed once per view: the rollout stage reuses views across passes)."""
@@ -73,11 +73,11 @@ class BindingView:
             for c in self.conditions
         )
 
-    @cached_property
+    @OnceProperty
     def diff_reported(self) -> bool:
         return self.condition("DiffReported") is not None
 
-    @cached_property
+    @OnceProperty
     def up_to_date(self) -> bool:
         """The cluster already has exactly the content it should have now (and the latest
         snapshot index, when `desired_resource_index` is given); computed once per view."""
@@ -103,7 +103,7 @@ class BindingView:
         objects are available but untrackable, or None)."""
         return self._readiness
 
-    @cached_property
+    @OnceProperty
     def _readiness(self) -> tuple[bool, datetime | None]:
         """(ready at any time, else since when its objects are available but untrackable:
         None when no timer can make it ready) - the part of `ready` the clock cannot change."""
