@@ -9,11 +9,13 @@
 - `signing`: ed25519 SSH keys (`ssh-keygen`), allowed-signers lines, signed commits
   (`git commit -S`) and git's verdict on a signature.
 - `manifests`: the `Widget` custom resource kind and object the agent tests apply.
+- `counting`: a cluster name that counts its equality comparisons (linear-time lookups).
 
 Used by tests/integration (test_hub_agent, test_staged_e2e, test_staged_plan, test_rollback_hub,
 test_rollback, test_hub_faults, test_hub_race, test_deletion_guard, test_plan_scale,
 test_secrets_roundtrip, test_apply_strategies, test_replay_protection, test_loops_survive,
-test_signed_commits), tests/unit/reconciler/test_history.py, tests/unit/agent/conftest.py and
+test_signed_commits), tests/unit/reconciler/test_history.py, tests/unit/agent/conftest.py,
+tests/unit/rollout/test_rolling.py, tests/unit/distribute/test_allocate.py and
 tests/kube/test_kube_apply.py. Import as `tests.helpers.<module>`: pytest runs with
 `pythonpath = ["."]` and `--import-mode=importlib` (pyproject.toml), and `make types` checks
 this package with mypy --strict. CLI subprocess runs and output-tree readers stay in

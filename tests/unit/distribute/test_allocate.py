@@ -19,6 +19,7 @@ from reconciler.distribute.allocate import (
 from reconciler.distribute.stage import DistributionInput, PriorDistribution
 from reconciler.distribute.validate import parse_value, validate
 from reconciler.distribute.workload import ClusterResult
+from tests.helpers.counting import CountedName
 
 
 def subsets(*specs: dict[str, Any]) -> list[Subset]:
@@ -250,28 +251,16 @@ def test_empty_subsets() -> None:
     assert first(rd, 3) == "topology.subsets must not be empty"
 
 
-class _Name(str):
-    """A cluster name that counts how often it is compared for equality."""
-
-    compared = 0
-
-    def __eq__(self, other: object) -> bool:
-        _Name.compared += 1
-        return str.__eq__(self, other)
-
-    __hash__ = str.__hash__
-
-
 def test_a_held_distribution_keeps_its_placed_clusters_results_in_linear_time() -> None:
     """An invalid RD keeps the last results of the clusters still placed and holds the rest:
     each prior cluster is looked up once among the placed ones (not in their list: 3,000
     clusters made 2 million comparisons)."""
-    names = [_Name(f"c{i:05d}") for i in range(3000)]
+    names = [CountedName(f"c{i:05d}") for i in range(3000)]
     result = ClusterResult(subset=None, replicas=1, partition=None, content="")
     prior = PriorDistribution(clusters={n: result for n in names[::2]})
     inp = DistributionInput(cast(Any, None), "ns/rd", None, names[1000:], {}, prior)
-    _Name.compared = 0
+    CountedName.compared = 0
     out = stage._kept(inp, "InvalidSpec", "held")
-    assert _Name.compared < 10 * len(names)
+    assert CountedName.compared < 10 * len(names)
     assert list(out.results) == [n for n in names[::2] if n >= "c01000"]
     assert list(out.held) == [n for n in names[1000:] if n not in out.results]

@@ -17,6 +17,7 @@ from reconciler.rollout.rolling import (
     pick_bindings,
     target_number,
 )
+from tests.helpers.counting import CountedName
 
 NOW = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 AVAILABLE = (
@@ -252,18 +253,6 @@ def test_classify_equals_a_literal_reading() -> None:
         assert classify(views, NOW, period) == _plain_classify(views, NOW, period)
 
 
-class _Name(str):
-    """A cluster name that counts how often it is compared for equality."""
-
-    compared = 0
-
-    def __eq__(self, other: object) -> bool:
-        _Name.compared += 1
-        return str.__eq__(self, other)
-
-    __hash__ = str.__hash__
-
-
 @pytest.mark.parametrize(
     ("field", "budget"),
     [("bounding", "25%"), ("update", "25%"), ("remove", "25%"), ("bounding", "100%")],
@@ -272,13 +261,13 @@ def test_picking_compares_each_name_a_bounded_number_of_times(field: str, budget
     """Picking looks up names in sets, not in the lists: a fleet-wide placement's lists hold
     thousands of clusters (10,000 bounding bindings took ~1 s a placement and pass when each
     name was looked for in the list of those added)."""
-    names = tuple(_Name(f"cluster-{i:05d}") for i in range(3000))
+    names = tuple(CountedName(f"cluster-{i:05d}") for i in range(3000))
     ready = names if field != "bounding" else ()
     classes = Classes(scheduler_targeted=len(names), ready=ready, all_ready=False)
     classes = replace(classes, **{field: names})
-    _Name.compared = 0
+    CountedName.compared = 0
     config = RollingConfig(max_unavailable=budget, max_surge=budget)
     decision = pick_bindings((), config, NOW, number_of_clusters=len(names), classes=classes)
     picked = [*decision.update, *decision.delete, *decision.stale]
     assert len(set(picked)) == len(picked) >= 750  # each once; at least the 25% budget
-    assert _Name.compared < 10 * len(names)
+    assert CountedName.compared < 10 * len(names)
