@@ -43,6 +43,7 @@ from reconciler.output import OutputFiles, placement_key
 from reconciler.override import build_override_index, next_override_snapshots, snapshot_name
 from reconciler.placememo import pass_key, place_reusing
 from reconciler.placement import AnyPlacement, PassInputs, PlacementPlan
+from reconciler.priorconds import next_pass as next_conditions_pass
 from reconciler.priorindex import PriorIndex, read_prior_index
 from reconciler.priorparse import paths_under
 from reconciler.publish import decision_files, profile_files
@@ -134,6 +135,7 @@ def _assumed_ready(
 def prepare(run: PassRun) -> None:
     """The fleet as this pass sees it (ClusterGroupUpgrade label and annotation overlays,
     what tenants may not declare left out) and each cluster's view and eligibility."""
+    next_conditions_pass()
     run.overlay = overlay_entries(run.fleet, run.prior.output)
     run.fleet, run.tenancy = govern_fleet(with_label_overlay(run.fleet, run.prior.output))
     run.assume_ready = _assumed_ready(run.fleet, run.statuses, run.reports)

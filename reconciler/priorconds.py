@@ -172,9 +172,35 @@ def _named(
     quoted = f'"{name}"'
     out = list(template)
     for i, fields in naming:
-        c = template[i]
-        out[i] = c.model_copy(update={f: getattr(c, f).replace(NAME_TOKEN, quoted) for f in fields})
+        out[i] = _named_condition(template[i], name, quoted, fields)
     return tuple(out)
+
+
+def _named_condition(c: Condition, name: str, quoted: str, fields: tuple[str, ...]) -> Condition:
+    """`c` with the token in `fields` replaced by `quoted`: one object per cluster and equal
+    template condition this pass (`_NAMED`)."""
+    key = (name, *c.__dict__.values())  # every field's value, in order
+    found = _NAMED.get(key)
+    if found is None:
+        found = c.model_copy(update={f: getattr(c, f).replace(NAME_TOKEN, quoted) for f in fields})
+        if len(_NAMED) >= MAX_NAMED:
+            _NAMED.clear()
+        _NAMED[key] = found
+    return found
+
+
+_NAMED: dict[tuple[Any, ...], Condition] = {}
+"""(cluster, a template condition's field values) -> the condition named for that cluster. A
+cluster's Scheduled condition is the same in the records of every placement that scheduled it
+with the same scores: read back, it is one object for all of them, as a cold pass builds it
+(`status.timed`), so its dumped dict and JSON text are made once (`statusrollout`). Cleared
+when a pass starts (`next_pass`): the records a pass reads are read together."""
+MAX_NAMED = 1 << 18
+
+
+def next_pass() -> None:
+    """Start a pass: the conditions named for the last one's records are not kept."""
+    _NAMED.clear()
 
 
 def parse_conditions_section(section: Mapping[str, Any]) -> PriorConditions:

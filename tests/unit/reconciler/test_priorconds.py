@@ -110,3 +110,17 @@ def test_a_groups_conditions_are_copied_only_where_they_name_the_cluster() -> No
     assert a[1] is b[1] and a[0] is not b[0]
     assert (a[0].message, b[0].message) == ('picked "a" (score 1)', 'picked "b" (score 1)')
     assert back[1]["c"] is back[1]["d"]
+
+
+def test_a_clusters_named_condition_is_one_object_across_records_of_a_pass() -> None:
+    """Two placements' records whose groups hold equal conditions give a cluster the same
+    named object (its JSON is then made once, as a cold pass's); a new pass starts afresh."""
+    priorconds.next_pass()
+    section = conditions_section(((), {n: conds(n) for n in ("a", "b")}))
+    other = yaml.safe_load(dump_yaml(section))  # another placement's record: other objects
+    first = parse_conditions_section(section)[1]["a"]
+    second = parse_conditions_section(other)[1]["a"]
+    assert first[0] is second[0] and first[0].message == 'picked "a" (score 1)'
+    priorconds.next_pass()
+    again = parse_conditions_section(other)[1]["a"]
+    assert again[0] == first[0] and again[0] is not first[0]
