@@ -8,7 +8,8 @@ entries without a name last, in order) and `perClusterGroups` (clusters whose co
 identical once the quoted cluster name is written as `gitfleet.api.grouping.NAME_TOKEN`), and
 `parse_conditions_section` reads it back to the very values `placement_conditions_of` gives.
 Grouping and expanding work on the conditions themselves (one validation per group), not on
-documents. Called by `priorstate` and `statusdocs`.
+documents; a condition named for a cluster is one object across the records one pass reads.
+Called by `priorstate` and `statusdocs`, and by `passstages` (`next_pass`, as a pass starts).
 """
 
 from __future__ import annotations
