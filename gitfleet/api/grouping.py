@@ -38,19 +38,13 @@ def renamed(value: Any, old: str, new: str) -> Any:
     throughout). The parsed documents it mostly gets hold plain dicts, lists and scalars: those
     are told by their exact type, before the slower checks that take subclasses too."""
     kind = type(value)
-    if kind is str:
-        return value.replace(old, new)
-    if kind is dict:
-        return {k: renamed(v, old, new) for k, v in value.items()}
-    if kind is list:
-        return [renamed(v, old, new) for v in value]
     if kind in _SCALARS:
         return value
-    if isinstance(value, str):
+    if kind is str or isinstance(value, str):
         return value.replace(old, new)
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         return {k: renamed(v, old, new) for k, v in value.items()}
-    if isinstance(value, list):
+    if kind is list or isinstance(value, list):
         return [renamed(v, old, new) for v in value]
     return value
 
